@@ -1,0 +1,38 @@
+"""gradc: PyTorch-compatible eager autograd and an autograd graph compiler built on llvmlite.
+
+``import gradc as torch`` gives eager tensors with PyTorch's autograd semantics;
+``@gradc.compile`` traces a function to gradc's SSA IR, differentiates it and
+compiles forward and backward to native code.
+"""
+from . import autograd, dtypes
+from . import cuda  # noqa: F401
+from ._printing import set_printoptions
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .dtypes import bool_ as bool  # noqa: A001  (torch.bool)
+from .dtypes import dtype, float32, float64, int64
+from .factories import (arange, as_tensor, empty, empty_like, from_numpy, full, full_like, linspace,
+                        manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm,
+                        seed, tensor, zeros, zeros_like)
+from .functional import *  # noqa: F401,F403
+from .functional import is_tensor
+from .ops.registry import ShapeError
+from .tensor import Tensor, device
+from .tensor_api import Size
+
+float = float32  # noqa: A001
+double = float64
+long = int64
+int = int64  # noqa: A001  (gradc has one integer type)
+
+__version__ = "0.1.0"
+
+
+def get_default_dtype():
+    return float32
+
+
+def __getattr__(name):
+    if name == "compile":
+        from .compile import compile as _compile
+        return _compile
+    raise AttributeError(f"module 'gradc' has no attribute '{name}'")

@@ -1,0 +1,112 @@
+"""gradc.autograd: backward(), grad(), Function, gradcheck, grad mode."""
+from __future__ import annotations
+
+from .engine import run_backward
+from .function import Function
+from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .gradcheck import gradcheck, gradgradcheck
+from .node import AccumulateGrad, Node
+
+__all__ = ["backward", "grad", "Function", "gradcheck", "gradgradcheck", "no_grad", "enable_grad",
+           "set_grad_enabled", "is_grad_enabled", "Node", "AccumulateGrad"]
+
+
+def _as_tuple(x):
+    if x is None:
+        return None
+    if isinstance(x, (list, tuple)):
+        return tuple(x)
+    return (x,)
+
+
+def _make_grads(outputs, grads):
+    from ..tensor import Tensor
+    import numpy as np
+    out = []
+    for i, (o, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            if o.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not o.dtype.is_floating_point:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
+                                   f"{o.dtype}")
+            g = Tensor(np.ones(o.shape, dtype=o.dtype.np))
+        else:
+            if not isinstance(g, Tensor):
+                g = Tensor(np.asarray(g, dtype=o.dtype.np))
+            if tuple(g.shape) != tuple(o.shape):
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape!r} and "
+                                   f"output[{i}] has a shape of {o.shape!r}.")
+            if g.dtype is not o.dtype:
+                g = g.to(o.dtype)
+        out.append(g)
+    return out
+
+
+def _roots(outputs):
+    roots = []
+    for i, o in enumerate(outputs):
+        if not o.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        roots.append(o._grad_edge())
+    return roots
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate gradients of ``tensors`` into the leaves (``Tensor.backward``)."""
+    tensors = _as_tuple(tensors)
+    grads = _as_tuple(grad_tensors) or (None,) * len(tensors)
+    if len(grads) != len(tensors):
+        raise RuntimeError(f"got {len(grads)} tensors and {len(tensors)} gradients")
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = _roots(tensors)
+    root_grads = _make_grads(tensors, grads)
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        result = grad(tensors, inputs, root_grads, retain_graph=retain_graph, create_graph=create_graph,
+                      allow_unused=True)
+        for t, g in zip(inputs, result):
+            if g is not None:
+                if t._grad is None:
+                    t._grad = g if create_graph else g.detach()
+                else:
+                    t._grad = t._grad + g
+        return
+    run_backward(roots, root_grads, retain_graph=retain_graph, create_graph=create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """Gradients of ``outputs`` with respect to ``inputs``, returned rather than accumulated."""
+    outputs = _as_tuple(outputs)
+    single_input = not isinstance(inputs, (list, tuple))
+    inputs = _as_tuple(inputs)
+    grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    for i, t in enumerate(inputs):
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    roots = _roots(outputs)
+    root_grads = _make_grads(outputs, grads)
+    capture = [t._grad_edge() for t in inputs]
+    captured = run_backward(roots, root_grads, retain_graph=retain_graph, create_graph=create_graph,
+                            capture=capture)
+    result = []
+    for i, (t, edge) in enumerate(zip(inputs, capture)):
+        g = captured.get(edge)
+        if g is None:
+            if materialize_grads:
+                from ..tensor import zeros_for
+                from ..ops.registry import TypeInfo
+                g = zeros_for(TypeInfo(tuple(t.shape), t.dtype))
+            elif not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
+                                   "Set allow_unused=True if this is the desired behavior.")
+        elif not create_graph:
+            g = g.detach()
+        result.append(g)
+    return tuple(result)

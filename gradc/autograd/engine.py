@@ -1,0 +1,164 @@
+"""The backward engine: dependency counting and a ready queue over grad_fn nodes.
+
+Follows PyTorch's engine: nodes run when every consumer has sent its gradient,
+later-created nodes first; tensor hooks run on the gradient of their tensor;
+``retain_grad`` stores it; leaves accumulate into ``.grad``; without
+``retain_graph`` each node releases its saved tensors after it runs.
+"""
+from __future__ import annotations
+
+import heapq
+
+from . import grad_mode
+from .node import AccumulateGrad, Node
+
+
+def _add(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def _run_tensor_hooks(node: Node, nr: int, grad):
+    for fn in list(node._tensor_pre_hooks.get(nr, {}).values()):
+        new = fn(grad)
+        if new is not None:
+            grad = new
+    ref = node._retains_grad.get(nr)
+    t = ref() if ref is not None else None
+    if t is not None and grad is not None:
+        t._grad = grad.detach().clone() if t._grad is None else t._grad + grad
+        if not grad_mode.is_grad_enabled():
+            t._grad = t._grad.detach()
+    return grad
+
+
+def _accumulate(node: AccumulateGrad, grad, create_graph: bool):
+    leaf = node.variable
+    for fn in list(leaf._hooks.values()):
+        new = fn(grad)
+        if new is not None:
+            grad = new
+    if grad is None:
+        return
+    if leaf._grad is None:
+        leaf._grad = grad if create_graph else grad.detach().clone()
+    elif create_graph:
+        leaf._grad = leaf._grad + grad
+    else:
+        with grad_mode.no_grad():
+            leaf._grad.add_(grad.detach())
+    for fn in list(node._post_hooks.values()):
+        fn([grad], [])
+
+
+def _collect(roots):
+    """Count, for every reachable node, how many edges lead into it."""
+    deps: dict = {}
+    seen = set()
+    stack = [n for n in roots if n is not None]
+    for n in stack:
+        seen.add(n)
+    while stack:
+        n = stack.pop()
+        for nxt, _ in n.next_functions:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return deps, seen
+
+
+def _needed(nodes, targets):
+    """Nodes from which some target node can be reached (others need not run)."""
+    memo: dict = {}
+
+    def reaches(n):
+        if n in memo:
+            return memo[n]
+        memo[n] = False
+        hit = n in targets
+        for nxt, _ in n.next_functions:
+            if nxt is not None and reaches(nxt):
+                hit = True
+        memo[n] = hit
+        return hit
+
+    return {n for n in nodes if reaches(n)}
+
+
+def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, capture=None):
+    """Propagate ``root_grads`` from the (node, output_nr) ``roots``.
+
+    ``capture``: a list of (node, output_nr) whose incoming gradient is returned instead
+    of being accumulated (autograd.grad); then AccumulateGrad nodes do not run.
+    """
+    root_nodes = [n for n, _ in roots]
+    deps, seen = _collect(root_nodes)
+    targets = None
+    captured = {}
+    if capture is not None:
+        targets = {n for n, _ in capture}
+        needed = _needed(seen, targets)
+    buffers: dict = {}
+    for (node, nr), g in zip(roots, root_grads):
+        buf = buffers.setdefault(node, {})
+        buf[nr] = _add(buf.get(nr), g)
+    ready = []
+    for n in dict.fromkeys(root_nodes):
+        if deps.get(n, 0) == 0:
+            heapq.heappush(ready, (-n._seq, id(n), n))
+    with grad_mode.set_grad_enabled(create_graph):
+        while ready:
+            _, _, node = heapq.heappop(ready)
+            grads = buffers.pop(node, {})
+            if capture is not None:
+                for (cn, cnr) in capture:
+                    if cn is node:
+                        g = grads.get(cnr)
+                        if not isinstance(node, AccumulateGrad):
+                            g = _run_tensor_hooks(node, cnr, g) if g is not None else g
+                            grads[cnr] = g
+                        captured[(cn, cnr)] = _add(captured.get((cn, cnr)), g)
+            if capture is not None and node not in needed:
+                outs = []
+            elif isinstance(node, AccumulateGrad):
+                if capture is None:
+                    _accumulate(node, grads.get(0), create_graph)
+                outs = []
+            else:
+                for nr in list(grads):
+                    grads[nr] = _run_tensor_hooks(node, nr, grads[nr])
+                for fn in list(node._pre_hooks.values()):
+                    new = fn(tuple(grads.get(i) for i in range(len(node._output_types))))
+                    if new is not None:
+                        grads = dict(enumerate(new))
+                if all(g is None for g in grads.values()):
+                    outs = [None] * len(node.next_functions)
+                else:
+                    glist = [grads.get(i) for i in range(len(node._output_types))]
+                    outs = node.apply(glist)
+                    for fn in list(node._post_hooks.values()):
+                        fn(outs, glist)
+                if not retain_graph:
+                    node.release()
+            for (nxt, nr), g in zip(node.next_functions, outs):
+                if nxt is None:
+                    continue
+                if g is not None:
+                    buf = buffers.setdefault(nxt, {})
+                    buf[nr] = _add(buf.get(nr), g)
+                deps[nxt] -= 1
+                if deps[nxt] == 0:
+                    heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+            if not outs:
+                for nxt, _ in node.next_functions:
+                    if nxt is not None:
+                        deps[nxt] -= 1
+                        if deps[nxt] == 0:
+                            heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+    return captured

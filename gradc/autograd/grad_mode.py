@@ -1,0 +1,80 @@
+"""Grad mode: no_grad, enable_grad, set_grad_enabled (context managers and decorators)."""
+from __future__ import annotations
+
+import functools
+import threading
+
+_state = threading.local()
+
+
+def is_grad_enabled() -> bool:
+    return getattr(_state, "enabled", True)
+
+
+def _set(enabled: bool) -> None:
+    _state.enabled = bool(enabled)
+
+
+class _GradModeContext:
+    _target = True
+
+    def __enter__(self):
+        self._prev = is_grad_enabled()
+        _set(self._target)
+        return None
+
+    def __exit__(self, *exc):
+        _set(self._prev)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.__class__():
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+class no_grad(_GradModeContext):
+    """Disable gradient recording (``with gradc.no_grad():`` or ``@gradc.no_grad()``)."""
+    _target = False
+
+    def __new__(cls, fn=None):
+        self = super().__new__(cls)
+        if callable(fn):  # bare @no_grad
+            return self(fn)
+        return self
+
+    def __init__(self, fn=None):
+        pass
+
+
+class enable_grad(no_grad):
+    """Enable gradient recording inside a no_grad region."""
+    _target = True
+
+
+class set_grad_enabled(_GradModeContext):
+    """Set grad mode now (like PyTorch, it takes effect on construction) and restore on exit."""
+
+    def __init__(self, mode: bool):
+        self._prev = is_grad_enabled()
+        self._target = bool(mode)
+        _set(mode)
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        _set(self._prev)
+        return False
+
+    def __call__(self, fn):
+        _set(self._prev)
+        mode = self._target
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with set_grad_enabled(mode):
+                return fn(*args, **kwargs)
+        return wrapper

@@ -1,0 +1,202 @@
+"""Backward graph nodes: one ``Node`` subclass per PyTorch grad_fn name.
+
+A node created by an op holds the op's table entry, its attrs, the saved tensors
+its VJP declared, and edges (``next_functions``) to the nodes of its inputs.
+Its backward is the table's VJP run on saved tensors with the tensor API, so with
+``create_graph=True`` the backward itself is recorded and can be differentiated.
+"""
+from __future__ import annotations
+
+import itertools
+
+from ..ops.registry import TypeInfo, VJPContext, vjp_rule
+
+_seq = itertools.count()
+_classes: dict[str, type] = {}
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+    "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+    "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
+    "if you need to access saved tensors after calling backward.")
+
+
+class RemovableHandle:
+    _ids = itertools.count()
+
+    def __init__(self, store: dict):
+        self.id = next(self._ids)
+        self._store = store
+
+    def remove(self) -> None:
+        self._store.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class Node:
+    """Base class of every grad_fn. Subclasses differ only by name."""
+
+    def __init__(self):
+        self._seq = next(_seq)
+        self._next = ()
+        self._pre_hooks: dict = {}        # hooks on the gradients flowing into this node
+        self._post_hooks: dict = {}
+        self._tensor_pre_hooks: dict = {}  # output_nr -> {id: fn}, from Tensor.register_hook
+        self._retains_grad: dict = {}      # output_nr -> weakref to the tensor retaining its grad
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def next_functions(self):
+        return self._next
+
+    def register_hook(self, fn):
+        h = RemovableHandle(self._post_hooks)
+        self._post_hooks[h.id] = fn
+        return h
+
+    def register_prehook(self, fn):
+        h = RemovableHandle(self._pre_hooks)
+        self._pre_hooks[h.id] = fn
+        return h
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    def __call__(self, *grads):
+        return self.apply(list(grads))
+
+    # overridden
+    def apply(self, grads, retain_graph=True):
+        raise NotImplementedError
+
+
+def node_class(name: str) -> type:
+    cls = _classes.get(name)
+    if cls is None:
+        cls = _classes[name] = type(name, (OpNode,), {})
+    return cls
+
+
+class SavedTensor:
+    """A tensor saved for backward, with the version it had when saved."""
+    __slots__ = ("tensor", "version", "output_of")
+
+    def __init__(self, tensor, output_of=None):
+        self.tensor = tensor
+        self.version = tensor._version_counter.value
+        self.output_of = tensor.grad_fn
+
+    def unpack(self):
+        t = self.tensor
+        if t._version_counter.value != self.version:
+            src = (f", which is output {t._output_nr} of {self.output_of.name()}," if self.output_of is not None
+                   else "")
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an inplace operation: "
+                f"[torch.{t.dtype.tensor_type} [{', '.join(str(s) for s in t.shape)}]]{src} is at version "
+                f"{t._version_counter.value}; expected version {self.version} instead. Hint: enable anomaly "
+                "detection to find the operation that failed to compute its gradient, with "
+                "torch.autograd.set_detect_anomaly(True).")
+        return t
+
+
+class _SavedView:
+    """Lazy list of saved inputs/outputs: unpacking (and its version check) happens on access."""
+
+    def __init__(self, node, kind, n):
+        self._node, self._kind, self._n = node, kind, n
+
+    def __len__(self):
+        return self._n
+
+    def __getitem__(self, i):
+        saved = self._node._saved
+        if saved is None:
+            raise RuntimeError(FREED_MESSAGE)
+        s = saved.get((self._kind, i))
+        return None if s is None else s.unpack()
+
+
+class OpNode(Node):
+    """A node recorded by a table op."""
+
+    def __init__(self, op, attrs, inputs, outputs, input_types, next_functions, needs_input_grad):
+        super().__init__()
+        self._op = op
+        self._attrs = attrs
+        self._input_types = input_types
+        self._output_types = [TypeInfo(tuple(o.shape), o.dtype) for o in outputs]
+        self._next = next_functions
+        self._needs = needs_input_grad
+        self._saved = {}
+        for token in op.saves:
+            if token.startswith("out"):
+                k = int(token[3:])
+                self._saved[("out", k)] = SavedTensor(outputs[k])
+            elif token.endswith("+"):
+                for k in range(int(token[2:-1]), len(inputs)):
+                    self._saved[("in", k)] = SavedTensor(inputs[k])
+            else:
+                k = int(token[2:])
+                self._saved[("in", k)] = SavedTensor(inputs[k])
+        self._had_saved = bool(self._saved)
+
+    def _rebind_output(self, old, new):
+        """After an in-place op the saved output is the mutated tensor itself."""
+        for key, s in (self._saved or {}).items():
+            if s.tensor is old:
+                self._saved[key] = SavedTensor.__new__(SavedTensor)
+                self._saved[key].tensor = new
+                self._saved[key].version = new._version_counter.value
+                self._saved[key].output_of = self
+
+    def release(self):
+        self._saved = None
+
+    def apply(self, grads, retain_graph=True):
+        from ..tensor import zeros_for
+        if self._saved is None and self._had_saved:
+            raise RuntimeError(FREED_MESSAGE)
+        n_in = len(self._input_types)
+        ctx = VJPContext(_SavedView(self, "in", n_in), _SavedView(self, "out", len(self._output_types)),
+                         self._attrs, self._needs, self._input_types)
+        full = []
+        for k, t in enumerate(self._output_types):
+            g = grads[k] if k < len(grads) else None
+            if g is None and k in self._op.differentiable_outputs:
+                g = zeros_for(t)
+            full.append(g)
+        result = vjp_rule(self._op)(ctx, full)
+        out = []
+        for i in range(n_in):
+            g = result[i] if i < len(result) else None
+            if g is None or not self._needs[i]:
+                out.append(None)
+                continue
+            want = self._input_types[i]
+            if tuple(g.shape) != tuple(want.shape):
+                raise RuntimeError(f"Function {self.name()} returned an invalid gradient at index {i} - got "
+                                   f"[{', '.join(map(str, g.shape))}] but expected shape compatible with "
+                                   f"[{', '.join(map(str, want.shape))}]")
+            if g.dtype is not want.dtype and want.dtype.is_floating_point:
+                g = g.to(want.dtype)
+            out.append(g)
+        return out
+
+
+class AccumulateGrad(Node):
+    """The sink node of a leaf tensor that requires grad."""
+
+    def __init__(self, variable):
+        super().__init__()
+        self.variable = variable
+
+    def apply(self, grads, retain_graph=True):
+        return []

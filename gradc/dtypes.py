@@ -1,0 +1,119 @@
+"""dtypes: gradc's four element types, their NumPy equivalents, and type promotion."""
+from __future__ import annotations
+
+import numpy as np
+
+
+class dtype:
+    """A tensor element type, printed as PyTorch prints it (``torch.float32``)."""
+
+    def __init__(self, name: str, np_dtype, ir_name: str, category: int, tensor_type: str):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.ir_name = ir_name          # MLIR-style element type: f32, f64, i64, i1
+        self.category = category        # 0 bool, 1 integer, 2 floating
+        self.tensor_type = tensor_type  # legacy name used in error messages (FloatTensor)
+        self.itemsize = self.np.itemsize
+
+    @property
+    def is_floating_point(self) -> bool:
+        return self.category == 2
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+    def __reduce__(self):
+        return (from_name, (self.name,))
+
+
+bool_ = dtype("bool", np.bool_, "i1", 0, "BoolTensor")
+int64 = dtype("int64", np.int64, "i64", 1, "LongTensor")
+float32 = dtype("float32", np.float32, "f32", 2, "FloatTensor")
+float64 = dtype("float64", np.float64, "f64", 2, "DoubleTensor")
+
+ALL = (bool_, int64, float32, float64)
+_BY_NAME = {d.name: d for d in ALL}
+_BY_NAME.update({"bool": bool_, "long": int64, "float": float32, "double": float64})
+_BY_IR = {d.ir_name: d for d in ALL}
+_BY_NP = {d.np: d for d in ALL}
+
+default_float = float32
+
+
+def from_name(name: str) -> dtype:
+    return _BY_NAME[name]
+
+
+def from_ir(name: str) -> dtype:
+    try:
+        return _BY_IR[name]
+    except KeyError:
+        raise ValueError(f"unknown element type '{name}' (expected one of f32, f64, i64, i1)") from None
+
+
+def from_numpy(np_dtype) -> dtype:
+    """Map a NumPy dtype to gradc's; other integer/float widths widen to int64/float32/64."""
+    np_dtype = np.dtype(np_dtype)
+    if np_dtype in _BY_NP:
+        return _BY_NP[np_dtype]
+    if np_dtype.kind in "iu":
+        return int64
+    if np_dtype.kind == "f":
+        return float64 if np_dtype.itemsize > 4 else float32
+    if np_dtype.kind == "b":
+        return bool_
+    raise TypeError(f"can't convert np.ndarray of type {np_dtype}. The only supported types are: "
+                    "float64, float32, int64, and bool.")
+
+
+def as_dtype(d) -> dtype:
+    """Accept a gradc dtype, a name ('float32'), a NumPy dtype or a Python type."""
+    if isinstance(d, dtype):
+        return d
+    if d is float:
+        return default_float
+    if d is int:
+        return int64
+    if d is bool:
+        return bool_
+    if isinstance(d, str):
+        return from_name(d.replace("torch.", ""))
+    return from_numpy(d)
+
+
+def scalar_dtype(value) -> dtype:
+    """The dtype PyTorch gives a bare Python scalar."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool_
+    if isinstance(value, (int, np.integer)):
+        return int64
+    return default_float
+
+
+def promote(a: dtype, b: dtype) -> dtype:
+    """Promotion between two tensors of equal standing (both dimensioned, or both 0-d)."""
+    if a is b:
+        return a
+    if a.category != b.category:
+        return a if a.category > b.category else b
+    return a if a.itemsize >= b.itemsize else b
+
+
+def result_type(operands) -> dtype:
+    """PyTorch's result_type over (dtype, rank_class) pairs.
+
+    rank_class is 2 for a tensor with dimensions, 1 for a 0-d tensor, 0 for a Python scalar.
+    A lower class only changes the result when it is of a higher category (float beats int);
+    a Python float then gives the default float type.
+    """
+    by_class = {}
+    for d, cls in operands:
+        by_class[cls] = d if cls not in by_class else promote(by_class[cls], d)
+    best = None
+    for cls in sorted(by_class, reverse=True):
+        d = by_class[cls]
+        if best is None:
+            best = d
+        elif d.category > best.category:
+            best = d if cls > 0 else (default_float if d.category == 2 else d)
+    return best

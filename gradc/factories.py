@@ -1,0 +1,194 @@
+"""Tensor factories: tensor, ones, zeros, full, empty, arange, linspace, rand, randn,
+the *_like variants, from_numpy, and the seeded random generator."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from . import dtypes
+from .tensor import Tensor, check_device
+from .tensor_api import _shape_args
+
+_rng = np.random.default_rng()
+
+
+def manual_seed(seed: int):
+    """Make rand/randn/randint reproducible."""
+    global _rng
+    _rng = np.random.default_rng(int(seed))
+    return _rng
+
+
+def seed() -> int:
+    s = int(np.random.SeedSequence().entropy % (2 ** 63))
+    manual_seed(s)
+    return s
+
+
+def _finish(array, dtype, requires_grad, device):
+    check_device(device)
+    t = Tensor(np.ascontiguousarray(array, dtype=dtypes.as_dtype(dtype).np if dtype is not None else None))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _infer_dtype(data):
+    """PyTorch's dtype for nested Python data: bool < int64 < float32 (default)."""
+    kinds = set()
+
+    def walk(x):
+        if isinstance(x, Tensor):
+            kinds.add(x.dtype.category)
+        elif isinstance(x, (list, tuple)):
+            for y in x:
+                walk(y)
+        elif isinstance(x, (bool, np.bool_)):
+            kinds.add(0)
+        elif isinstance(x, numbers.Integral):
+            kinds.add(1)
+        elif isinstance(x, numbers.Real):
+            kinds.add(2)
+        else:
+            raise TypeError(f"Could not infer dtype of {type(x).__name__}")
+    walk(data)
+    if not kinds:
+        return dtypes.default_float
+    return {0: dtypes.bool_, 1: dtypes.int64, 2: dtypes.default_float}[max(kinds)]
+
+
+def _to_nested(data):
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, (list, tuple)):
+        return [_to_nested(x) for x in data]
+    return data
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new leaf tensor copying ``data`` (nested lists, scalars, NumPy arrays, tensors)."""
+    if isinstance(data, np.ndarray):
+        dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.from_numpy(data.dtype)
+        array = np.array(data, dtype=dt.np, copy=True)
+    elif isinstance(data, Tensor):
+        dt = dtypes.as_dtype(dtype) if dtype is not None else data.dtype
+        array = np.array(data._data, dtype=dt.np, copy=True)
+    else:
+        dt = dtypes.as_dtype(dtype) if dtype is not None else _infer_dtype(data)
+        try:
+            array = np.array(_to_nested(data), dtype=dt.np)
+        except ValueError as e:
+            raise ValueError(f"expected sequence of equal-length lists to build a tensor ({e})") from None
+    return _finish(array, dt, requires_grad, device)
+
+
+def as_tensor(data, dtype=None, device=None):
+    if isinstance(data, Tensor) and (dtype is None or dtypes.as_dtype(dtype) is data.dtype):
+        return data
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing memory with ``array``."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    dt = dtypes.from_numpy(array.dtype)
+    if dt.np != array.dtype:
+        raise TypeError(f"can't convert np.ndarray of type numpy.{array.dtype}. The only supported types are: "
+                        "float64, float32, int64, and bool.")
+    return Tensor(array)
+
+
+def _filled(fill, size, dtype, requires_grad, device, default=None):
+    shape = _shape_args(size)
+    dt = dtypes.as_dtype(dtype) if dtype is not None else (default or dtypes.default_float)
+    return _finish(np.full(shape, fill, dtype=dt.np), dt, requires_grad, device)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    return _filled(1, size, dtype, requires_grad, device)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    return _filled(0, size, dtype, requires_grad, device)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    return _filled(0, size, dtype, requires_grad, device)
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+    default = dtypes.scalar_dtype(fill_value)
+    return _filled(fill_value, (size,) if isinstance(size, int) else size, dtype, requires_grad, device, default)
+
+
+def _like(fn, t, dtype, requires_grad, device, *args):
+    return fn(*args, t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad,
+              device=device) if args else fn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad,
+                                             device=device)
+
+
+def ones_like(t, dtype=None, device=None, requires_grad=False):
+    return ones(t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
+
+
+def zeros_like(t, dtype=None, device=None, requires_grad=False):
+    return zeros(t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
+
+
+def empty_like(t, dtype=None, device=None, requires_grad=False):
+    return empty(t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
+    return full(t.shape, fill_value, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
+
+
+def rand_like(t, dtype=None, device=None, requires_grad=False):
+    return rand(t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
+
+
+def randn_like(t, dtype=None, device=None, requires_grad=False):
+    return randn(t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if dtype is None:
+        dtype = dtypes.default_float if any(isinstance(v, float) for v in values) else dtypes.int64
+    dt = dtypes.as_dtype(dtype)
+    return _finish(np.arange(*values, dtype=np.float64).astype(dt.np), dt, requires_grad, device)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
+    return _finish(np.linspace(start, end, int(steps)).astype(dt.np), dt, requires_grad, device)
+
+
+def _random(sample, size, dtype, requires_grad, device):
+    dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
+    if not dt.is_floating_point:
+        raise RuntimeError(f"\"{sample.__name__}\" not implemented for '{dt.tensor_type[:-6]}'")
+    return _finish(sample(_shape_args(size)).astype(dt.np), dt, requires_grad, device)
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    return _random(lambda shape: _rng.random(shape), size, dtype, requires_grad, device)
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    return _random(lambda shape: _rng.standard_normal(shape), size, dtype, requires_grad, device)
+
+
+def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False):
+    if high is None:
+        low, high = 0, low
+    dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.int64
+    return _finish(_rng.integers(low, high, size=_shape_args((size,))).astype(dt.np), dt, requires_grad, device)
+
+
+def randperm(n, dtype=None, device=None):
+    return _finish(_rng.permutation(int(n)), dtype or dtypes.int64, False, device)

@@ -1,0 +1,41 @@
+"""torch.* free functions over the shared tensor API (exp(x), sum(x, dim), ...)."""
+from __future__ import annotations
+
+from .tensor_api import cat, matmul, stack, where  # noqa: F401
+
+
+def _method(name):
+    def fn(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+    fn.__name__ = name
+    fn.__doc__ = f"gradc.{name}(input, ...) is input.{name}(...)"
+    return fn
+
+
+_METHODS = ["add", "sub", "mul", "div", "true_divide", "neg", "negative", "pow", "exp", "log", "sqrt", "rsqrt",
+            "tanh", "sigmoid", "relu", "sin", "cos", "abs", "sign", "square", "reciprocal", "clamp", "clip",
+            "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not",
+            "sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "norm", "var", "std",
+            "logsumexp", "softmax", "log_softmax", "reshape", "flatten", "squeeze", "unsqueeze", "transpose",
+            "permute", "t", "gather", "index_select", "narrow", "select", "clone", "detach", "masked_fill",
+            "numel", "sum_to_size", "swapaxes", "broadcast_to"]
+
+for _n in _METHODS:
+    globals()[_n] = _method(_n)
+
+mm = matmul
+bmm = matmul
+dot = matmul
+greater = _method("gt")
+less = _method("lt")
+concat = cat
+concatenate = cat
+
+
+def is_tensor(x) -> bool:
+    from .tensor import Tensor
+    return isinstance(x, Tensor)
+
+
+def numel(x) -> int:
+    return x.numel()

@@ -1,0 +1,6 @@
+"""The op table (see ``registry``): importing this package registers every op family."""
+from . import elementwise, index, linalg, reduce, shape  # noqa: F401  (registration side effects)
+from .dispatch import apply
+from .registry import OpDef, ShapeError, TypeInfo, VJPContext, all_ops, get, vjp_rule
+
+__all__ = ["OpDef", "ShapeError", "TypeInfo", "VJPContext", "all_ops", "apply", "get", "vjp_rule"]

@@ -1,0 +1,36 @@
+"""Dispatch: route an op application to eager execution or to the IR tracer.
+
+Whatever tensor-like class appears among the inputs decides: eager ``Tensor``
+computes with the op's NumPy reference and records a backward node; a tracer
+proxy records an IR op. The class implements ``_apply(op, inputs, attrs, node_name)``.
+"""
+from __future__ import annotations
+
+from . import registry
+
+
+class TensorLikeMeta:
+    """Marker base: classes that can receive an op application."""
+    _dispatch_priority = 0
+
+    @classmethod
+    def _apply(cls, op, inputs, attrs, node_name=None):  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+def apply(name: str, *inputs, _name: str | None = None, **attrs):
+    """Apply table op ``name`` to tensor-like ``inputs`` with ``attrs``.
+
+    ``_name`` overrides the eager grad_fn name (PyTorch names some composite
+    spellings differently, e.g. squeeze is a reshape named SqueezeBackward0).
+    """
+    op = registry.get(name)
+    owner = None
+    for x in inputs:
+        if isinstance(x, TensorLikeMeta):
+            if owner is None or type(x)._dispatch_priority > owner._dispatch_priority:
+                owner = type(x)
+    if owner is None:
+        raise TypeError(f"gradc.{name}: expected at least one tensor input, got "
+                        + ", ".join(type(x).__name__ for x in inputs))
+    return owner._apply(op, list(inputs), attrs, _name)

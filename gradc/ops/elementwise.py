@@ -1,0 +1,225 @@
+"""Elementwise ops: arithmetic, unary math, comparisons, logic, where, clamp, cast."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from .registry import ELEMENTWISE, NONDIFF, PURE, ShapeError, TypeInfo, defop
+from .rules import broadcast_shapes, elementwise_rule, unbroadcast
+
+EW = frozenset({PURE, ELEMENTWISE})
+
+
+def _quiet(fn):
+    def run(*arrays, **attrs):
+        with np.errstate(all="ignore"):
+            return fn(*arrays, **attrs)
+    return run
+
+
+def _binary(name, forward, vjp, saves=(), **kw):
+    return defop(name, infer=elementwise_rule()(name), forward=_quiet(forward), vjp=vjp,
+                 saves=saves, traits=EW, num_inputs=2, **kw)
+
+
+def _unary(name, forward, vjp, saves=(), float_only=True, **kw):
+    return defop(name, infer=elementwise_rule(float_only=float_only)(name), forward=_quiet(forward),
+                 vjp=vjp, saves=saves, traits=EW, num_inputs=1, **kw)
+
+
+def _shapes(ctx):
+    return [t.shape for t in ctx.input_types]
+
+
+# ---- binary arithmetic ------------------------------------------------------------------
+_binary("add", np.add,
+        lambda ctx, g: [unbroadcast(g[0], s) for s in _shapes(ctx)])
+_binary("sub", np.subtract,
+        lambda ctx, g: [unbroadcast(g[0], _shapes(ctx)[0]), unbroadcast(-g[0], _shapes(ctx)[1])])
+_binary("mul", np.multiply,
+        lambda ctx, g: [unbroadcast(g[0] * ctx.input(1), _shapes(ctx)[0]) if ctx.needs_input_grad[0] else None,
+                        unbroadcast(g[0] * ctx.input(0), _shapes(ctx)[1]) if ctx.needs_input_grad[1] else None],
+        saves=("in0", "in1"))
+
+
+def _div_vjp(ctx, g):
+    a, b = ctx.input(0), ctx.input(1)
+    sa, sb = _shapes(ctx)
+    ga = unbroadcast(g[0] / b, sa) if ctx.needs_input_grad[0] else None
+    gb = unbroadcast(-g[0] * a / (b * b), sb) if ctx.needs_input_grad[1] else None
+    return [ga, gb]
+
+
+_binary("div", np.true_divide, _div_vjp, saves=("in0", "in1"))
+
+
+def _pow_vjp(ctx, g):
+    from ..tensor_api import where
+    a, b = ctx.input(0), ctx.input(1)
+    sa, sb = _shapes(ctx)
+    ga = gb = None
+    if ctx.needs_input_grad[0]:
+        # d/da a**b = b * a**(b-1); zero where b == 0 (PyTorch's convention)
+        ga = unbroadcast(where(b == 0, 0.0, g[0] * b * a ** (b - 1)), sa)
+    if ctx.needs_input_grad[1]:
+        # d/db a**b = a**b * log(a); zero where a == 0 and b >= 0
+        gb = unbroadcast(where((a == 0) & (b >= 0), 0.0, g[0] * ctx.output(0) * a.log()), sb)
+    return [ga, gb]
+
+
+_binary("pow", np.power, _pow_vjp, saves=("in0", "in1", "out0"))
+
+
+def _minmax_vjp(pick_first):
+    def vjp(ctx, g):
+        from ..tensor_api import where
+        a, b = ctx.input(0), ctx.input(1)
+        sa, sb = _shapes(ctx)
+        first = pick_first(a, b)
+        tie = a == b
+        half = g[0] / 2
+        ga = unbroadcast(where(tie, half, where(first, g[0], 0.0)), sa) if ctx.needs_input_grad[0] else None
+        gb = unbroadcast(where(tie, half, where(first, 0.0, g[0])), sb) if ctx.needs_input_grad[1] else None
+        return [ga, gb]
+    return vjp
+
+
+_binary("maximum", np.maximum, _minmax_vjp(lambda a, b: a > b), saves=("in0", "in1"))
+_binary("minimum", np.minimum, _minmax_vjp(lambda a, b: a < b), saves=("in0", "in1"))
+
+# ---- unary ---------------------------------------------------------------------------------
+_unary("neg", np.negative, lambda ctx, g: [-g[0]], float_only=False)
+_unary("exp", np.exp, lambda ctx, g: [g[0] * ctx.output(0)], saves=("out0",))
+_unary("log", np.log, lambda ctx, g: [g[0] / ctx.input(0)], saves=("in0",))
+_unary("sqrt", np.sqrt, lambda ctx, g: [g[0] / (2 * ctx.output(0))], saves=("out0",))
+_unary("rsqrt", lambda x: 1 / np.sqrt(x),
+       lambda ctx, g: [g[0] * -0.5 * ctx.output(0) * ctx.output(0) * ctx.output(0)], saves=("out0",))
+_unary("tanh", np.tanh, lambda ctx, g: [g[0] * (1 - ctx.output(0) * ctx.output(0))], saves=("out0",))
+_unary("sigmoid", lambda x: 1 / (1 + np.exp(-x)),
+       lambda ctx, g: [g[0] * ctx.output(0) * (1 - ctx.output(0))], saves=("out0",))
+_unary("sin", np.sin, lambda ctx, g: [g[0] * ctx.input(0).cos()], saves=("in0",))
+_unary("cos", np.cos, lambda ctx, g: [-g[0] * ctx.input(0).sin()], saves=("in0",))
+
+
+def _where_zero(cond, g):
+    from ..tensor_api import where
+    return where(cond, g, 0.0)
+
+
+_unary("relu", lambda x: np.maximum(x, np.zeros((), x.dtype)),
+       lambda ctx, g: [_where_zero(ctx.output(0) > 0, g[0])], saves=("out0",), float_only=False)
+_unary("abs", np.abs, lambda ctx, g: [g[0] * ctx.input(0).sign()], saves=("in0",), float_only=False)
+_unary("sign", lambda x: np.sign(x).astype(x.dtype), lambda ctx, g: [g[0] * 0], float_only=False)
+
+
+def _clamp_forward(x, min=None, max=None):
+    out = x
+    if min is not None:
+        out = np.maximum(out, np.asarray(min, x.dtype))
+    if max is not None:
+        out = np.minimum(out, np.asarray(max, x.dtype))
+    return out
+
+
+def _clamp_vjp(ctx, g):
+    x = ctx.input(0)
+    lo, hi = ctx.attrs.get("min"), ctx.attrs.get("max")
+    mask = None
+    if lo is not None:
+        mask = x >= lo
+    if hi is not None:
+        mask = (x <= hi) if mask is None else mask & (x <= hi)
+    return [_where_zero(mask, g[0])]
+
+
+_unary("clamp", _clamp_forward, _clamp_vjp, saves=("in0",), float_only=False, attr_names=("min", "max"))
+
+# ---- copies and casts ------------------------------------------------------------------------
+_unary("clone", lambda x: np.array(x, copy=True), lambda ctx, g: [g[0]], float_only=False,
+       node_name="CloneBackward0")
+
+
+def _cast_infer(types, attrs):
+    return [TypeInfo(types[0].shape, dtypes.from_name(attrs["dtype"]))]
+
+
+def _cast_vjp(ctx, g):
+    src = ctx.input_types[0].dtype
+    if not src.is_floating_point:
+        return [None]
+    return [g[0].to(src)]
+
+
+defop("cast", infer=_cast_infer, forward=lambda x, dtype: x.astype(dtypes.from_name(dtype).np),
+      vjp=_cast_vjp, traits=EW, attr_names=("dtype",), node_name="ToCopyBackward0")
+
+
+def _fill_infer(types, attrs):
+    return [types[0]]
+
+
+defop("fill", infer=_fill_infer, forward=lambda x, value: np.full_like(x, value),
+      vjp=lambda ctx, g: [g[0] * 0], traits=EW, attr_names=("value",), node_name="FillBackward0")
+
+defop("detach", infer=_fill_infer, forward=lambda x: x, traits=frozenset({PURE, NONDIFF}),
+      node_name="DetachBackward0")
+
+# ---- comparisons and logic (no gradient) -----------------------------------------------------
+_CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+        "gt": np.greater, "ge": np.greater_equal}
+for _name, _fn in _CMP.items():
+    defop(_name, infer=elementwise_rule(out_dtype=dtypes.bool_)(_name), forward=_quiet(_fn),
+          traits=frozenset({PURE, ELEMENTWISE, NONDIFF}), num_inputs=2)
+
+
+def _bool_rule(name, n):
+    def infer(types, attrs):
+        for t in types:
+            if t.dtype is not dtypes.bool_:
+                raise ShapeError(f"gradc.{name}: expected bool operands, got {t.dtype}")
+        return [TypeInfo(broadcast_shapes(name, *(t.shape for t in types)), dtypes.bool_)]
+    return infer
+
+
+defop("logical_and", infer=_bool_rule("logical_and", 2), forward=np.logical_and,
+      traits=frozenset({PURE, ELEMENTWISE, NONDIFF}), num_inputs=2)
+defop("logical_or", infer=_bool_rule("logical_or", 2), forward=np.logical_or,
+      traits=frozenset({PURE, ELEMENTWISE, NONDIFF}), num_inputs=2)
+defop("logical_not", infer=_bool_rule("logical_not", 1), forward=np.logical_not,
+      traits=frozenset({PURE, ELEMENTWISE, NONDIFF}), num_inputs=1)
+
+
+# ---- where -----------------------------------------------------------------------------------
+def _where_infer(types, attrs):
+    c, a, b = types
+    if c.dtype is not dtypes.bool_:
+        raise ShapeError(f"gradc.where: condition must be bool, got {c.dtype}")
+    if a.dtype is not b.dtype:
+        raise ShapeError(f"gradc.where: branches must share a dtype, got {a.dtype} and {b.dtype}")
+    return [TypeInfo(broadcast_shapes("where", c.shape, a.shape, b.shape), a.dtype)]
+
+
+def _where_vjp(ctx, g):
+    from ..tensor_api import where
+    c = ctx.input(0)
+    _, sa, sb = _shapes(ctx)
+    ga = unbroadcast(where(c, g[0], 0.0), sa) if ctx.needs_input_grad[1] else None
+    gb = unbroadcast(where(c, 0.0, g[0]), sb) if ctx.needs_input_grad[2] else None
+    return [None, ga, gb]
+
+
+defop("where", infer=_where_infer, forward=np.where, vjp=_where_vjp, saves=("in0",), traits=EW,
+      num_inputs=3, differentiable_inputs=(1, 2))
+
+
+# ---- constants (IR only; eager tensors hold their data) -------------------------------------
+def _constant_infer(types, attrs):
+    return [TypeInfo(tuple(attrs["shape"]), dtypes.from_name(attrs["dtype"]))]
+
+
+def _constant_forward(value, shape, dtype):
+    return np.broadcast_to(np.asarray(value, dtype=dtypes.from_name(dtype).np), tuple(shape)).copy()
+
+
+defop("constant", infer=_constant_infer, forward=_constant_forward,
+      traits=frozenset({PURE, NONDIFF, "constant"}), num_inputs=0, attr_names=("value", "shape", "dtype"))

@@ -1,0 +1,188 @@
+"""Indexing ops: index (__getitem__), index_put (__setitem__), their adjoint
+index_backward (scatter-add into zeros), gather and scatter_add."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from .registry import PURE, ShapeError, TypeInfo, defop
+from .rules import fmt_shape, unbroadcast
+
+INDEX = frozenset({PURE, "index"})
+
+
+def _decode(key, arrays):
+    from ..tensor_api import decode_index
+    return decode_index(key, arrays)
+
+
+def _probe(op, types, key, base_shape, dtype):
+    """Shape of ``x[key]`` found by indexing a zero-stride array (no data touched)."""
+    arrays = []
+    for t in types:
+        if t.dtype is dtypes.bool_:
+            raise ShapeError(f"gradc.{op}: a boolean mask index gives a data-dependent shape; "
+                             "this is only supported in eager mode")
+        if t.dtype is not dtypes.int64:
+            raise ShapeError(f"gradc.{op}: tensors used as indices must be long or bool tensors, got {t.dtype}")
+        arrays.append(np.zeros(t.shape, dtype=np.int64))
+    base = np.broadcast_to(np.zeros((), dtype.np), tuple(base_shape))
+    try:
+        return base[_decode(key, arrays)].shape
+    except IndexError as e:
+        raise ShapeError(f"{e} (in gradc.{op} of a tensor of shape {fmt_shape(base_shape)})") from None
+
+
+def index_forward(x, *idx, key):
+    try:
+        return np.asarray(x[_decode(key, idx)])
+    except IndexError as e:
+        raise IndexError(f"{e} (indexing a tensor of shape {fmt_shape(x.shape)})") from None
+
+
+def _index_infer(types, attrs):
+    x = types[0]
+    return [TypeInfo(_probe("index", types[1:], attrs["key"], x.shape, x.dtype), x.dtype)]
+
+
+def _index_vjp(ctx, g):
+    from .dispatch import apply
+    idx = [ctx.input(i) for i in range(1, len(ctx.input_types))]
+    return [apply("index_backward", g[0], *idx, key=ctx.attrs["key"], shape=list(ctx.input_types[0].shape))]
+
+
+defop("index", infer=_index_infer, forward=index_forward, vjp=_index_vjp, saves=("in1+",),
+      traits=INDEX, num_inputs=None, differentiable_inputs=(0,), attr_names=("key",),
+      node_name="IndexBackward0")
+
+
+def _index_backward_infer(types, attrs):
+    g = types[0]
+    expected = _probe("index_backward", types[1:], attrs["key"], attrs["shape"], g.dtype)
+    if tuple(expected) != tuple(g.shape):
+        raise ShapeError(f"gradc.index_backward: gradient of shape {fmt_shape(g.shape)} does not match the "
+                         f"indexed shape {fmt_shape(expected)}")
+    return [TypeInfo(tuple(attrs["shape"]), g.dtype)]
+
+
+def _index_backward_forward(g, *idx, key, shape):
+    out = np.zeros(tuple(shape), dtype=g.dtype)
+    np.add.at(out, _decode(key, idx), g)
+    return out
+
+
+def _index_backward_vjp(ctx, g):
+    from .dispatch import apply
+    idx = [ctx.input(i) for i in range(1, len(ctx.input_types))]
+    return [apply("index", g[0], *idx, key=ctx.attrs["key"])]
+
+
+defop("index_backward", infer=_index_backward_infer, forward=_index_backward_forward, vjp=_index_backward_vjp,
+      saves=("in1+",), traits=INDEX, num_inputs=None, differentiable_inputs=(0,),
+      attr_names=("key", "shape"), node_name="IndexBackwardBackward0")
+
+
+def _index_put_infer(types, attrs):
+    x, v = types[0], types[1]
+    if v.dtype is not x.dtype:
+        raise ShapeError(f"gradc.index_put: value dtype {v.dtype} differs from tensor dtype {x.dtype}")
+    target = _probe("index_put", types[2:], attrs["key"], x.shape, x.dtype)
+    try:
+        np.broadcast_shapes(tuple(v.shape), tuple(target))
+        if len(v.shape) > len(target) and any(s != 1 for s in v.shape[:len(v.shape) - len(target)]):
+            raise ValueError
+    except ValueError:
+        raise ShapeError(f"shape mismatch: value tensor of shape {fmt_shape(v.shape)} cannot be broadcast to "
+                         f"indexing result of shape {fmt_shape(target)}") from None
+    return [x]
+
+
+def _index_put_forward(x, v, *idx, key):
+    out = np.array(x, copy=True)
+    target = out[_decode(key, idx)]
+    vv = v.reshape(v.shape[v.ndim - np.ndim(target):]) if v.ndim > np.ndim(target) else v
+    out[_decode(key, idx)] = vv
+    return out
+
+
+def _index_put_vjp(ctx, g):
+    from .dispatch import apply
+    idx = [ctx.input(i) for i in range(2, len(ctx.input_types))]
+    key = ctx.attrs["key"]
+    gx = gv = None
+    if ctx.needs_input_grad[0]:
+        gx = apply("index_put", g[0], g[0]._scalar(0, g[0].dtype), *idx, key=key)
+    if ctx.needs_input_grad[1]:
+        gv = unbroadcast(apply("index", g[0], *idx, key=key), ctx.input_types[1].shape)
+    return [gx, gv]
+
+
+defop("index_put", infer=_index_put_infer, forward=_index_put_forward, vjp=_index_put_vjp,
+      saves=("in2+",), traits=INDEX, num_inputs=None, differentiable_inputs=(0, 1),
+      attr_names=("key",), node_name="IndexPutBackward0")
+
+
+# ---- gather / scatter_add ----------------------------------------------------------------
+def _check_gather(op, x_shape, idx, d):
+    if idx.dtype is not dtypes.int64:
+        raise ShapeError(f"gradc.{op}: index must be int64, got {idx.dtype}")
+    if len(idx.shape) != len(x_shape):
+        raise ShapeError(f"Index tensor must have the same number of dimensions as input tensor "
+                         f"(in gradc.{op}: index {fmt_shape(idx.shape)}, input {fmt_shape(x_shape)})")
+    for k, (a, b) in enumerate(zip(idx.shape, x_shape)):
+        if k != d and a > b:
+            raise ShapeError(f"Size does not match at dimension {k} expected index {fmt_shape(idx.shape)} to be "
+                             f"smaller than self {fmt_shape(x_shape)} apart from dimension {d} (in gradc.{op})")
+
+
+def _gather_infer(types, attrs):
+    x, idx = types
+    _check_gather("gather", x.shape, idx, attrs["dim"])
+    return [TypeInfo(idx.shape, x.dtype)]
+
+
+def _grid(idx, dim):
+    grid = list(np.indices(idx.shape, sparse=True))
+    grid[dim] = idx
+    return tuple(grid)
+
+
+def _gather_forward(x, idx, dim):
+    if idx.size and (idx.min() < -x.shape[dim] or idx.max() >= x.shape[dim]):
+        raise IndexError(f"index {int(idx.max())} is out of bounds for dimension {dim} with size {x.shape[dim]}")
+    return x[_grid(idx, dim)]
+
+
+def _gather_vjp(ctx, g):
+    from .dispatch import apply
+    return [apply("scatter_add", ctx.input(1), g[0], dim=ctx.attrs["dim"],
+                  shape=list(ctx.input_types[0].shape)), None]
+
+
+defop("gather", infer=_gather_infer, forward=_gather_forward, vjp=_gather_vjp, saves=("in1",),
+      traits=INDEX, num_inputs=2, differentiable_inputs=(0,), attr_names=("dim",), node_name="GatherBackward0")
+
+
+def _scatter_add_infer(types, attrs):
+    idx, src = types
+    if tuple(idx.shape) != tuple(src.shape):
+        raise ShapeError(f"gradc.scatter_add: index shape {fmt_shape(idx.shape)} must equal source shape "
+                         f"{fmt_shape(src.shape)}")
+    _check_gather("scatter_add", attrs["shape"], idx, attrs["dim"])
+    return [TypeInfo(tuple(attrs["shape"]), src.dtype)]
+
+
+def _scatter_add_forward(idx, src, dim, shape):
+    out = np.zeros(tuple(shape), dtype=src.dtype)
+    np.add.at(out, _grid(idx, dim), src)
+    return out
+
+
+def _scatter_add_vjp(ctx, g):
+    from .dispatch import apply
+    return [None, apply("gather", g[0], ctx.input(0), dim=ctx.attrs["dim"])]
+
+
+defop("scatter_add", infer=_scatter_add_infer, forward=_scatter_add_forward, vjp=_scatter_add_vjp,
+      saves=("in0",), traits=INDEX, num_inputs=2, differentiable_inputs=(1,), attr_names=("dim", "shape"),
+      node_name="ScatterAddBackward0")

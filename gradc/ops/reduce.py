@@ -1,0 +1,316 @@
+"""Reductions: sum, mean, prod, amax/amin, max/min along a dim, argmax/argmin, norm,
+var, std, logsumexp, softmax and log_softmax, and sum_to (the adjoint of broadcasting)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from .registry import NONDIFF, PURE, REDUCTION, ShapeError, TypeInfo, defop
+from .rules import (check_dims, expand_reduced, fmt_shape, keep_reduced, reduced_shape,
+                    reduction_count)
+
+RED = frozenset({PURE, REDUCTION})
+_ATTRS = ("dims", "keepdim")
+
+
+def _reduce_infer(name, out_dtype=None, float_only=False):
+    def infer(types, attrs):
+        t = types[0]
+        dims = tuple(attrs["dims"])
+        check_dims(name, t.shape, dims)
+        if float_only and not t.dtype.is_floating_point:
+            raise ShapeError(f"gradc.{name}: expected a floating point tensor, got {t.dtype}")
+        return [TypeInfo(reduced_shape(t.shape, dims, attrs["keepdim"]), out_dtype or t.dtype)]
+    return infer
+
+
+def _np_reduce(fn):
+    def forward(x, dims, keepdim, **kw):
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(x, axis=tuple(dims), keepdims=keepdim, **kw))
+    return forward
+
+
+def _dims(ctx):
+    return tuple(ctx.attrs["dims"]), ctx.attrs["keepdim"], ctx.input_types[0].shape
+
+
+def _sum_vjp(ctx, g):
+    dims, keep, shape = _dims(ctx)
+    return [expand_reduced(g[0], shape, dims, keep)]
+
+
+def _mean_vjp(ctx, g):
+    dims, keep, shape = _dims(ctx)
+    return [expand_reduced(g[0], shape, dims, keep) / reduction_count(shape, dims)]
+
+
+def _prod_vjp(ctx, g):
+    from ..tensor_api import where
+    dims, keep, shape = _dims(ctx)
+    x = ctx.input(0)
+    out = keep_reduced(ctx.output(0), shape, dims, keep)
+    gg = expand_reduced(g[0], shape, dims, keep)
+    # out / x, valid where x != 0; a single zero gets the product of the others.
+    others = (where(x == 0, 1.0, x)).prod(dims, keepdim=True) if dims else where(x == 0, 1.0, x)
+    zeros = (x == 0).sum(dims, keepdim=True) if dims else (x == 0).long()
+    safe = where(x == 0, where(zeros == 1, others, 0.0), out / where(x == 0, 1.0, x))
+    return [gg * safe]
+
+
+def _extremum_vjp(ctx, g):
+    dims, keep, shape = _dims(ctx)
+    x = ctx.input(0)
+    out = keep_reduced(ctx.output(0), shape, dims, keep)
+    mask = x == out
+    count = mask.sum(dims, keepdim=True) if dims else mask.long()
+    from ..tensor_api import where
+    return [where(mask, expand_reduced(g[0], shape, dims, keep) / count, 0.0)]
+
+
+defop("sum", infer=_reduce_infer("sum"), forward=_np_reduce(np.sum), vjp=_sum_vjp, traits=RED,
+      attr_names=_ATTRS, node_name=lambda a: "SumBackward1")
+defop("mean", infer=_reduce_infer("mean", float_only=True), forward=_np_reduce(np.mean), vjp=_mean_vjp,
+      traits=RED, attr_names=_ATTRS, node_name=lambda a: "MeanBackward1")
+defop("prod", infer=_reduce_infer("prod"), forward=_np_reduce(np.prod), vjp=_prod_vjp,
+      saves=("in0", "out0"), traits=RED, attr_names=_ATTRS, node_name=lambda a: "ProdBackward1")
+
+
+def _nonempty(fn, name):
+    def forward(x, dims, keepdim):
+        if x.size == 0 and any(x.shape[d] == 0 for d in dims) or (x.size == 0 and not dims):
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+        return np.asarray(fn(x, axis=tuple(dims), keepdims=keepdim))
+    return forward
+
+
+defop("amax", infer=_reduce_infer("amax"), forward=_nonempty(np.max, "amax"), vjp=_extremum_vjp,
+      saves=("in0", "out0"), traits=RED, attr_names=_ATTRS, node_name="AmaxBackward0")
+defop("amin", infer=_reduce_infer("amin"), forward=_nonempty(np.min, "amin"), vjp=_extremum_vjp,
+      saves=("in0", "out0"), traits=RED, attr_names=_ATTRS, node_name="AminBackward0")
+
+
+# ---- max/min along one dim: (values, indices) ------------------------------------------------
+def _dim_infer(name, n_out):
+    def infer(types, attrs):
+        t = types[0]
+        d = attrs["dim"]
+        check_dims(name, t.shape, (d,))
+        if t.shape and t.shape[d] == 0:
+            raise ShapeError(f"gradc.{name}: cannot reduce over a zero-size dimension {d} of "
+                             f"shape {fmt_shape(t.shape)}")
+        shape = reduced_shape(t.shape, (d,) if t.shape else (), attrs["keepdim"])
+        outs = [TypeInfo(shape, t.dtype), TypeInfo(shape, dtypes.int64)]
+        return outs[-n_out:] if n_out == 1 else outs
+    return infer
+
+
+def _arg(fn):
+    def forward(x, dim, keepdim):
+        if x.ndim == 0:
+            return np.asarray(0, dtype=np.int64)
+        idx = fn(x, axis=dim)
+        if keepdim:
+            idx = np.expand_dims(idx, dim)
+        return np.asarray(idx, dtype=np.int64)
+    return forward
+
+
+def _dim_extremum(argfn):
+    def forward(x, dim, keepdim):
+        idx = _arg(argfn)(x, dim, True)
+        if x.ndim == 0:
+            return x.copy(), idx
+        values = np.take_along_axis(x, idx, axis=dim)
+        if not keepdim:
+            values, idx = np.squeeze(values, dim), np.squeeze(idx, dim)
+        return values, idx
+    return forward
+
+
+def _dim_extremum_vjp(ctx, g):
+    shape = ctx.input_types[0].shape
+    if not shape:
+        return [g[0]]
+    d, keep = ctx.attrs["dim"], ctx.attrs["keepdim"]
+    idx = ctx.output(1)
+    gv = g[0]
+    if not keep:
+        idx, gv = idx.unsqueeze(d), gv.unsqueeze(d)
+    from .dispatch import apply
+    return [apply("scatter_add", idx, gv, dim=d, shape=list(shape))]
+
+
+for _k, _fn in (("max", np.argmax), ("min", np.argmin)):
+    defop(f"{_k}_dim", infer=_dim_infer(f"{_k}_dim", 2), forward=_dim_extremum(_fn), vjp=_dim_extremum_vjp,
+          saves=("out1",), traits=RED, num_outputs=2, attr_names=("dim", "keepdim"),
+          node_name=f"{_k.capitalize()}Backward0")
+    defop(f"arg{_k}", infer=_dim_infer(f"arg{_k}", 1), forward=_arg(_fn),
+          traits=frozenset({PURE, REDUCTION, NONDIFF}), attr_names=("dim", "keepdim"))
+
+
+# ---- norm, var, std, logsumexp ---------------------------------------------------------------
+def _norm_forward(x, p, dims, keepdim):
+    ax = tuple(dims)
+    with np.errstate(all="ignore"):
+        if p == float("inf"):
+            return np.asarray(np.max(np.abs(x), axis=ax, keepdims=keepdim))
+        if p == 2:
+            return np.asarray(np.sqrt(np.sum(x * x, axis=ax, keepdims=keepdim)))
+        if p == 0:
+            return np.asarray(np.sum(x != 0, axis=ax, keepdims=keepdim), dtype=x.dtype)
+        return np.asarray(np.sum(np.abs(x) ** p, axis=ax, keepdims=keepdim) ** (1.0 / p))
+
+
+def _norm_vjp(ctx, g):
+    from ..tensor_api import where
+    dims, keep, shape = _dims(ctx)
+    p = ctx.attrs["p"]
+    x = ctx.input(0)
+    out = keep_reduced(ctx.output(0), shape, dims, keep)
+    gg = expand_reduced(g[0], shape, dims, keep)
+    if p == 2:
+        return [where(out == 0, 0.0, gg * x / out)]
+    if p == 1:
+        return [gg * x.sign()]
+    if p == 0:
+        return [gg * 0]
+    if p == float("inf"):
+        mask = x.abs() == out
+        return [where(mask, gg * x.sign() / mask.sum(dims, keepdim=True), 0.0)]
+    return [where(out == 0, 0.0, gg * x * x.abs() ** (p - 2) / out ** (p - 1))]
+
+
+defop("norm", infer=_reduce_infer("norm", float_only=True), forward=_norm_forward, vjp=_norm_vjp,
+      saves=("in0", "out0"), traits=RED, attr_names=("p", "dims", "keepdim"),
+      node_name="LinalgVectorNormBackward0")
+
+
+def _var_forward(x, dims, correction, keepdim):
+    with np.errstate(all="ignore"):
+        return np.asarray(np.var(x, axis=tuple(dims), ddof=correction, keepdims=keepdim))
+
+
+def _var_vjp(ctx, g):
+    dims, keep, shape = _dims(ctx)
+    x = ctx.input(0)
+    n = reduction_count(shape, dims) - ctx.attrs["correction"]
+    centered = x - x.mean(dims, keepdim=True)
+    return [expand_reduced(g[0], shape, dims, keep) * centered * (2.0 / n)]
+
+
+def _std_vjp(ctx, g):
+    dims, keep, shape = _dims(ctx)
+    x = ctx.input(0)
+    n = reduction_count(shape, dims) - ctx.attrs["correction"]
+    centered = x - x.mean(dims, keepdim=True)
+    out = keep_reduced(ctx.output(0), shape, dims, keep)
+    return [expand_reduced(g[0], shape, dims, keep) * centered / (out * n)]
+
+
+defop("var", infer=_reduce_infer("var", float_only=True), forward=_var_forward, vjp=_var_vjp,
+      saves=("in0",), traits=RED, attr_names=("dims", "correction", "keepdim"), node_name="VarBackward0")
+defop("std", infer=_reduce_infer("std", float_only=True),
+      forward=lambda x, dims, correction, keepdim: np.sqrt(_var_forward(x, dims, correction, keepdim)),
+      vjp=_std_vjp, saves=("in0", "out0"), traits=RED, attr_names=("dims", "correction", "keepdim"),
+      node_name="StdBackward0")
+
+
+def _logsumexp_forward(x, dims, keepdim):
+    ax = tuple(dims)
+    with np.errstate(all="ignore"):
+        m = np.max(x, axis=ax, keepdims=True) if x.size else np.zeros([1] * x.ndim, x.dtype)
+        m = np.where(np.isfinite(m), m, 0)
+        out = np.log(np.sum(np.exp(x - m), axis=ax, keepdims=True)) + m
+        return np.asarray(out if keepdim else np.squeeze(out, axis=ax), dtype=x.dtype)
+
+
+def _logsumexp_vjp(ctx, g):
+    dims, keep, shape = _dims(ctx)
+    x = ctx.input(0)
+    out = keep_reduced(ctx.output(0), shape, dims, keep)
+    return [expand_reduced(g[0], shape, dims, keep) * (x - out).exp()]
+
+
+defop("logsumexp", infer=_reduce_infer("logsumexp", float_only=True), forward=_logsumexp_forward,
+      vjp=_logsumexp_vjp, saves=("in0", "out0"), traits=RED, attr_names=_ATTRS,
+      node_name="LogsumexpBackward0")
+
+
+# ---- softmax family (reduce + broadcast, shape preserving) ---------------------------------
+def _softmax_infer(name):
+    def infer(types, attrs):
+        t = types[0]
+        check_dims(name, t.shape, (attrs["dim"],))
+        if not t.dtype.is_floating_point:
+            raise ShapeError(f"gradc.{name}: expected a floating point tensor, got {t.dtype}")
+        return [t]
+    return infer
+
+
+def _softmax_forward(x, dim):
+    if x.ndim == 0:
+        return np.ones_like(x)
+    with np.errstate(all="ignore"):
+        e = np.exp(x - np.max(x, axis=dim, keepdims=True))
+        return e / np.sum(e, axis=dim, keepdims=True)
+
+
+def _log_softmax_forward(x, dim):
+    if x.ndim == 0:
+        return np.zeros_like(x)
+    with np.errstate(all="ignore"):
+        s = x - np.max(x, axis=dim, keepdims=True)
+        return s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))
+
+
+def _softmax_vjp(ctx, g):
+    y = ctx.output(0)
+    if not ctx.input_types[0].shape:
+        return [g[0] * 0]
+    gy = g[0] * y
+    return [gy - y * gy.sum(ctx.attrs["dim"], keepdim=True)]
+
+
+def _log_softmax_vjp(ctx, g):
+    y = ctx.output(0)
+    if not ctx.input_types[0].shape:
+        return [g[0] * 0]
+    return [g[0] - y.exp() * g[0].sum(ctx.attrs["dim"], keepdim=True)]
+
+
+defop("softmax", infer=_softmax_infer("softmax"), forward=_softmax_forward, vjp=_softmax_vjp,
+      saves=("out0",), traits=RED, attr_names=("dim",), node_name="SoftmaxBackward0")
+defop("log_softmax", infer=_softmax_infer("log_softmax"), forward=_log_softmax_forward,
+      vjp=_log_softmax_vjp, saves=("out0",), traits=RED, attr_names=("dim",),
+      node_name="LogSoftmaxBackward0")
+
+
+# ---- sum_to: the adjoint of broadcasting -----------------------------------------------------
+def _sum_to_dims(in_shape, shape):
+    lead = len(in_shape) - len(shape)
+    dims = list(range(lead))
+    for i, s in enumerate(shape):
+        if s == 1 and in_shape[lead + i] != 1:
+            dims.append(lead + i)
+    return tuple(dims), lead
+
+
+def _sum_to_infer(types, attrs):
+    t = types[0]
+    shape = tuple(attrs["shape"])
+    lead = len(t.shape) - len(shape)
+    if lead < 0 or any(s not in (1, t.shape[lead + i]) for i, s in enumerate(shape)):
+        raise ShapeError(f"gradc.sum_to: size {fmt_shape(shape)} is not expandable to size "
+                         f"{fmt_shape(t.shape)}")
+    return [TypeInfo(shape, t.dtype)]
+
+
+def _sum_to_forward(x, shape):
+    dims, lead = _sum_to_dims(x.shape, shape)
+    return np.asarray(np.sum(x, axis=dims, keepdims=True).reshape(tuple(shape)) if dims else x.reshape(shape))
+
+
+defop("sum_to", infer=_sum_to_infer, forward=_sum_to_forward,
+      vjp=lambda ctx, g: [g[0].expand(ctx.input_types[0].shape)], traits=RED, attr_names=("shape",),
+      node_name="SumToSizeBackward0")

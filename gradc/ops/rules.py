@@ -1,0 +1,99 @@
+"""Shared shape/dtype rules and VJP helpers used by the op families."""
+from __future__ import annotations
+
+import math
+
+from .. import dtypes
+from .registry import ShapeError, TypeInfo
+
+
+def fmt_shape(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def broadcast_shapes(op: str, *shapes) -> tuple:
+    ndim = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(ndim):
+        size = 1
+        for k, s in enumerate(shapes):
+            j = i - (ndim - len(s))
+            if j < 0:
+                continue
+            d = s[j]
+            if d != 1:
+                if size != 1 and size != d:
+                    names = "ab"
+                    first = next(m for m, t in enumerate(shapes)
+                                 if i - (ndim - len(t)) >= 0 and t[i - (ndim - len(t))] == size)
+                    raise ShapeError(
+                        f"The size of tensor {names[first] if first < 2 else 'a'} ({size}) must match the size "
+                        f"of tensor {names[k] if k < 2 else 'b'} ({d}) at non-singleton dimension {i} "
+                        f"(in gradc.{op} with shapes " + ", ".join(fmt_shape(t) for t in shapes) + ")")
+                size = d
+        out.append(size)
+    return tuple(out)
+
+
+def same_dtype(op: str, types) -> dtypes.dtype:
+    dt = types[0].dtype
+    for t in types[1:]:
+        if t.dtype is not dt:
+            raise ShapeError(f"gradc.{op}: operands must share one dtype after promotion, got "
+                             + ", ".join(str(t.dtype) for t in types))
+    return dt
+
+
+def elementwise_rule(out_dtype=None, float_only=False):
+    """Shape rule for a broadcasting elementwise op; the result dtype is the operands' unless given."""
+    def infer(op_name):
+        def rule(types, attrs):
+            shape = broadcast_shapes(op_name, *(t.shape for t in types))
+            dt = same_dtype(op_name, types) if out_dtype is None else out_dtype
+            if float_only and not dt.is_floating_point:
+                raise ShapeError(f"gradc.{op_name}: expected a floating point tensor, got {dt}")
+            return [TypeInfo(shape, dt)]
+        return rule
+    return infer
+
+
+def reduced_shape(shape, dims, keepdim) -> tuple:
+    if keepdim:
+        return tuple(1 if i in dims else s for i, s in enumerate(shape))
+    return tuple(s for i, s in enumerate(shape) if i not in dims)
+
+
+def check_dims(op, shape, dims):
+    for d in dims:
+        if not (0 <= d < max(len(shape), 1)):
+            raise ShapeError(f"gradc.{op}: dim {d} out of range for a tensor of shape {fmt_shape(shape)}")
+
+
+def reduction_count(shape, dims) -> int:
+    return math.prod(shape[d] for d in dims) if shape else 1
+
+
+# ---- VJP helpers (tensor-API level; work on eager tensors and proxies alike) ----------------
+def unbroadcast(g, shape):
+    """Sum a broadcast gradient back to an operand's shape."""
+    shape = tuple(shape)
+    if tuple(g.shape) == shape:
+        return g
+    return g.sum_to_size(shape)
+
+
+def expand_reduced(g, in_shape, dims, keepdim):
+    """Undo a reduction's shape: re-insert reduced dims (if dropped) and expand."""
+    in_shape = tuple(in_shape)
+    if not keepdim and dims:
+        g = g.reshape(reduced_shape(in_shape, dims, True))
+    if tuple(g.shape) != in_shape:
+        g = g.expand(in_shape)
+    return g
+
+
+def keep_reduced(y, in_shape, dims, keepdim):
+    """A reduction's output reshaped to keepdim form (for broadcasting against its input)."""
+    if not keepdim and dims:
+        return y.reshape(reduced_shape(in_shape, dims, True))
+    return y

@@ -1,0 +1,112 @@
+"""Shape ops: reshape, permute, expand, cat, stack."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .registry import PURE, VIEW, ShapeError, TypeInfo, defop
+from .rules import fmt_shape, same_dtype
+
+VIEWS = frozenset({PURE, VIEW})
+
+
+def _reshape_infer(types, attrs):
+    t = types[0]
+    shape = tuple(attrs["shape"])
+    if math.prod(shape) != t.numel or any(s < 0 for s in shape):
+        raise ShapeError(f"shape '{fmt_shape(shape)}' is invalid for input of size {t.numel} "
+                         f"(in gradc.reshape of shape {fmt_shape(t.shape)})")
+    return [TypeInfo(shape, t.dtype)]
+
+
+defop("reshape", infer=_reshape_infer, forward=lambda x, shape: np.reshape(x, tuple(shape)),
+      vjp=lambda ctx, g: [g[0].reshape(ctx.input_types[0].shape)], traits=VIEWS,
+      attr_names=("shape",), node_name="ViewBackward0")
+
+
+def _permute_infer(types, attrs):
+    t = types[0]
+    dims = list(attrs["dims"])
+    if sorted(dims) != list(range(t.ndim)):
+        raise ShapeError(f"gradc.permute: dims {dims} are not a permutation of the {t.ndim} dims of "
+                         f"shape {fmt_shape(t.shape)}")
+    return [TypeInfo(tuple(t.shape[d] for d in dims), t.dtype)]
+
+
+def _permute_vjp(ctx, g):
+    dims = list(ctx.attrs["dims"])
+    inverse = [dims.index(i) for i in range(len(dims))]
+    return [g[0].permute(*inverse)]
+
+
+defop("permute", infer=_permute_infer, forward=lambda x, dims: np.transpose(x, tuple(dims)),
+      vjp=_permute_vjp, traits=VIEWS, attr_names=("dims",), node_name="PermuteBackward0")
+
+
+def _expand_infer(types, attrs):
+    t = types[0]
+    shape = tuple(attrs["shape"])
+    lead = len(shape) - t.ndim
+    if lead < 0 or any(s not in (1, shape[lead + i]) for i, s in enumerate(t.shape)):
+        raise ShapeError(f"gradc.expand: shape {fmt_shape(t.shape)} cannot be expanded to {fmt_shape(shape)}")
+    return [TypeInfo(shape, t.dtype)]
+
+
+defop("expand", infer=_expand_infer, forward=lambda x, shape: np.broadcast_to(x, tuple(shape)),
+      vjp=lambda ctx, g: [g[0].sum_to_size(ctx.input_types[0].shape)], traits=VIEWS,
+      attr_names=("shape",), node_name="ExpandBackward0")
+
+
+def _cat_infer(types, attrs):
+    d = attrs["dim"]
+    dt = same_dtype("cat", types)
+    ref = next((t for t in types if t.shape != (0,)), types[0])
+    if ref.ndim == 0:
+        raise ShapeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    total = 0
+    for i, t in enumerate(types):
+        if t.shape == (0,):
+            continue
+        if t.ndim != ref.ndim or any(a != b for k, (a, b) in enumerate(zip(t.shape, ref.shape)) if k != d):
+            raise ShapeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
+                             f"{fmt_shape(ref.shape)} but got size {fmt_shape(t.shape)} for tensor number {i} "
+                             "in the list (in gradc.cat)")
+        total += t.shape[d]
+    shape = list(ref.shape)
+    shape[d] = total
+    return [TypeInfo(tuple(shape), dt)]
+
+
+def _cat_vjp(ctx, g):
+    d = ctx.attrs["dim"]
+    grads, start = [], 0
+    for t in ctx.input_types:
+        if t.shape == (0,):
+            grads.append(None)
+            continue
+        n = t.shape[d]
+        grads.append(g[0].narrow(d, start, n))
+        start += n
+    return grads
+
+
+defop("cat", infer=_cat_infer, forward=lambda *xs, dim: np.concatenate(
+          [x for x in xs if x.shape != (0,)] or [xs[0]], axis=dim),
+      vjp=_cat_vjp, num_inputs=None, attr_names=("dim",), node_name="CatBackward0")
+
+
+def _stack_infer(types, attrs):
+    dt = same_dtype("stack", types)
+    for i, t in enumerate(types):
+        if t.shape != types[0].shape:
+            raise ShapeError(f"stack expects each tensor to be equal size, but got {fmt_shape(types[0].shape)} "
+                             f"at entry 0 and {fmt_shape(t.shape)} at entry {i}")
+    shape = list(types[0].shape)
+    shape.insert(attrs["dim"], len(types))
+    return [TypeInfo(tuple(shape), dt)]
+
+
+defop("stack", infer=_stack_infer, forward=lambda *xs, dim: np.stack(xs, axis=dim),
+      vjp=lambda ctx, g: [g[0].select(ctx.attrs["dim"], i) for i in range(len(ctx.input_types))],
+      num_inputs=None, attr_names=("dim",), node_name="StackBackward0")

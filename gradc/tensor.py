@@ -1,0 +1,432 @@
+"""The eager Tensor: NumPy storage, dtype, device, version counter, autograd
+metadata, printing and conversions. Ops come from ``TensorAPI`` and run through
+``Tensor._apply``, which executes the op table's NumPy reference and records a
+backward node whose VJP is the table's rule."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from . import _printing, dtypes
+from .autograd import grad_mode
+from .autograd.node import AccumulateGrad, RemovableHandle, node_class
+from .ops import registry
+from .ops.registry import NONDIFF, VIEW, TypeInfo
+from .tensor_api import Size, TensorAPI
+
+NONLEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
+    "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf "
+    "Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
+    "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information. "
+    "(Triggered internally at /__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)")
+
+
+class _VersionCounter:
+    __slots__ = ("value",)
+
+    def __init__(self):
+        self.value = 0
+
+
+class device:
+    """torch.device: a type ('cpu' or 'cuda') and an optional index."""
+
+    def __init__(self, spec="cpu", index=None):
+        if isinstance(spec, device):
+            spec, index = spec.type, spec.index
+        spec = str(spec)
+        if ":" in spec:
+            spec, idx = spec.split(":", 1)
+            index = int(idx)
+        if spec not in ("cpu", "cuda"):
+            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {spec}")
+        self.type = spec
+        self.index = index
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self):
+        return f"device(type='{self.type}')" if self.index is None else \
+            f"device(type='{self.type}', index={self.index})"
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index or 0) == (other.type, other.index or 0)
+
+    def __hash__(self):
+        return hash((self.type, self.index or 0))
+
+
+CPU = device("cpu")
+
+
+def check_device(dev) -> device:
+    d = device(dev) if dev is not None else CPU
+    if d.type == "cuda":
+        from .cuda import require_cuda
+        require_cuda()
+    return d
+
+
+class Tensor(TensorAPI):
+    """An eager tensor. Create with ``gradc.tensor`` and the other factories."""
+    _dispatch_priority = 1
+
+    def __init__(self, data, requires_grad=False, *, _version=None):
+        if not isinstance(data, np.ndarray):
+            data = np.asarray(data)
+        self._data = data
+        self._dtype = dtypes.from_numpy(data.dtype)
+        if self._dtype.np != data.dtype:
+            self._data = data = data.astype(self._dtype.np)
+        self._device = CPU
+        self._grad_fn = None
+        self._output_nr = 0
+        self._grad = None
+        self._requires_grad = False
+        self._version_counter = _version or _VersionCounter()
+        self._hooks = {}
+        self._accumulator = None
+        self._retains_grad = False
+        self._base = None
+        if requires_grad:
+            self.requires_grad_(True)
+
+    # ---- metadata -----------------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._device.type == "cuda"
+
+    @property
+    def _version(self) -> int:
+        return self._version_counter.value
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad=True):
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
+            return self
+        if requires_grad and not self._dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    @property
+    def grad(self):
+        if self._grad_fn is not None and not self._retains_grad:
+            warnings.warn(NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if tuple(value.shape) != tuple(self.shape):
+                raise RuntimeError("assigned grad has data of a different size")
+            if value.dtype is not self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+        self._grad = value
+
+    @property
+    def data(self):
+        t = Tensor(self._data)
+        t._device = self._device
+        return t
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError("data must be a Tensor")
+        self._data = value._data
+        self._dtype = value._dtype
+
+    @property
+    def itemsize(self) -> int:
+        return self._dtype.itemsize
+
+    def element_size(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.nbytes
+
+    def is_contiguous(self) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def stride(self, dim=None):
+        st = tuple(s // self._dtype.itemsize for s in self._data.strides)
+        return st if dim is None else st[dim]
+
+    def data_ptr(self) -> int:
+        return self._data.__array_interface__["data"][0]
+
+    # ---- ops -----------------------------------------------------------------------------------
+    @classmethod
+    def _apply(cls, op, inputs, attrs, node_name=None):
+        for x in inputs:
+            if not isinstance(x, Tensor):
+                raise TypeError(f"gradc.{op.name}: expected Tensor inputs, got {type(x).__name__}")
+        dev = inputs[0]._device if inputs else CPU
+        for x in inputs[1:]:
+            if x._device != dev:
+                raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
+                                   f"devices, {dev} and {x._device}!")
+        types = [TypeInfo(x._data.shape, x._dtype) for x in inputs]
+        if not _has_bool_index(op, inputs):
+            out_types = op.infer(types, attrs)
+        else:
+            out_types = None
+        result = op.forward(*[x._data for x in inputs], **attrs)
+        arrays = result if isinstance(result, tuple) else (result,)
+        outs = []
+        for k, a in enumerate(arrays):
+            a = np.asarray(a)
+            if out_types is not None and a.dtype != out_types[k].dtype.np:
+                a = a.astype(out_types[k].dtype.np)
+            t = Tensor.__new__(Tensor)
+            t._init_result(a)
+            outs.append(t)
+        if op.has(VIEW) or op.name == "index":
+            for t in outs[:1]:
+                if np.shares_memory(t._data, inputs[0]._data):
+                    t._version_counter = inputs[0]._version_counter
+                    t._base = inputs[0] if inputs[0]._base is None else inputs[0]._base
+        if grad_mode.is_grad_enabled() and not op.has(NONDIFF):
+            needs = tuple(bool(x._requires_grad) and op.input_is_differentiable(i) for i, x in enumerate(inputs))
+            if any(needs):
+                next_functions = tuple((x._grad_edge() if n else (None, 0)) for x, n in zip(inputs, needs))
+                node = node_class(node_name or op.grad_fn_name(attrs))(
+                    op, attrs, inputs, outs, types, next_functions, needs)
+                for k in op.differentiable_outputs:
+                    if outs[k]._dtype.is_floating_point:
+                        outs[k]._grad_fn = node
+                        outs[k]._output_nr = k
+                        outs[k]._requires_grad = True
+        return outs[0] if op.num_outputs == 1 else tuple(outs)
+
+    def _init_result(self, array):
+        self._data = array
+        self._dtype = dtypes.from_numpy(array.dtype)
+        self._device = CPU
+        self._grad_fn = None
+        self._output_nr = 0
+        self._grad = None
+        self._requires_grad = False
+        self._version_counter = _VersionCounter()
+        self._hooks = {}
+        self._accumulator = None
+        self._retains_grad = False
+        self._base = None
+
+    def _grad_edge(self):
+        if self._grad_fn is not None:
+            return (self._grad_fn, self._output_nr)
+        if self._accumulator is None:
+            self._accumulator = AccumulateGrad(self)
+        return (self._accumulator, 0)
+
+    def _scalar(self, value, dtype):
+        t = Tensor(np.asarray(value, dtype=dtypes.as_dtype(dtype).np))
+        t._device = self._device
+        return t
+
+    def _index_tensor(self, value):
+        arr = np.asarray(value)
+        if arr.dtype.kind == "b":
+            return Tensor(arr)
+        if arr.dtype.kind not in "iu":
+            if arr.size == 0:
+                arr = arr.astype(np.int64)
+            else:
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        return Tensor(arr.astype(np.int64))
+
+    def _assign_inplace(self, result):
+        tracking = grad_mode.is_grad_enabled()
+        if tracking and self._requires_grad and self._grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        base = self._base
+        if tracking and base is not None and base._requires_grad:
+            if base._grad_fn is None:
+                raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
+                                   "operation.")
+            raise NotImplementedError(
+                "gradc does not yet record in-place operations on a view of a tensor that requires grad; "
+                "index-assign into the base tensor or use an out-of-place op")
+        if not self._data.flags.writeable:
+            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to "
+                               "a single memory location. Please clone() the tensor before performing the "
+                               "operation.")
+        np.copyto(self._data, result._data, casting="unsafe")
+        self._version_counter.value += 1
+        if tracking and result._grad_fn is not None:
+            node = result._grad_fn
+            self._grad_fn = node
+            self._output_nr = result._output_nr
+            self._requires_grad = True
+            node._rebind_output(result, self)
+
+    # ---- autograd entry points -----------------------------------------------------------
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from .autograd import backward
+        backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+
+    def register_hook(self, hook):
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is None:
+            store = self._hooks
+        else:
+            store = self._grad_fn._tensor_pre_hooks.setdefault(self._output_nr, {})
+        handle = RemovableHandle(store)
+        store[handle.id] = hook
+        return handle
+
+    def retain_grad(self):
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is None or self._retains_grad:
+            return
+        import weakref
+        self._grad_fn._retains_grad[self._output_nr] = weakref.ref(self)
+        self._retains_grad = True
+
+    def detach(self):
+        t = Tensor(self._data, _version=self._version_counter)
+        t._device = self._device
+        return t
+
+    def detach_(self):
+        if self._base is not None and self._grad_fn is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._grad_fn = None
+        self._requires_grad = False
+        return self
+
+    def contiguous(self):
+        if self._data.flags.c_contiguous:
+            return self
+        return self.clone()
+
+    def _to_device(self, dev):
+        d = check_device(dev)
+        if d == self._device:
+            return self
+        from .cuda import require_cuda
+        require_cuda()
+
+    def cpu(self):
+        return self
+
+    def cuda(self, device=None):
+        return self._to_device("cuda" if device is None else device)
+
+    # ---- conversions ---------------------------------------------------------------------
+    def numpy(self, *, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                               "instead.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._data.reshape(()))
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._dtype.is_floating_point or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __format__(self, spec):
+        if self._data.ndim == 0:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+    def __repr__(self, *, tensor_contents=None):
+        suffix = None
+        if self._grad_fn is not None:
+            suffix = f"grad_fn=<{self._grad_fn.name()}>"
+        elif self._requires_grad:
+            suffix = "requires_grad=True"
+        return _printing.tensor_repr(self._data, self._dtype.name, device=str(self._device), grad_suffix=suffix)
+
+    __str__ = __repr__
+
+    def __deepcopy__(self, memo):
+        t = Tensor(self._data.copy(), requires_grad=self._requires_grad and self._grad_fn is None)
+        return t
+
+    def __reduce__(self):
+        return (_rebuild, (self._data.copy(), self._requires_grad and self._grad_fn is None))
+
+
+def _rebuild(data, requires_grad):
+    return Tensor(data, requires_grad=requires_grad)
+
+
+def _has_bool_index(op, inputs):
+    return op.name in ("index", "index_put") and any(x._dtype is dtypes.bool_ for x in inputs[1:])
+
+
+def zeros_for(t: TypeInfo):
+    return Tensor(np.zeros(t.shape, dtype=t.dtype.np))

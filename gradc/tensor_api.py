@@ -1,0 +1,728 @@
+"""The tensor API shared by eager tensors and tracer proxies.
+
+Every method here is spelled in terms of table ops through ``dispatch.apply``;
+a subclass only supplies storage-specific pieces (``shape``, ``dtype``,
+``_scalar``, ``_assign_inplace``, conversions). So eager code, traced code
+and the VJP rules of the op table all speak one API.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+from collections import namedtuple
+from numbers import Number
+
+import numpy as np
+
+from . import dtypes
+from .ops.dispatch import TensorLikeMeta, apply
+
+
+class Size(tuple):
+    """torch.Size: a tuple of ints with PyTorch's repr."""
+
+    def __repr__(self) -> str:
+        return f"torch.Size([{', '.join(str(int(s)) for s in self)}])"
+
+    __str__ = __repr__
+
+    def numel(self) -> int:
+        return math.prod(self)
+
+
+def _named_return(name):
+    cls = namedtuple(name, ["values", "indices"])
+    cls.__repr__ = lambda self: (f"torch.return_types.{name}(\nvalues={self.values!r},\n"
+                                 f"indices={self.indices!r})")
+    return cls
+
+
+return_types_max = _named_return("max")
+return_types_min = _named_return("min")
+
+
+def is_tensor_like(x) -> bool:
+    return isinstance(x, TensorLikeMeta)
+
+
+def _is_scalar(x) -> bool:
+    return isinstance(x, (Number, np.number, np.bool_)) and not is_tensor_like(x)
+
+
+def norm_dim(dim: int, ndim: int) -> int:
+    lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    if not isinstance(dim, (int, np.integer)) or not lo <= dim <= hi:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
+    return int(dim) % builtins.max(ndim, 1)
+
+
+def norm_dims(dim, ndim: int) -> tuple:
+    """Normalise a reduction's ``dim`` argument to a sorted tuple; None means all dims."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (int, np.integer)):
+        dim = (dim,)
+    out = sorted({norm_dim(d, ndim) for d in dim}) if ndim else []
+    if len(out) != len(set(dim)) and ndim:
+        raise RuntimeError(f"dim {dim} appears multiple times in the list of dims")
+    return tuple(out)
+
+
+def _shape_args(args) -> tuple:
+    if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
+        args = tuple(args[0])
+    return tuple(int(a) for a in args)
+
+
+def promote_operands(operands, *, float_only=False):
+    """Cast tensor-likes and wrap Python scalars to PyTorch's common result dtype."""
+    like = next(x for x in operands if is_tensor_like(x))
+    pairs = []
+    for x in operands:
+        if is_tensor_like(x):
+            pairs.append((x.dtype, 2 if x.ndim > 0 else 1))
+        else:
+            pairs.append((dtypes.scalar_dtype(x), 0))
+    dt = dtypes.result_type(pairs)
+    if float_only and not dt.is_floating_point:
+        dt = dtypes.default_float
+    out = []
+    for x in operands:
+        if is_tensor_like(x):
+            out.append(x if x.dtype is dt else x.to(dt))
+        else:
+            out.append(like._scalar(x, dt))
+    return out, dt
+
+
+class TensorAPI(TensorLikeMeta):
+    """Methods common to every tensor-like; see the module docstring."""
+
+    # ---- to be provided by subclasses -------------------------------------------------
+    # shape (Size), dtype (dtypes.dtype), _scalar(value, dtype), _assign_inplace(result, name)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def dim(self) -> int:
+        return len(self.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self.shape)
+        return self.shape[norm_dim(dim, self.ndim)]
+
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    def nelement(self) -> int:
+        return self.numel()
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    # ---- binary arithmetic ---------------------------------------------------------------
+    def _binary(self, name, other, *, reverse=False, node_name=None, float_only=False):
+        if not (is_tensor_like(other) or _is_scalar(other)):
+            return NotImplemented
+        a, b = (other, self) if reverse else (self, other)
+        (a, b), _ = promote_operands([a, b], float_only=float_only)
+        return apply(name, a, b, _name=node_name)
+
+    def _compare(self, name, other):
+        if not (is_tensor_like(other) or _is_scalar(other)):
+            return NotImplemented
+        (a, b), _ = promote_operands([self, other])
+        return apply(name, a, b)
+
+    def add(self, other, alpha=1):
+        if alpha != 1:
+            other = other * alpha
+        return self._binary("add", other)
+
+    def sub(self, other, alpha=1):
+        if alpha != 1:
+            other = other * alpha
+        return self._binary("sub", other)
+
+    def __add__(self, other): return self._binary("add", other)
+    def __radd__(self, other): return self._binary("add", other, reverse=True)
+    def __sub__(self, other): return self._binary("sub", other)
+    def __rsub__(self, other): return self._binary("sub", other, reverse=True, node_name="RsubBackward1")
+    def __mul__(self, other): return self._binary("mul", other)
+    def __rmul__(self, other): return self._binary("mul", other, reverse=True)
+    def __truediv__(self, other): return self._binary("div", other, float_only=True)
+    def __rtruediv__(self, other): return self._binary("div", other, reverse=True, float_only=True)
+
+    def __pow__(self, other):
+        return self._binary("pow", other, node_name="PowBackward1" if is_tensor_like(other) else "PowBackward0")
+
+    def __rpow__(self, other):
+        return self._binary("pow", other, reverse=True, node_name="PowBackward2")
+
+    def __matmul__(self, other): return matmul(self, other)
+    def __rmatmul__(self, other): return matmul(other, self)
+    def __neg__(self): return apply("neg", self)
+    def __pos__(self): return self
+    def __abs__(self): return self.abs()
+
+    mul = __mul__
+    div = __truediv__
+    divide = __truediv__
+    multiply = __mul__
+    pow = __pow__
+
+    def true_divide(self, other): return self.__truediv__(other)
+    def neg(self): return apply("neg", self)
+    negative = neg
+
+    def maximum(self, other): return self._binary("maximum", other)
+    def minimum(self, other): return self._binary("minimum", other)
+
+    # comparisons (no gradient)
+    def __eq__(self, other): return self._compare("eq", other)
+    def __ne__(self, other): return self._compare("ne", other)
+    def __lt__(self, other): return self._compare("lt", other)
+    def __le__(self, other): return self._compare("le", other)
+    def __gt__(self, other): return self._compare("gt", other)
+    def __ge__(self, other): return self._compare("ge", other)
+    eq = __eq__
+    ne = __ne__
+    lt = __lt__
+    le = __le__
+    gt = __gt__
+    ge = __ge__
+    __hash__ = object.__hash__
+
+    def _logical(self, name, other):
+        a = self if self.dtype is dtypes.bool_ else self.ne(0)
+        b = other if (is_tensor_like(other) and other.dtype is dtypes.bool_) else (
+            other.ne(0) if is_tensor_like(other) else self._scalar(bool(other), dtypes.bool_))
+        return apply(name, a, b)
+
+    def __and__(self, other): return self._logical("logical_and", other)
+    def __or__(self, other): return self._logical("logical_or", other)
+    __rand__ = __and__
+    __ror__ = __or__
+    logical_and = __and__
+    logical_or = __or__
+
+    def logical_not(self):
+        return apply("logical_not", self if self.dtype is dtypes.bool_ else self.ne(0))
+
+    def __invert__(self):
+        if self.dtype is not dtypes.bool_:
+            raise TypeError("~ (bitwise_not) is only implemented for bool tensors in gradc")
+        return self.logical_not()
+
+    # ---- unary ---------------------------------------------------------------------------
+    def _unary(self, name):
+        x = self if self.dtype.is_floating_point else self.to(dtypes.default_float)
+        return apply(name, x)
+
+    def exp(self): return self._unary("exp")
+    def log(self): return self._unary("log")
+    def sqrt(self): return self._unary("sqrt")
+    def rsqrt(self): return self._unary("rsqrt")
+    def tanh(self): return self._unary("tanh")
+    def sigmoid(self): return self._unary("sigmoid")
+    def sin(self): return self._unary("sin")
+    def cos(self): return self._unary("cos")
+    def relu(self): return apply("relu", self)
+    def abs(self): return apply("abs", self)
+    def sign(self): return apply("sign", self)
+    def square(self): return self * self
+
+    def reciprocal(self):
+        return self._scalar(1.0, self.dtype if self.is_floating_point() else dtypes.default_float) / self
+
+    def clamp(self, min=None, max=None):
+        if min is None and max is None:
+            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        if is_tensor_like(min) or is_tensor_like(max):
+            out = self
+            if min is not None:
+                out = out.maximum(min)
+            if max is not None:
+                out = out.minimum(max)
+            return out
+        return apply("clamp", self, min=None if min is None else float(min),
+                     max=None if max is None else float(max), _name="ClampBackward1")
+
+    clip = clamp
+
+    def clamp_min(self, min): return self.clamp(min=min)
+    def clamp_max(self, max): return self.clamp(max=max)
+
+    def to(self, *args, **kwargs):
+        dt = kwargs.get("dtype")
+        for a in args:
+            if isinstance(a, dtypes.dtype):
+                dt = a
+            elif is_tensor_like(a):
+                dt = a.dtype
+        out = self
+        device = kwargs.get("device") or next((a for a in args if isinstance(a, str) or hasattr(a, "type")), None)
+        if device is not None:
+            out = out._to_device(device)
+        if dt is not None and dtypes.as_dtype(dt) is not out.dtype:
+            out = apply("cast", out, dtype=dtypes.as_dtype(dt).name, _name="ToCopyBackward0")
+        return out
+
+    def _to_device(self, device):
+        return self
+
+    def type_as(self, other): return self.to(other.dtype)
+    def float(self): return self.to(dtypes.float32)
+    def double(self): return self.to(dtypes.float64)
+    def long(self): return self.to(dtypes.int64)
+    def bool(self): return self.to(dtypes.bool_)
+
+    # ---- reductions ----------------------------------------------------------------------
+    def sum(self, dim=None, keepdim=False, dtype=None):
+        x = self.to(dtype) if dtype is not None else self
+        if not x.dtype.is_floating_point:
+            x = x.to(dtypes.int64)
+        return apply("sum", x, dims=list(norm_dims(dim, self.ndim)), keepdim=bool(keepdim),
+                     _name="SumBackward0" if dim is None else "SumBackward1")
+
+    def _float_reduction_input(self, what):
+        if not self.dtype.is_floating_point:
+            raise RuntimeError(f"{what}(): could not infer output dtype. Input dtype must be either a "
+                               f"floating point or complex dtype. Got: {self.dtype.tensor_type[:-6]}")
+        return self
+
+    def mean(self, dim=None, keepdim=False, dtype=None):
+        x = self.to(dtype) if dtype is not None else self._float_reduction_input("mean")
+        return apply("mean", x, dims=list(norm_dims(dim, self.ndim)), keepdim=bool(keepdim),
+                     _name="MeanBackward0" if dim is None else "MeanBackward1")
+
+    def prod(self, dim=None, keepdim=False):
+        x = self if self.dtype.is_floating_point else self.to(dtypes.int64)
+        return apply("prod", x, dims=list(norm_dims(dim, self.ndim)), keepdim=bool(keepdim),
+                     _name="ProdBackward0" if dim is None else "ProdBackward1")
+
+    def amax(self, dim=(), keepdim=False):
+        dims = norm_dims(None if dim == () else dim, self.ndim)
+        return apply("amax", self, dims=list(dims), keepdim=bool(keepdim))
+
+    def amin(self, dim=(), keepdim=False):
+        dims = norm_dims(None if dim == () else dim, self.ndim)
+        return apply("amin", self, dims=list(dims), keepdim=bool(keepdim))
+
+    def _extremum(self, kind, dim, keepdim):
+        if is_tensor_like(dim):
+            return self.maximum(dim) if kind == "max" else self.minimum(dim)
+        if dim is None:
+            if self.numel() == 0:
+                raise RuntimeError(f"{kind}(): Expected reduction dim to be specified for input.numel() == 0. "
+                                   "Specify the reduction dim with the 'dim' argument.")
+            return apply("amax" if kind == "max" else "amin", self, dims=list(range(self.ndim)),
+                         keepdim=False, _name=f"{kind.capitalize()}Backward1")
+        d = norm_dim(dim, self.ndim)
+        values, indices = apply(f"{kind}_dim", self, dim=d, keepdim=bool(keepdim),
+                                _name=f"{kind.capitalize()}Backward0")
+        cls = return_types_max if kind == "max" else return_types_min
+        return cls(values, indices)
+
+    def max(self, dim=None, keepdim=False): return self._extremum("max", dim, keepdim)
+    def min(self, dim=None, keepdim=False): return self._extremum("min", dim, keepdim)
+
+    def argmax(self, dim=None, keepdim=False):
+        if dim is None:
+            return apply("argmax", self.reshape(-1), dim=0, keepdim=False)
+        return apply("argmax", self, dim=norm_dim(dim, self.ndim), keepdim=bool(keepdim))
+
+    def argmin(self, dim=None, keepdim=False):
+        if dim is None:
+            return apply("argmin", self.reshape(-1), dim=0, keepdim=False)
+        return apply("argmin", self, dim=norm_dim(dim, self.ndim), keepdim=bool(keepdim))
+
+    def norm(self, p=2, dim=None, keepdim=False):
+        x = self._float_reduction_input("linalg.vector_norm")
+        if p == "fro":
+            p = 2
+        return apply("norm", x, p=float(p), dims=list(norm_dims(dim, self.ndim)), keepdim=bool(keepdim),
+                     _name="LinalgVectorNormBackward0")
+
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        correction = _correction(unbiased, correction)
+        x = self._float_reduction_input("var")
+        return apply("var", x, dims=list(norm_dims(dim, self.ndim)), correction=correction,
+                     keepdim=bool(keepdim), _name="VarBackward0")
+
+    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        correction = _correction(unbiased, correction)
+        x = self._float_reduction_input("std")
+        return apply("std", x, dims=list(norm_dims(dim, self.ndim)), correction=correction,
+                     keepdim=bool(keepdim), _name="StdBackward0")
+
+    def logsumexp(self, dim, keepdim=False):
+        x = self if self.dtype.is_floating_point else self.to(dtypes.default_float)
+        return apply("logsumexp", x, dims=list(norm_dims(dim, self.ndim)), keepdim=bool(keepdim))
+
+    def softmax(self, dim, dtype=None):
+        x = self.to(dtype) if dtype is not None else self._unary_float()
+        return apply("softmax", x, dim=norm_dim(dim, self.ndim))
+
+    def log_softmax(self, dim, dtype=None):
+        x = self.to(dtype) if dtype is not None else self._unary_float()
+        return apply("log_softmax", x, dim=norm_dim(dim, self.ndim))
+
+    def _unary_float(self):
+        return self if self.dtype.is_floating_point else self.to(dtypes.default_float)
+
+    # ---- shape -------------------------------------------------------------------------
+    def reshape(self, *shape):
+        shape = _infer_shape(_shape_args(shape), self.numel(), self.shape)
+        if tuple(shape) == tuple(self.shape):
+            return apply("reshape", self, shape=list(shape), _name="ViewBackward0")
+        return apply("reshape", self, shape=list(shape), _name="ViewBackward0")
+
+    def view(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
+            raise NotImplementedError("view(dtype) reinterpretation is not supported by gradc")
+        return self.reshape(*shape)
+
+    def view_as(self, other): return self.reshape(other.shape)
+    def reshape_as(self, other): return self.reshape(other.shape)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        if self.ndim == 0:
+            return self.reshape(1)
+        s, e = norm_dim(start_dim, self.ndim), norm_dim(end_dim, self.ndim)
+        if s > e:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+        if s == e:
+            return self
+        shape = tuple(self.shape[:s]) + (math.prod(self.shape[s:e + 1]),) + tuple(self.shape[e + 1:])
+        return self.reshape(shape)
+
+    def squeeze(self, dim=None):
+        if dim is None:
+            shape = [s for s in self.shape if s != 1]
+            name = "SqueezeBackward0"
+        else:
+            dims = norm_dims(dim, self.ndim)
+            shape = [s for i, s in enumerate(self.shape) if not (i in dims and s == 1)]
+            name = "SqueezeBackward1" if isinstance(dim, int) else "SqueezeBackward2"
+        return apply("reshape", self, shape=shape, _name=name)
+
+    def unsqueeze(self, dim):
+        d = norm_dim(dim, self.ndim + 1)
+        shape = list(self.shape)
+        shape.insert(d, 1)
+        return apply("reshape", self, shape=shape, _name="UnsqueezeBackward0")
+
+    def transpose(self, dim0, dim1):
+        if self.ndim == 0:
+            return self
+        d0, d1 = norm_dim(dim0, self.ndim), norm_dim(dim1, self.ndim)
+        perm = list(range(self.ndim))
+        perm[d0], perm[d1] = perm[d1], perm[d0]
+        return apply("permute", self, dims=perm, _name="TransposeBackward0")
+
+    swapaxes = transpose
+
+    def t(self):
+        if self.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+        return self.transpose(0, 1) if self.ndim == 2 else self
+
+    @property
+    def T(self):
+        return self.permute(*reversed(range(self.ndim))) if self.ndim >= 2 else self
+
+    @property
+    def mT(self):
+        if self.ndim < 2:
+            raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
+        return self.transpose(-2, -1)
+
+    def permute(self, *dims):
+        dims = _shape_args(dims)
+        if len(dims) != self.ndim:
+            raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match "
+                               f"the length of the desired ordering of dimensions i.e. input.dim() = {self.ndim} "
+                               f"is not equal to len(dims) = {len(dims)}")
+        perm = [norm_dim(d, self.ndim) for d in dims]
+        if sorted(perm) != list(range(self.ndim)):
+            raise RuntimeError("permute(): duplicate dims are not allowed.")
+        return apply("permute", self, dims=perm)
+
+    def expand(self, *sizes):
+        sizes = _shape_args(sizes)
+        if len(sizes) < self.ndim:
+            raise RuntimeError(f"expand(torch.{self.dtype.tensor_type}{{{list(self.shape)}}}, size={list(sizes)}): "
+                               "the number of sizes provided "
+                               f"({len(sizes)}) must be greater or equal to the number of dimensions in the tensor ({self.ndim})")
+        lead = len(sizes) - self.ndim
+        shape = []
+        for i, s in enumerate(sizes):
+            own = self.shape[i - lead] if i >= lead else None
+            if s == -1:
+                if own is None:
+                    raise RuntimeError("expand: -1 is not allowed in a leading, non-existing dimension")
+                s = own
+            elif own is not None and own != 1 and own != s:
+                raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({own}) at "
+                                   f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
+                                   f"Tensor sizes: {list(self.shape)}")
+            shape.append(s)
+        return apply("expand", self, shape=shape)
+
+    def expand_as(self, other): return self.expand(other.shape)
+
+    def broadcast_to(self, shape): return self.expand(*shape)
+
+    def sum_to_size(self, *shape):
+        shape = _shape_args(shape)
+        return self if tuple(shape) == tuple(self.shape) else apply("sum_to", self, shape=list(shape))
+
+    def contiguous(self):
+        return self
+
+    def clone(self):
+        return apply("clone", self)
+
+    def detach(self):
+        return apply("detach", self)
+
+    # ---- indexing ------------------------------------------------------------------------
+    def __getitem__(self, key):
+        key, tensors = encode_index(key, self)
+        return apply("index", self, *tensors, key=key, _name=index_node_name(key))
+
+    def __setitem__(self, key, value):
+        key, tensors = encode_index(key, self)
+        if not is_tensor_like(value):
+            value = self._scalar(value, self.dtype)
+        elif value.dtype is not self.dtype:
+            value = value.to(self.dtype)
+        out = apply("index_put", self, value, *tensors, key=key, _name="CopySlices")
+        self._assign_inplace(out)
+
+    def gather(self, dim, index):
+        return apply("gather", self, index, dim=norm_dim(dim, self.ndim))
+
+    def index_select(self, dim, index):
+        d = norm_dim(dim, self.ndim)
+        key = [["slice", None, None, None]] * d + [["tensor", 0]]
+        return apply("index", self, index, key=key, _name="IndexSelectBackward0")
+
+    def select(self, dim, index):
+        d = norm_dim(dim, self.ndim)
+        return self[(slice(None),) * d + (index,)]
+
+    def narrow(self, dim, start, length):
+        d = norm_dim(dim, self.ndim)
+        return self[(slice(None),) * d + (slice(start, start + length),)]
+
+    def masked_fill(self, mask, value):
+        return where(mask, value, self)
+
+    # ---- in-place ------------------------------------------------------------------------
+    def _inplace(self, result):
+        if result.dtype is not self.dtype:
+            result = result.to(self.dtype)
+        if tuple(result.shape) != tuple(self.shape):
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                               f"{list(result.shape)}")
+        self._assign_inplace(result)
+        return self
+
+    def add_(self, other, alpha=1): return self._inplace(self.add(other, alpha=alpha))
+    def sub_(self, other, alpha=1): return self._inplace(self.sub(other, alpha=alpha))
+    def mul_(self, other): return self._inplace(self * other)
+    def div_(self, other): return self._inplace(self / other)
+    def pow_(self, other): return self._inplace(self ** other)
+    def clamp_(self, min=None, max=None): return self._inplace(self.clamp(min, max))
+    def neg_(self): return self._inplace(-self)
+    def exp_(self): return self._inplace(self.exp())
+    def relu_(self): return self._inplace(self.relu())
+
+    def zero_(self): return self.fill_(0)
+
+    def fill_(self, value):
+        if is_tensor_like(value):
+            return self._inplace(value.to(self.dtype).expand(self.shape).clone()
+                                 if value.ndim == 0 else value)
+        return self._inplace(apply("fill", self, value=float(value) if self.dtype.is_floating_point
+                                   else (bool(value) if self.dtype is dtypes.bool_ else int(value)),
+                                   _name="FillBackward0"))
+
+    def copy_(self, src):
+        if not is_tensor_like(src):
+            raise TypeError("copy_(): argument 'src' must be Tensor")
+        src = src.to(self.dtype)
+        if tuple(src.shape) != tuple(self.shape):
+            src = src.expand(self.shape)
+        return self._inplace(apply("clone", src, _name="CopyBackwards"))
+
+    # ---- misc ----------------------------------------------------------------------------
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return int(correction)
+    if unbiased is None:
+        return 1
+    return 1 if unbiased else 0
+
+
+def _infer_shape(shape, numel, old_shape):
+    shape = list(shape)
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = math.prod(s for s in shape if s != -1)
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape[shape.index(-1)] = numel // known
+    if math.prod(shape) != numel or builtins.any(s < 0 for s in shape):
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+# ---- index encoding -----------------------------------------------------------------------
+def encode_index(key, tensor):
+    """Turn a Python index into a printable attr plus the list of index tensors.
+
+    Entries: ["int", i], ["slice", start, stop, step], ["none"], ["ellipsis"],
+    ["tensor", k] where k is the position of the index tensor among extra inputs.
+    Python lists and NumPy arrays become index tensors.
+    """
+    if not isinstance(key, tuple):
+        key = (key,)
+    enc, tensors = [], []
+    for k in key:
+        if k is None:
+            enc.append(["none"])
+        elif k is Ellipsis:
+            enc.append(["ellipsis"])
+        elif isinstance(k, slice):
+            enc.append(["slice", _opt_int(k.start), _opt_int(k.stop), _opt_int(k.step)])
+            if k.step is not None and k.step <= 0:
+                raise ValueError("step must be greater than zero")
+        elif isinstance(k, (bool, np.bool_)):
+            raise IndexError("indexing with a bare bool is not supported by gradc")
+        elif isinstance(k, (int, np.integer)):
+            enc.append(["int", int(k)])
+        elif is_tensor_like(k):
+            if k.dtype.is_floating_point:
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            enc.append(["tensor", len(tensors)])
+            tensors.append(k)
+        elif isinstance(k, (list, np.ndarray)):
+            t = tensor._index_tensor(k)
+            enc.append(["tensor", len(tensors)])
+            tensors.append(t)
+        else:
+            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                             f"Variables are valid indices (got {type(k).__name__})")
+    return enc, tensors
+
+
+def _opt_int(v):
+    return None if v is None else int(v)
+
+
+def decode_index(key, index_arrays):
+    """The NumPy index for an encoded key (inverse of encode_index)."""
+    out = []
+    for e in key:
+        kind = e[0]
+        if kind == "none":
+            out.append(None)
+        elif kind == "ellipsis":
+            out.append(Ellipsis)
+        elif kind == "slice":
+            out.append(slice(e[1], e[2], e[3]))
+        elif kind == "int":
+            out.append(e[1])
+        elif kind == "tensor":
+            out.append(index_arrays[e[1]])
+        else:
+            raise ValueError(f"bad index entry {e!r}")
+    return tuple(out)
+
+
+def index_node_name(key) -> str:
+    kinds = {e[0] for e in key}
+    if "tensor" in kinds:
+        return "IndexBackward0"
+    if "int" in kinds:
+        return "SelectBackward0"
+    if "slice" in kinds:
+        return "SliceBackward0"
+    if "none" in kinds:
+        return "UnsqueezeBackward0"
+    return "AliasBackward0"
+
+
+# ---- free functions (torch.* spellings) -------------------------------------------------
+def _first_tensor(*xs):
+    for x in xs:
+        if is_tensor_like(x):
+            return x
+        if isinstance(x, (list, tuple)):
+            for y in x:
+                if is_tensor_like(y):
+                    return y
+    raise TypeError("expected at least one Tensor argument")
+
+
+def where(condition, input, other):
+    like = _first_tensor(input, other, condition)
+    if not is_tensor_like(condition):
+        condition = like._scalar(bool(condition), dtypes.bool_)
+    elif condition.dtype is not dtypes.bool_:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with "
+                           f"dtype {condition.dtype.tensor_type[:-6]}")
+    (a, b), _ = promote_operands([input, other])
+    return apply("where", condition, a, b)
+
+
+def matmul(a, b):
+    if not (is_tensor_like(a) and is_tensor_like(b)):
+        raise TypeError("matmul(): argument 'other' must be Tensor")
+    if a.ndim == 0 or b.ndim == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D")
+    (a, b), _ = promote_operands([a, b])
+    if a.ndim == 1 and b.ndim == 1:
+        name = "DotBackward0"
+    elif a.ndim == 2 and b.ndim == 2:
+        name = "MmBackward0"
+    elif a.ndim == 2 and b.ndim == 1:
+        name = "MvBackward0"
+    else:
+        name = "UnsafeViewBackward0"
+    return apply("matmul", a, b, _name=name)
+
+
+def cat(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    tensors, _ = promote_operands(tensors)
+    d = norm_dim(dim, tensors[0].ndim)
+    return apply("cat", *tensors, dim=d)
+
+
+def stack(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    tensors, _ = promote_operands(tensors)
+    d = norm_dim(dim, tensors[0].ndim + 1)
+    return apply("stack", *tensors, dim=d)
