@@ -28,7 +28,8 @@ def seed() -> int:
 
 def _finish(array, dtype, requires_grad, device):
     check_device(device)
-    t = Tensor(np.ascontiguousarray(array, dtype=dtypes.as_dtype(dtype).np if dtype is not None else None))
+    array = np.asarray(array, dtype=dtypes.as_dtype(dtype).np if dtype is not None else None)
+    t = Tensor(array if array.flags.c_contiguous else np.array(array, order="C"))
     if requires_grad:
         t.requires_grad_(True)
     return t
