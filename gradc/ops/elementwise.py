@@ -33,9 +33,11 @@ def _shapes(ctx):
 
 # ---- binary arithmetic ------------------------------------------------------------------
 _binary("add", np.add,
-        lambda ctx, g: [unbroadcast(g[0], s) for s in _shapes(ctx)])
+        lambda ctx, g: [unbroadcast(g[0], s) if need else None
+                        for s, need in zip(_shapes(ctx), ctx.needs_input_grad)])
 _binary("sub", np.subtract,
-        lambda ctx, g: [unbroadcast(g[0], _shapes(ctx)[0]), unbroadcast(-g[0], _shapes(ctx)[1])])
+        lambda ctx, g: [unbroadcast(g[0], _shapes(ctx)[0]) if ctx.needs_input_grad[0] else None,
+                        unbroadcast(-g[0], _shapes(ctx)[1]) if ctx.needs_input_grad[1] else None])
 _binary("mul", np.multiply,
         lambda ctx, g: [unbroadcast(g[0] * ctx.input(1), _shapes(ctx)[0]) if ctx.needs_input_grad[0] else None,
                         unbroadcast(g[0] * ctx.input(0), _shapes(ctx)[1]) if ctx.needs_input_grad[1] else None],

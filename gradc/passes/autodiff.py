@@ -1,0 +1,128 @@
+"""autodiff: reverse-mode differentiation of a function, in the same IR.
+
+``differentiate(f, wrt)`` returns the *joint* function
+
+    @f_joint(%args..., %ct_0, ..., %ct_k) -> (outputs..., grad_wrt_0, ...)
+
+where ``%ct_i`` is the cotangent (incoming gradient) of the i-th floating output.
+It is a reverse walk with an adjoint map: contributions to a value are summed,
+each op's VJP comes from the op table (written in gradc ops and run on
+``IRTensor``s, so it emits ordinary IR), values that do not depend on a ``wrt``
+argument are skipped, and broadcasting is undone by the rules' ``sum_to``.
+Because the output is ordinary IR, the pass applies to its own output:
+second and higher derivatives are this pass run again.
+"""
+from __future__ import annotations
+
+from ..ops.registry import NONDIFF, VJPContext, vjp_rule
+from ..ir.core import RETURN, Builder, Function
+from ..ir.emitter import IRTensor
+
+# Function attributes recording the joint function's layout.
+NUM_OUTPUTS = "gradc.num_outputs"
+NUM_COTANGENTS = "gradc.num_cotangents"
+WRT = "gradc.wrt"
+REQUIRES_GRAD = "gradc.requires_grad"
+
+
+class AutodiffError(RuntimeError):
+    pass
+
+
+def default_wrt(func: Function) -> list[int]:
+    return [i for i, a in enumerate(func.arg_attrs) if a.get(REQUIRES_GRAD)]
+
+
+def active_values(func: Function, wrt) -> set:
+    """Values that depend (differentiably) on a wrt argument."""
+    active = {func.args[i] for i in wrt}
+    for op in func.body.ops:
+        if op.name == RETURN:
+            continue
+        d = op.opdef
+        if d is None:
+            raise AutodiffError(f"autodiff: cannot differentiate through '{op.name}' (run autodiff before fuse)")
+        if d.has(NONDIFF):
+            continue
+        if any(v in active and d.input_is_differentiable(i) for i, v in enumerate(op.operands)):
+            for r in op.results:
+                if r.type.dtype.is_floating_point:
+                    active.add(r)
+    return active
+
+
+def differentiate(func: Function, wrt=None, name: str | None = None) -> Function:
+    """The joint forward+backward function of ``func`` with respect to args ``wrt``."""
+    wrt = default_wrt(func) if wrt is None else [int(i) for i in wrt]
+    for i in wrt:
+        if not 0 <= i < len(func.args):
+            raise AutodiffError(f"autodiff: wrt index {i} out of range for @{func.name} with {len(func.args)} args")
+        if not func.args[i].type.dtype.is_floating_point:
+            raise AutodiffError(f"autodiff: argument {i} of @{func.name} has type {func.args[i].type}; only "
+                                "floating point arguments can be differentiated")
+    joint = func.clone()
+    joint.name = name or f"{func.name}_joint"
+    outputs = list(joint.outputs)
+    active = active_values(joint, wrt)
+    ret = joint.return_op
+    builder = Builder.before(ret)
+
+    adjoint: dict = {}
+
+    def contribute(value, g):
+        if g is None:
+            return
+        if value in adjoint:
+            prev = adjoint[value]
+            adjoint[value] = prev + g
+        else:
+            adjoint[value] = g
+
+    cotangent_positions = [k for k, v in enumerate(outputs) if v.type.dtype.is_floating_point]
+    for k in cotangent_positions:
+        ct = joint.add_argument(outputs[k].type, f"ct{k}")
+        builder.loc = outputs[k].owner.loc if hasattr(outputs[k].owner, "loc") else None
+        if outputs[k] in active:
+            contribute(outputs[k], IRTensor(ct, builder))
+
+    forward_ops = [op for op in joint.body.ops if op is not ret]
+    for op in reversed(forward_ops):
+        grads_out = [adjoint.get(r) for r in op.results]
+        if all(g is None for g in grads_out):
+            continue
+        d = op.opdef
+        if d.has(NONDIFF):
+            continue
+        needs = tuple(v in active and d.input_is_differentiable(i) for i, v in enumerate(op.operands))
+        if not any(needs):
+            continue
+        builder.loc = op.loc
+        wrap = [IRTensor(v, builder) for v in op.operands]
+        results = [IRTensor(r, builder) for r in op.results]
+        for k, r in enumerate(op.results):
+            if grads_out[k] is None and k in d.differentiable_outputs:
+                grads_out[k] = IRTensor(builder.constant(0.0, r.type.shape, r.type.dtype), builder)
+        ctx = VJPContext(wrap, results, op.attrs, needs, [v.type for v in op.operands])
+        try:
+            grads_in = vjp_rule(d)(ctx, grads_out)
+        except NotImplementedError as e:
+            raise AutodiffError(f"autodiff: {e} (at {op.loc or 'unknown location'})") from None
+        for i, (v, g) in enumerate(zip(op.operands, grads_in)):
+            if needs[i] and g is not None:
+                if g.dtype is not v.type.dtype:
+                    g = g.to(v.type.dtype)
+                contribute(v, g)
+
+    builder.loc = None
+    grads = []
+    for i in wrt:
+        a = joint.args[i]
+        g = adjoint.get(a)
+        grads.append(g.value if g is not None else builder.constant(0.0, a.type.shape, a.type.dtype))
+    joint.set_outputs(outputs + grads)
+    joint.attrs[NUM_OUTPUTS] = len(outputs)
+    joint.attrs[NUM_COTANGENTS] = len(cotangent_positions)
+    joint.attrs[WRT] = list(wrt)
+    for k, a in enumerate(joint.arg_attrs):
+        a.pop(REQUIRES_GRAD, None)
+    return joint
