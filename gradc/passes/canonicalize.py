@@ -1,0 +1,156 @@
+"""canonicalize: algebraic identities and constant folding, as rewrite patterns.
+
+Identities: x*1, 1*x, x+0, 0+x, x-0, x/1, neg(neg(x)), reshape of reshape,
+reshape/expand/sum_to/cast to the same type, permute of permute and identity
+permutes, sum/mean over size-1 dims (a reshape). Folding: a pure table op whose
+operands are all constants is evaluated with the op's NumPy reference when the
+result is small or uniform (one value broadcast), so constants stay readable.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..ir.core import Operation
+from ..ops.registry import PURE
+from .rewrite import RewritePattern, apply_patterns_greedily
+
+FOLD_MAX_ELEMENTS = 16
+
+
+def constant_value(v):
+    """The NumPy value of a ``gradc.constant`` result, else None."""
+    op = v.owner
+    if not isinstance(op, Operation) or op.name != "gradc.constant":
+        return None
+    a = op.attrs
+    return np.broadcast_to(np.asarray(a["value"], dtype=dtypes.from_name(a["dtype"]).np), tuple(a["shape"]))
+
+
+def is_splat(v, scalar) -> bool:
+    c = constant_value(v)
+    return c is not None and c.size > 0 and bool(np.all(c == scalar))
+
+
+class Identity(RewritePattern):
+    """``op(x, c)`` is ``x`` when c is a splat of ``unit`` and types agree."""
+
+    def __init__(self, name, unit, sides):
+        self.op_names = (f"gradc.{name}",)
+        self.unit = unit
+        self.sides = sides   # operand positions that may hold the unit
+
+    def match_and_rewrite(self, op, rw):
+        for side in self.sides:
+            other = op.operands[1 - side]
+            if is_splat(op.operands[side], self.unit) and other.type == op.results[0].type:
+                rw.replace_op(op, other)
+                return True
+        return False
+
+
+class SameTypeNoop(RewritePattern):
+    op_names = ("gradc.reshape", "gradc.expand", "gradc.sum_to", "gradc.cast", "gradc.clone")
+
+    def match_and_rewrite(self, op, rw):
+        if op.name == "gradc.clone":
+            return False
+        if op.operands[0].type == op.results[0].type:
+            rw.replace_op(op, op.operands[0])
+            return True
+        return False
+
+
+class DoubleNeg(RewritePattern):
+    op_names = ("gradc.neg",)
+
+    def match_and_rewrite(self, op, rw):
+        src = op.operands[0].owner
+        if isinstance(src, Operation) and src.name == "gradc.neg":
+            rw.replace_op(op, src.operands[0])
+            return True
+        return False
+
+
+class ReshapeOfReshape(RewritePattern):
+    op_names = ("gradc.reshape",)
+
+    def match_and_rewrite(self, op, rw):
+        src = op.operands[0].owner
+        if isinstance(src, Operation) and src.name == "gradc.reshape":
+            new = rw.builder_before(op).op("reshape", src.operands[0], shape=list(op.attrs["shape"]))
+            rw.replace_op(op, new)
+            return True
+        return False
+
+
+class PermuteOfPermute(RewritePattern):
+    op_names = ("gradc.permute",)
+
+    def match_and_rewrite(self, op, rw):
+        dims = list(op.attrs["dims"])
+        if dims == sorted(dims):
+            rw.replace_op(op, op.operands[0])
+            return True
+        src = op.operands[0].owner
+        if isinstance(src, Operation) and src.name == "gradc.permute":
+            inner = list(src.attrs["dims"])
+            composed = [inner[d] for d in dims]
+            new = rw.builder_before(op).op("permute", src.operands[0], dims=composed)
+            rw.replace_op(op, new)
+            return True
+        return False
+
+
+class ReduceUnitDims(RewritePattern):
+    """sum/mean/amax/amin over dims that all have size 1 only reshape."""
+    op_names = ("gradc.sum", "gradc.mean", "gradc.amax", "gradc.amin", "gradc.prod")
+
+    def match_and_rewrite(self, op, rw):
+        shape = op.operands[0].type.shape
+        dims = op.attrs["dims"]
+        if not shape or not all(shape[d] == 1 for d in dims):
+            return False
+        out = op.results[0].type
+        if out.dtype is not op.operands[0].type.dtype:
+            return False
+        new = rw.builder_before(op).op("reshape", op.operands[0], shape=list(out.shape))
+        rw.replace_op(op, new)
+        return True
+
+
+class ConstantFold(RewritePattern):
+    def match_and_rewrite(self, op, rw):
+        d = op.opdef
+        if d is None or not d.has(PURE) or op.name == "gradc.constant" or not op.operands:
+            return False
+        values = [constant_value(v) for v in op.operands]
+        if any(v is None for v in values):
+            return False
+        out_types = [r.type for r in op.results]
+        result = d.forward(*[np.array(v) for v in values], **op.attrs)
+        arrays = result if isinstance(result, tuple) else (result,)
+        folded = []
+        for a, t in zip(arrays, out_types):
+            a = np.asarray(a, dtype=t.dtype.np)
+            flat = a.reshape(-1)
+            if a.size and np.all(flat == flat[0]) and not np.isnan(flat[0]):
+                value = flat[0].item()
+            elif a.size <= FOLD_MAX_ELEMENTS and not np.isnan(a).any():
+                value = a.tolist()
+            else:
+                return False
+            folded.append((value, t))
+        b = rw.builder_before(op)
+        rw.replace_op(op, [b.constant(v, t.shape, t.dtype) for v, t in folded])
+        return True
+
+
+PATTERNS = [
+    Identity("mul", 1, (0, 1)), Identity("add", 0, (0, 1)), Identity("sub", 0, (1,)), Identity("div", 1, (1,)),
+    SameTypeNoop(), DoubleNeg(), ReshapeOfReshape(), PermuteOfPermute(), ReduceUnitDims(), ConstantFold(),
+]
+
+
+def canonicalize(func) -> bool:
+    return apply_patterns_greedily(func, PATTERNS)

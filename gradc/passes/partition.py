@@ -1,0 +1,203 @@
+"""partition: split a joint forward+backward function into forward and backward.
+
+Input: the joint function from ``autodiff`` (args = primals + cotangents, results =
+primal outputs + gradients). Output: a module with
+
+    @<name>_forward(primals...)                  -> (outputs..., residuals...)
+    @<name>_backward(residuals..., cotangents...) -> (gradients...)
+
+Residuals are the values saved for backward. Policies:
+
+- ``save-all``: everything that does not depend on a cotangent runs in forward;
+  every forward value that backward reads is saved.
+- ``min-memory`` (the default): a minimum cut over the forward graph chooses the
+  set of values to save with the fewest bytes, recomputing cheap ops (elementwise,
+  views, broadcasts) in backward; expensive ops (matmul, reductions, indexing)
+  are never recomputed. Saving a primal input costs nothing extra (the caller
+  holds it anyway), as in PyTorch, where saved inputs add no memory.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..ir.clone import clone_op
+from ..ir.core import RETURN, Function, Module
+from ..ops.registry import ELEMENTWISE, VIEW
+from .autodiff import NUM_COTANGENTS, NUM_OUTPUTS, WRT
+from .maxflow import INF, FlowGraph
+
+POLICIES = ("save-all", "min-memory")
+DEFAULT_POLICY = "min-memory"
+RESIDUALS = "gradc.residuals"
+
+
+def recomputable(op) -> bool:
+    d = op.opdef
+    return d is not None and (d.has(ELEMENTWISE) or d.has(VIEW) or op.name in ("gradc.constant", "gradc.sum_to"))
+
+
+@dataclass
+class Partition:
+    forward: Function
+    backward: Function
+    residual_types: list = field(default_factory=list)
+    saved_input_indices: list = field(default_factory=list)  # residuals that are primal inputs
+
+    @property
+    def module(self) -> Module:
+        return Module([self.forward, self.backward])
+
+    @property
+    def saved_bytes(self) -> int:
+        """Bytes kept alive between forward and backward beyond the caller's inputs."""
+        return sum(t.nbytes for k, t in enumerate(self.residual_types) if k not in self.saved_input_set)
+
+    @property
+    def saved_input_set(self) -> set:
+        return set(self.saved_input_indices)
+
+
+def _split_sets(joint: Function):
+    n_out = joint.attrs[NUM_OUTPUTS]
+    n_ct = joint.attrs[NUM_COTANGENTS]
+    n_primal = len(joint.args) - n_ct
+    primals = joint.args[:n_primal]
+    cotangents = set(joint.args[n_primal:])
+    outputs = joint.outputs
+    # values that depend on a cotangent can only be computed in backward
+    tangent_dep = set(cotangents)
+    for op in joint.body.ops:
+        if op.name != RETURN and any(v in tangent_dep for v in op.operands):
+            tangent_dep.update(op.results)
+    return primals, n_out, tangent_dep, outputs
+
+
+def _needed_ops(joint: Function, roots):
+    """Ops (in order) needed to compute ``roots``."""
+    need = set()
+    stack = [v for v in roots]
+    seen = set()
+    while stack:
+        v = stack.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        op = v.owner
+        if hasattr(op, "results") and op.name != RETURN:
+            need.add(op)
+            stack.extend(op.operands)
+    return [op for op in joint.body.ops if op in need]
+
+
+def partition(joint: Function, policy: str = DEFAULT_POLICY) -> Partition:
+    if policy not in POLICIES:
+        raise ValueError(f"partition: unknown policy '{policy}' (expected one of {', '.join(POLICIES)})")
+    for key in (NUM_OUTPUTS, NUM_COTANGENTS, WRT):
+        if key not in joint.attrs:
+            raise ValueError(f"partition: @{joint.name} is not a joint function from autodiff (missing {key})")
+    primals, n_out, tangent_dep, outputs = _split_sets(joint)
+    primal_outputs, grads = outputs[:n_out], outputs[n_out:]
+    backward_ops = [op for op in _needed_ops(joint, grads) if any(r in tangent_dep for r in op.results)]
+    backward_set = set(backward_ops)
+    # forward values read by backward ops (or returned directly as gradients)
+    needed = []
+    for op in backward_ops:
+        for v in op.operands:
+            if v not in tangent_dep and v not in needed:
+                needed.append(v)
+    for g in grads:
+        if g not in tangent_dep and g not in needed:
+            needed.append(g)
+    fwd_candidates = [op for op in _needed_ops(joint, list(primal_outputs) + needed) if op not in backward_set]
+
+    if policy == "save-all":
+        saved = [v for v in needed if not _is_constant(v)]
+    else:
+        saved = _min_cut(primals, fwd_candidates, needed, set(primal_outputs))
+    recompute = _recompute_ops(saved, needed)
+    # forward: ops needed for outputs and for the saved values (in joint order)
+    fwd_ops = [op for op in _needed_ops(joint, list(primal_outputs) + saved) if op not in backward_set]
+
+    n_primal = len(primals)
+    forward = Function(joint.name.replace("_joint", "") + "_forward", [a.type for a in primals],
+                       [a.name_hint for a in primals], arg_attrs=[dict(a) for a in joint.arg_attrs[:n_primal]])
+    fmap = dict(zip(primals, forward.args))
+    for op in fwd_ops:
+        forward.body.append(clone_op(op, fmap))
+    forward.set_outputs([fmap[v] for v in primal_outputs] + [fmap[v] for v in saved])
+    saved_inputs = [k for k, v in enumerate(saved) if v in primals]
+    forward.attrs[NUM_OUTPUTS] = n_out
+    forward.attrs[RESIDUALS] = len(saved)
+
+    cts = joint.args[n_primal:]
+    names = [_residual_name(v, k) for k, v in enumerate(saved)]
+    backward = Function(joint.name.replace("_joint", "") + "_backward",
+                        [v.type for v in saved] + [c.type for c in cts], names + [c.name_hint for c in cts])
+    bmap = dict(zip(saved, backward.args))
+    bmap.update(zip(cts, backward.args[len(saved):]))
+    recompute_set = set(recompute)
+    for op in joint.body.ops:
+        if op in recompute_set or op in backward_set:
+            backward.body.append(clone_op(op, bmap))
+    backward.set_outputs([bmap[g] for g in grads])
+    backward.attrs[RESIDUALS] = len(saved)
+    backward.attrs[WRT] = list(joint.attrs[WRT])
+    return Partition(forward, backward, [v.type for v in saved], saved_inputs)
+
+
+def _is_constant(v) -> bool:
+    return getattr(v.owner, "name", None) == "gradc.constant"
+
+
+def _residual_name(v, k):
+    hint = v.name_hint
+    return hint if hint else f"saved{k}"
+
+
+def _recompute_ops(saved, needed):
+    """Ops that backward re-executes to rebuild ``needed`` from ``saved``."""
+    saved_set = set(saved)
+    ops = set()
+    stack = [v for v in needed if v not in saved_set]
+    seen = set()
+    while stack:
+        v = stack.pop()
+        if v in seen or v in saved_set:
+            continue
+        seen.add(v)
+        op = v.owner
+        if not hasattr(op, "results"):
+            raise RuntimeError("partition: a needed value is neither saved nor computable")  # primal not saved
+        ops.add(op)
+        stack.extend(op.operands)
+    return ops
+
+
+def _min_cut(primals, fwd_ops, needed, outputs):
+    """Choose residuals: a minimum-byte cut separating inputs from what backward needs."""
+    g = FlowGraph()
+    src, sink = ("source",), ("sink",)
+    primal_set = set(primals)
+
+    def cost(v):
+        return 0 if v in primal_set else v.type.nbytes + 1   # +1 prefers fewer tensors on ties
+
+    for a in primals:
+        g.add_edge(src, ("in", a), INF)
+        g.add_edge(("in", a), ("out", a), cost(a))
+    for op in fwd_ops:
+        for r in op.results:
+            g.add_edge(("in", r), ("out", r), cost(r))
+            if not recomputable(op):
+                g.add_edge(src, ("in", r), INF)
+            for v in op.operands:
+                g.add_edge(("out", v), ("in", r), INF)
+    for v in needed:
+        g.add_edge(("out", v), sink, INF)
+    _, reach = g.min_cut(src, sink)
+    saved = []
+    candidates = list(primals) + [r for op in fwd_ops for r in op.results]
+    for v in candidates:
+        if ("in", v) in reach and ("out", v) not in reach:
+            saved.append(v)
+    return saved
