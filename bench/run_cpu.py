@@ -1,0 +1,146 @@
+"""CPU benchmark: W1-W5 forward+backward, gradc compiled vs eager vs NumPy vs PyTorch.
+
+    python bench/run_cpu.py [--repeat 20] [--only W1,W5] [--no-torch-compile]
+
+Prints a table of median milliseconds per forward+backward (microseconds for W5),
+the ratio of every peer's time to gradc compiled's (>1 means gradc is faster), the
+first-call compile time, and
+(JAX is not compared yet: it is not installed on the reference machine) for the bandwidth-bound workloads the floor implied by
+the streaming bandwidth measured in this same run.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import threading
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+from workloads import WORKLOADS  # noqa: E402
+
+import gradc  # noqa: E402
+
+
+def median_time(fn, repeat, warmup=2):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def stream_bandwidth(threads=2, mib=64):
+    """Bytes per second of a threaded copy (read + write), the floor's yardstick."""
+    n = mib * 2 ** 20 // 4
+    src = np.ones(n, np.float32)
+    dst = np.empty_like(src)
+    chunks = np.array_split(np.arange(n), threads)
+    bounds = [(c[0], c[-1] + 1) for c in chunks]
+
+    def run():
+        ts = [threading.Thread(target=np.copyto, args=(dst[a:b], src[a:b])) for a, b in bounds]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+    t = median_time(run, 10)
+    return 2 * src.nbytes / t
+
+
+def gradc_step(loss_fn, inputs, wrt, compiled):
+    tensors = {k: gradc.tensor(v, requires_grad=k in wrt) for k, v in inputs.items()}
+    fn = gradc.compile(loss_fn) if compiled else loss_fn
+    args = list(tensors.values())
+    leaves = [tensors[k] for k in wrt]
+
+    def step():
+        for t in leaves:
+            t.grad = None
+        fn(*args).backward()
+    return step, fn
+
+
+def torch_step(loss_fn, inputs, wrt, compile_mode):
+    import torch
+    tensors = {k: torch.tensor(v, requires_grad=k in wrt) for k, v in inputs.items()}
+    fn = torch.compile(loss_fn) if compile_mode else loss_fn
+    args = list(tensors.values())
+    leaves = [tensors[k] for k in wrt]
+
+    def step():
+        for t in leaves:
+            t.grad = None
+        fn(*args).backward()
+    return step
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--no-torch-compile", action="store_true")
+    args = ap.parse_args(argv)
+    rng = np.random.default_rng(0)
+    bw = stream_bandwidth()
+    print(f"# machine: {os.cpu_count()} cores; streaming copy bandwidth {bw / 1e9:.1f} GB/s (2 threads)")
+    try:
+        import torch
+        torch.set_num_threads(os.cpu_count())
+    except ImportError:
+        torch = None
+    rows = []
+    for name, (make_inputs, loss_fn, numpy_fn, floor_bytes) in WORKLOADS.items():
+        if args.only and not any(name.startswith(o) for o in args.only.split(",")):
+            continue
+        inputs, wrt = make_inputs(rng)
+        unit, scale = ("us", 1e6) if name.startswith("W5") else ("ms", 1e3)
+        res = {}
+        step, fn = gradc_step(loss_fn, inputs, wrt, compiled=True)
+        t0 = time.perf_counter()
+        step()
+        first = time.perf_counter() - t0
+        res["gradc compiled"] = median_time(step, args.repeat)
+        compile_s = max(first - res["gradc compiled"], 0.0)
+        step_e, _ = gradc_step(loss_fn, inputs, wrt, compiled=False)
+        res["gradc eager"] = median_time(step_e, max(3, args.repeat // 4))
+        res["numpy by hand"] = median_time(lambda: numpy_fn(*inputs.values()), args.repeat)
+        if torch is not None:
+            res["torch eager"] = median_time(torch_step(loss_fn, inputs, wrt, False), args.repeat)
+            if not args.no_torch_compile:
+                try:
+                    s = torch_step(loss_fn, inputs, wrt, True)
+                    t0 = time.perf_counter()
+                    s()
+                    tc_first = time.perf_counter() - t0
+                    res["torch.compile"] = median_time(s, args.repeat)
+                    res["torch.compile first call s"] = tc_first
+                except Exception as e:  # no compiler toolchain etc.
+                    print(f"# torch.compile unavailable for {name}: {type(e).__name__}: {e}")
+        ours = res["gradc compiled"]
+        print(f"\n## {name}   (median {unit} per forward+backward; ratio = peer / gradc compiled)")
+        print(f"{'implementation':<18} {unit:>10} {'ratio':>8}")
+        for k, v in res.items():
+            if k.endswith(" s"):
+                continue
+            print(f"{k:<18} {v * scale:>10.3f} {v / ours:>8.2f}x")
+        print(f"first call (trace + compile + run) of gradc: {first * 1e3:.1f} ms "
+              f"(compile about {compile_s * 1e3:.1f} ms)")
+        if "torch.compile first call s" in res:
+            print(f"first call of torch.compile: {res['torch.compile first call s'] * 1e3:.0f} ms")
+        if floor_bytes:
+            floor = floor_bytes / bw
+            print(f"bandwidth floor ({floor_bytes / 2 ** 20:.0f} MiB moved): {floor * 1e3:.3f} ms; "
+                  f"gradc at {ours / floor:.2f}x the floor")
+        rows.append((name, res))
+    return rows
+
+
+if __name__ == "__main__":
+    main()

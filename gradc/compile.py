@@ -1,0 +1,327 @@
+"""@gradc.compile: trace, differentiate, partition, fuse and run natively,
+joined to the eager autograd graph.
+
+A ``CompiledFunction`` specialises on every tensor argument's shape, dtype,
+device and requires_grad, on grad mode and on the values of non-tensor
+arguments. Each specialisation holds a forward executor and, when some input
+requires grad, a backward executor. Calling it returns eager tensors whose
+``grad_fn`` is a ``CompiledFunctionBackward`` node leading to the inputs' nodes,
+so compiled and eager code mix in one ``backward()``. Residuals are freed after
+backward unless ``retain_graph``; inputs saved for backward are version-checked;
+``create_graph=True`` compiles the adjoint (autodiff run on the joint function)
+so double backward works.
+"""
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from .autograd import grad_mode
+from .autograd.node import FREED_MESSAGE, Node, SavedTensor
+from .ir.clone import clone_function
+from .ir.core import Function
+from .tensor import Tensor
+
+log = logging.getLogger("gradc.compile")
+
+TARGETS = ("cpu", "interp")
+
+
+@dataclass(frozen=True)
+class _ArgKey:
+    shape: tuple
+    dtype: str
+    device: str
+    requires_grad: bool
+
+    def describe(self) -> str:
+        return (f"shape [{', '.join(map(str, self.shape))}], dtype {self.dtype}, device {self.device}, "
+                f"requires_grad={self.requires_grad}")
+
+
+def _backend(target: str):
+    if target == "interp":
+        return None
+    if target == "cpu":
+        try:
+            from .codegen.backend_cpu import CPUBackend
+        except ImportError:
+            return None
+        return CPUBackend()
+    if target == "cuda":
+        from .cuda import require_cuda
+        require_cuda()
+    raise ValueError(f"gradc.compile: unknown target '{target}' (expected one of {', '.join(TARGETS)})")
+
+
+def optimize(func: Function) -> Function:
+    from .passes.pipeline import run_pipeline
+    run_pipeline(func, "canonicalize,cse,dce")
+    return func
+
+
+class _Specialization:
+    """Everything compiled for one guard key."""
+
+    def __init__(self, func: Function, wrt, memory: str, backend, n_outputs: int):
+        from .executor import Executor
+        from .passes.autodiff import differentiate
+        from .passes.fuse import fuse
+        from .passes.partition import partition
+        t0 = time.perf_counter()
+        self.traced = func
+        self.wrt = list(wrt)
+        self.n_outputs = n_outputs
+        self.backend = backend
+        self.memory = memory
+        if self.wrt:
+            joint = optimize(differentiate(func, self.wrt))
+            self.joint = joint
+            self.partition = partition(joint, memory)
+            fuse(self.partition.forward)
+            fuse(self.partition.backward)
+            self.forward = Executor(self.partition.forward, backend)
+            self.backward = Executor(self.partition.backward, backend)
+            self.saved_inputs = {k: self._primal_index(k) for k in self.partition.saved_input_indices}
+        else:
+            fwd = optimize(clone_function(func))
+            fuse(fwd)
+            self.forward_only = fwd
+            self.forward = Executor(fwd, backend)
+        self._grad_fn_compiled = None
+        self.compile_seconds = time.perf_counter() - t0
+
+    def _primal_index(self, residual_k: int) -> int:
+        v = self.partition.forward.outputs[self.n_outputs + residual_k]
+        return self.partition.forward.args.index(v)
+
+    def grad_function(self):
+        """A CompiledFunction for (primals..., cotangents...) -> grads, for create_graph=True."""
+        if self._grad_fn_compiled is None:
+            g = clone_function(self.joint, self.traced.name + "_grad")
+            outs = g.outputs
+            g.set_outputs(outs[self.n_outputs:])
+            for key in list(g.attrs):
+                g.attrs.pop(key)
+            self._grad_fn_compiled = CompiledFunction.from_ir(g, memory=self.memory, backend=self.backend)
+        return self._grad_fn_compiled
+
+
+class CompiledFunctionBackward(Node):
+    """grad_fn of a compiled function's outputs: runs the compiled backward."""
+
+    def __init__(self, spec: _Specialization, inputs, residuals, next_functions, out_types):
+        super().__init__()
+        self._spec = spec
+        self._inputs = [SavedTensor(t) for t in inputs]
+        self._residuals = residuals
+        self._next = next_functions
+        self._output_types = out_types
+
+    def name(self) -> str:
+        return "CompiledFunctionBackward"
+
+    def release(self):
+        self._residuals = None
+
+    def apply(self, grads, retain_graph=True):
+        if self._residuals is None:
+            raise RuntimeError(FREED_MESSAGE)
+        spec = self._spec
+        cts = []
+        for g, t in zip(grads, self._output_types):
+            if t is None:
+                continue
+            cts.append(g if g is not None else Tensor(np.zeros(t.shape, dtype=t.dtype.np)))
+        inputs = [s.unpack() for s in self._inputs]   # version-counter check of saved inputs
+        if grad_mode.is_grad_enabled():   # create_graph=True: differentiate the adjoint too
+            return list(spec.grad_function()(*inputs, *cts))
+        residuals = list(self._residuals)
+        for k, i in spec.saved_inputs.items():
+            residuals[k] = inputs[i]._data
+        arrays = spec.backward.run(residuals + [c._data for c in cts])
+        return [Tensor(np.asarray(a)) for a in arrays]
+
+
+class CompiledFunction:
+    """The callable returned by ``gradc.compile``."""
+
+    def __init__(self, fn, *, target="cpu", memory="min-memory", fallback=False, name=None):
+        self.fn = fn
+        self.target = target
+        self.memory = memory
+        self.fallback = fallback
+        self.__name__ = name or getattr(fn, "__name__", "compiled")
+        self.__doc__ = getattr(fn, "__doc__", None)
+        self._cache: dict = {}
+        self._last_key = None
+        self.log: list[str] = []
+        self._ir = None
+        self._backend = None
+        try:
+            self._params = list(inspect.signature(fn).parameters) if fn is not None else []
+        except (TypeError, ValueError):
+            self._params = []
+
+    @classmethod
+    def from_ir(cls, func: Function, *, memory="min-memory", backend=None):
+        self = cls(None, memory=memory, name=func.name)
+        self._ir = func
+        self._backend = backend
+        self._params = [a.name_hint or f"arg{i}" for i, a in enumerate(func.args)]
+        return self
+
+    # ---- guards ----------------------------------------------------------------------------
+    def _key(self, args):
+        tensors, statics = [], []
+        for a in args:
+            if isinstance(a, Tensor):
+                tensors.append(_ArgKey(tuple(a.shape), a.dtype.name, str(a.device), a.requires_grad))
+            elif isinstance(a, (int, float, bool, str, type(None))):
+                statics.append(a)
+            else:
+                raise TypeError(f"@gradc.compile({self.__name__}): unsupported argument type {type(a).__name__} "
+                                "(pass tensors or Python scalars)")
+        return (tuple(tensors), tuple(statics), grad_mode.is_grad_enabled())
+
+    def _why(self, key) -> str:
+        if self._last_key is None:
+            return "first call"
+        old_t, old_s, old_g = self._last_key
+        new_t, new_s, new_g = key
+        if old_g != new_g:
+            return f"grad mode changed from {old_g} to {new_g}"
+        if len(old_t) != len(new_t):
+            return f"number of tensor arguments changed from {len(old_t)} to {len(new_t)}"
+        for i, (a, b) in enumerate(zip(old_t, new_t)):
+            if a != b:
+                name = self._params[i] if i < len(self._params) else f"arg{i}"
+                fields = [f for f in ("shape", "dtype", "device", "requires_grad") if getattr(a, f) != getattr(b, f)]
+                f = fields[0]
+                return (f"argument {i} ({name}): {f} changed from {_fmt(getattr(a, f))} to "
+                        f"{_fmt(getattr(b, f))}")
+        return f"non-tensor arguments changed from {old_s} to {new_s}"
+
+    def explain(self) -> str:
+        """Why each specialisation was compiled (one line per compile)."""
+        return "\n".join(self.log) if self.log else f"{self.__name__}: not compiled yet"
+
+    # ---- compile ---------------------------------------------------------------------------
+    def _trace(self, args, key):
+        from .ir.tracer import ArgSpec, trace
+        if self._ir is not None:
+            f = clone_function(self._ir)
+            for i, k in enumerate(key[0]):
+                f.arg_attrs[i] = {"gradc.requires_grad": True} if k.requires_grad else {}
+            return f, len(f.outputs), False
+        tensor_pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        specs = []
+        for n, i in enumerate(tensor_pos):
+            a = args[i]
+            name = self._params[i] if i < len(self._params) else f"arg{i}"
+            specs.append(ArgSpec(name, tuple(a.shape), a.dtype, a.requires_grad and grad_mode.is_grad_enabled()))
+        structure = {}
+
+        def flat(*tensor_args):
+            full = list(args)
+            for i, t in zip(tensor_pos, tensor_args):
+                full[i] = t
+            out = self.fn(*full)
+            structure["single"] = not isinstance(out, (tuple, list))
+            return (out,) if structure["single"] else tuple(out)
+
+        func = trace(flat, specs, name=self.__name__)
+        return func, len(func.outputs), structure["single"]
+
+    def _build(self, args, key):
+        t0 = time.perf_counter()
+        func, n_out, single = self._trace(args, key)
+        wrt = [i for i, k in enumerate(key[0]) if k.requires_grad and key[2]]
+        backend = self._backend if self._ir is not None else _backend(self.target)
+        spec = _Specialization(func, wrt, self.memory, backend, n_out)
+        spec.single = single
+        spec.total_seconds = time.perf_counter() - t0
+        return spec
+
+    def __call__(self, *args):
+        key = self._key(args)
+        spec = self._cache.get(key)
+        if spec is None:
+            reason = self._why(key)
+            try:
+                spec = self._build(args, key)
+            except Exception as e:
+                if self.fallback and self.fn is not None:
+                    warnings.warn(f"@gradc.compile({self.__name__}) fell back to eager mode: {e}", UserWarning,
+                                  stacklevel=2)
+                    return self.fn(*args)
+                raise
+            self._cache[key] = spec
+            msg = f"compiled {self.__name__} ({reason}) in {spec.total_seconds * 1e3:.1f} ms"
+            self.log.append(msg)
+            log.info(msg)
+        self._last_key = key
+        tensors = [a for a in args if isinstance(a, Tensor)]
+        for t in tensors:
+            if t.device.type != "cpu":
+                raise RuntimeError(f"@gradc.compile({self.__name__}): target cpu got a tensor on {t.device}")
+        arrays = [t._data for t in tensors]
+        if not spec.wrt:
+            outs = _own(spec.forward.run(arrays), arrays)
+            result = [Tensor(np.asarray(a)) for a in outs]
+        else:
+            results = spec.forward.run(arrays)
+            outs = _own(results[:spec.n_outputs], arrays)
+            residuals = list(results[spec.n_outputs:])
+            for k in spec.saved_inputs:
+                residuals[k] = None   # read from the (version-checked) input at backward time
+            result = [Tensor(np.asarray(a)) for a in outs]
+            edges = tuple(tensors[i]._grad_edge() for i in spec.wrt)
+            out_types = [r.type if r.type.dtype.is_floating_point else None
+                         for r in spec.partition.forward.outputs[:spec.n_outputs]]
+            node = CompiledFunctionBackward(spec, tensors, residuals, edges, out_types)
+            for k, t in enumerate(result):
+                if t.dtype.is_floating_point:
+                    t._grad_fn, t._output_nr, t._requires_grad = node, k, True
+        return result[0] if spec.single else tuple(result)
+
+    def ir(self, stage="optimized"):
+        """The IR of the most recent specialisation (traced, joint, forward, backward)."""
+        spec = self._cache.get(self._last_key)
+        if spec is None:
+            raise RuntimeError(f"{self.__name__} has not been called yet")
+        return spec
+
+
+def _fmt(v):
+    if isinstance(v, tuple):
+        return "[" + ", ".join(map(str, v)) + "]"
+    return str(v)
+
+
+def _own(outs, inputs):
+    """Copy outputs that may alias a caller's input (a returned view), as PyTorch's outputs are fresh."""
+    fixed = []
+    for a in outs:
+        a = np.asarray(a)
+        if any(np.may_share_memory(a, x) for x in inputs) or not a.flags.writeable:
+            a = np.array(a, copy=True)
+        fixed.append(a)
+    return fixed
+
+
+def compile(fn=None, *, target="cpu", memory="min-memory", fallback=False, **options):
+    """``@gradc.compile``, ``gradc.compile(fn)`` or ``@gradc.compile(target="cpu", memory=...)``."""
+    if options:
+        raise TypeError(f"gradc.compile: unknown option(s) {', '.join(sorted(options))}")
+    from .passes.partition import POLICIES
+    if memory not in POLICIES:
+        raise ValueError(f"gradc.compile: memory must be one of {', '.join(POLICIES)}, got '{memory}'")
+    if fn is None:
+        return lambda f: CompiledFunction(f, target=target, memory=memory, fallback=fallback)
+    return CompiledFunction(fn, target=target, memory=memory, fallback=fallback)

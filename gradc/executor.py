@@ -1,0 +1,77 @@
+"""Executor: runs one IR function on NumPy arrays with a precomputed step list.
+
+Each top-level op becomes one step: ``gradc.fused`` ops run as native kernels
+from the backend (or, with the ``interp`` backend, by interpreting their body),
+other table ops run their op-table NumPy reference (matmul goes to the BLAS that
+NumPy links). Values live in a flat slot list, so a call does no IR walking.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .ir.core import FUSED, RETURN, YIELD, Function, Operation
+
+
+def _run_region(op: Operation):
+    """A callable that interprets a fused op's body with the op table's references."""
+    block = op.regions[0].blocks[0]
+    body = [o for o in block.ops if o.name != YIELD]
+    yield_op = block.ops[-1]
+
+    def run(*arrays):
+        env = dict(zip(block.args, arrays))
+        for o in body:
+            res = o.opdef.forward(*[env[v] for v in o.operands], **o.attrs)
+            res = res if isinstance(res, tuple) else (res,)
+            for r, a in zip(o.results, res):
+                env[r] = a
+        return tuple(np.asarray(env[v]) for v in yield_op.operands)
+    return run
+
+
+class Executor:
+    def __init__(self, func: Function, backend=None):
+        self.func = func
+        self.backend = backend
+        slots: dict = {}
+        for a in func.args:
+            slots[a] = len(slots)
+        self.n_args = len(func.args)
+        steps = []
+        for op in func.body.ops:
+            if op.name == RETURN:
+                break
+            for r in op.results:
+                slots[r] = len(slots)
+            fn = self._callable(op)
+            steps.append((fn, tuple(slots[v] for v in op.operands), tuple(slots[r] for r in op.results)))
+        self.steps = steps
+        self.n_slots = len(slots)
+        self.out_slots = tuple(slots[v] for v in func.outputs)
+
+    def _callable(self, op: Operation):
+        if op.name == FUSED:
+            if self.backend is not None:
+                return self.backend.compile_fused(op)
+            return _run_region(op)
+        d = op.opdef
+        if d is None:
+            raise NotImplementedError(f"executor: no implementation for '{op.name}'")
+        fn = functools.partial(d.forward, **op.attrs) if op.attrs else d.forward
+        if self.backend is not None and hasattr(self.backend, "compile_op"):
+            native = self.backend.compile_op(op)
+            if native is not None:
+                fn = native
+        if len(op.results) == 1:
+            return lambda *xs, _f=fn: (_f(*xs),)
+        return fn
+
+    def run(self, arrays) -> list:
+        env = list(arrays) + [None] * (self.n_slots - self.n_args)
+        for fn, ins, outs in self.steps:
+            res = fn(*[env[i] for i in ins])
+            for k, i in enumerate(outs):
+                env[i] = res[k]
+        return [env[i] for i in self.out_slots]
