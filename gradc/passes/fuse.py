@@ -1,0 +1,141 @@
+"""fuse: group elementwise ops, broadcasts and the reduction that consumes them
+into ``gradc.fused`` region ops, each one loop nest in codegen.
+
+A group has an iteration shape: the output shape of its root (for a reduction,
+the shape of the reduced input). Walking the schedule backwards, a producer joins
+the group of its consumers when
+
+- it is fusible: elementwise (incl. constants, casts, where, comparisons),
+  ``expand`` (a broadcast load) or a ``reshape`` that only adds or drops unit dims;
+- its result broadcasts to the group's iteration shape;
+- every user is in that group, or (multi-output fusion) the group also stores it,
+  which needs its shape to equal the iteration shape and its outside users to run
+  after the group.
+
+Matmuls and indexing ops stay separate kernels; an elementwise op consuming a
+matmul (bias add, activation) starts a new group right after it (an epilogue).
+The fused op's operands are the group's external inputs, bound to the region's
+block arguments; ``gradc.yield`` returns the group's outputs.
+"""
+from __future__ import annotations
+
+from ..ir.clone import clone_op
+from ..ir.core import FUSED, RETURN, YIELD, Block, Function, Operation, Region
+from ..ops.registry import ELEMENTWISE, REDUCTION
+
+FUSIBLE_REDUCTIONS = {"gradc.sum", "gradc.mean", "gradc.amax", "gradc.amin", "gradc.prod"}
+
+
+def _broadcasts_to(shape, target) -> bool:
+    if len(shape) > len(target):
+        return False
+    lead = len(target) - len(shape)
+    return all(s == 1 or s == target[lead + i] for i, s in enumerate(shape))
+
+
+def _unit_reshape(op) -> bool:
+    src = [s for s in op.operands[0].type.shape if s != 1]
+    dst = [s for s in op.results[0].type.shape if s != 1]
+    return src == dst
+
+
+def is_elementwise_like(op: Operation) -> bool:
+    if op.has_trait(ELEMENTWISE) or op.name in ("gradc.constant", "gradc.expand"):
+        return True
+    return op.name == "gradc.reshape" and _unit_reshape(op)
+
+
+class _Group:
+    def __init__(self, root: Operation, shape):
+        self.ops = [root]
+        self.shape = tuple(shape)
+        self.anchor = root
+        self.has_reduction = root.name in FUSIBLE_REDUCTIONS
+
+
+def _iteration_shape(op: Operation):
+    if op.name in FUSIBLE_REDUCTIONS:
+        return op.operands[0].type.shape
+    return op.results[0].type.shape
+
+
+def find_groups(func: Function) -> list[_Group]:
+    ops = [op for op in func.body.ops if op.name != RETURN]
+    position = {op: i for i, op in enumerate(ops)}
+    group_of: dict = {}
+    groups: list[_Group] = []
+    for op in reversed(ops):
+        if not (is_elementwise_like(op) or op.name in FUSIBLE_REDUCTIONS):
+            continue
+        if len(op.results) != 1:
+            continue
+        target = _join_target(op, group_of, position)
+        if target is not None:
+            target.ops.append(op)
+            group_of[op] = target
+            continue
+        g = _Group(op, _iteration_shape(op))
+        groups.append(g)
+        group_of[op] = g
+    for g in groups:
+        g.ops.sort(key=lambda o: position[o])
+    return [g for g in groups if _worth_fusing(g)]
+
+
+def _join_target(op, group_of, position):
+    if op.name in FUSIBLE_REDUCTIONS:
+        return None
+    r = op.results[0]
+    users = r.users()
+    inside = {group_of.get(u) for u in users if group_of.get(u) is not None}
+    if len(inside) != 1:
+        return None
+    g = inside.pop()
+    if not _broadcasts_to(r.type.shape, g.shape):
+        return None
+    outside = [u for u in users if group_of.get(u) is not g]
+    if outside:
+        if tuple(r.type.shape) != g.shape or op.name == "gradc.constant":
+            return None
+        if any(u.name != RETURN and position.get(u, 1 << 30) < position[g.anchor] for u in outside):
+            return None
+    # an elementwise op with a reduction group: fine (it is computed per iteration point)
+    return g
+
+
+def _worth_fusing(g: _Group) -> bool:
+    real = [o for o in g.ops if o.name not in ("gradc.constant", "gradc.reshape", "gradc.expand")]
+    return len(real) >= 1 and not (len(g.ops) == 1 and g.ops[0].name in ("gradc.constant", "gradc.reshape"))
+
+
+def outline_group(func: Function, g: _Group) -> Operation:
+    """Replace the group's ops by one ``gradc.fused`` op placed at the group's anchor."""
+    members = set(g.ops)
+    inputs, outputs = [], []
+    for op in g.ops:
+        for v in op.operands:
+            if (not isinstance(v.owner, Operation) or v.owner not in members) and v not in inputs:
+                inputs.append(v)
+        for r in op.results:
+            if any(u not in members for u in r.users()):
+                outputs.append(r)
+    block = Block([v.type for v in inputs])
+    mapping = dict(zip(inputs, block.args))
+    for op in g.ops:
+        block.append(clone_op(op, mapping))
+    block.append(Operation(YIELD, [mapping[r] for r in outputs]))
+    fused = Operation(FUSED, inputs, [r.type for r in outputs], regions=[Region([block])], loc=g.anchor.loc)
+    func.body.insert_before(g.anchor, fused)
+    for r, nr in zip(outputs, fused.results):
+        r.replace_all_uses_with(nr)
+        nr.name_hint = r.name_hint
+    for op in reversed(g.ops):
+        op.erase()
+    return fused
+
+
+def fuse(func: Function) -> bool:
+    groups = find_groups(func)
+    for g in groups:
+        outline_group(func, g)
+    return bool(groups)
