@@ -4,7 +4,7 @@
 ``@gradc.compile`` traces a function to gradc's SSA IR, differentiates it and
 compiles forward and backward to native code.
 """
-from . import autograd, dtypes
+from . import autograd, dtypes, nn, optim  # noqa: F401
 from . import cuda  # noqa: F401
 from ._printing import set_printoptions
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled

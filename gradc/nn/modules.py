@@ -1,0 +1,169 @@
+"""nn.Module and the layers: Linear, Sequential, ReLU, Tanh, Sigmoid, Identity."""
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+
+from .. import factories
+from ..tensor import Tensor
+from . import functional as F
+from . import init
+from .parameter import Parameter
+
+
+class Module:
+    """Base class: registers Parameters and sub-Modules assigned as attributes."""
+
+    def __init__(self):
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "training", True)
+
+    def __setattr__(self, name, value):
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign before Module.__init__() call")
+        if isinstance(value, Parameter):
+            self._parameters[name] = value
+        elif isinstance(value, Module):
+            self._modules[name] = value
+        object.__setattr__(self, name, value)
+
+    def register_parameter(self, name, param):
+        self._parameters[name] = param
+        object.__setattr__(self, name, param)
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    def named_parameters(self, prefix="", recurse=True):
+        seen = set()
+        for name, p in self._parameters.items():
+            if p is not None and id(p) not in seen:
+                seen.add(id(p))
+                yield (prefix + name, p)
+        if recurse:
+            for mname, m in self._modules.items():
+                for name, p in m.named_parameters(prefix + mname + ".", True):
+                    if id(p) not in seen:
+                        seen.add(id(p))
+                        yield name, p
+
+    def parameters(self, recurse=True):
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def children(self):
+        return iter(self._modules.values())
+
+    def modules(self):
+        yield self
+        for m in self._modules.values():
+            yield from m.modules()
+
+    def train(self, mode=True):
+        for m in self.modules():
+            object.__setattr__(m, "training", bool(mode))
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def zero_grad(self, set_to_none=True):
+        for p in self.parameters():
+            if set_to_none:
+                p.grad = None
+            elif p._grad is not None:
+                p._grad.zero_()
+
+    def state_dict(self):
+        return OrderedDict((n, p.detach()) for n, p in self.named_parameters())
+
+    def load_state_dict(self, state):
+        from ..autograd import grad_mode
+        params = dict(self.named_parameters())
+        missing = set(params) - set(state)
+        if missing:
+            raise RuntimeError(f"Missing key(s) in state_dict: {', '.join(sorted(missing))}")
+        with grad_mode.no_grad():
+            for n, p in params.items():
+                p.copy_(state[n])
+
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self):
+        lines = [f"{type(self).__name__}({self.extra_repr()}"]
+        if self._modules:
+            lines = [f"{type(self).__name__}("]
+            for name, m in self._modules.items():
+                sub = repr(m).replace("\n", "\n  ")
+                lines.append(f"  ({name}): {sub}")
+            return "\n".join(lines) + "\n)"
+        return lines[0] + ")"
+
+
+class Linear(Module):
+    def __init__(self, in_features, out_features, bias=True, dtype=None):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = Parameter(factories.empty(out_features, in_features, dtype=dtype))
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if bias:
+            self.bias = Parameter(factories.empty(out_features, dtype=dtype))
+            bound = 1 / math.sqrt(in_features) if in_features > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+        else:
+            self.bias = None
+
+    def forward(self, x):
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Sequential(Module):
+    def __init__(self, *layers):
+        super().__init__()
+        for i, layer in enumerate(layers):
+            setattr(self, str(i), layer)
+
+    def __getitem__(self, i):
+        return list(self._modules.values())[i]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def forward(self, x):
+        for m in self._modules.values():
+            x = m(x)
+        return x
+
+
+class ReLU(Module):
+    def forward(self, x):
+        return x.relu()
+
+
+class Tanh(Module):
+    def forward(self, x):
+        return x.tanh()
+
+
+class Sigmoid(Module):
+    def forward(self, x):
+        return x.sigmoid()
+
+
+class Identity(Module):
+    def forward(self, x):
+        return x
+
+
+__all__ = ["Module", "Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "Identity", "Tensor"]

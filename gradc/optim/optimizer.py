@@ -1,0 +1,105 @@
+"""Optimizers updating parameters in place under no_grad, matching torch.optim's update rules."""
+from __future__ import annotations
+
+import math
+
+from ..autograd import grad_mode
+
+
+class Optimizer:
+    def __init__(self, params, defaults):
+        params = list(params)
+        if not params:
+            raise ValueError("optimizer got an empty parameter list")
+        if isinstance(params[0], dict):
+            groups = params
+        else:
+            groups = [{"params": params}]
+        self.defaults = defaults
+        self.param_groups = []
+        for g in groups:
+            group = dict(defaults)
+            group.update(g)
+            group["params"] = list(group["params"])
+            self.param_groups.append(group)
+        self.state: dict = {}
+
+    def zero_grad(self, set_to_none=True):
+        for g in self.param_groups:
+            for p in g["params"]:
+                if set_to_none:
+                    p.grad = None
+                elif p._grad is not None:
+                    p._grad.zero_()
+
+    def _params_with_grad(self):
+        for g in self.param_groups:
+            for p in g["params"]:
+                if p._grad is not None:
+                    yield g, p
+
+
+class SGD(Optimizer):
+    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False,
+                 maximize=False):
+        if lr < 0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                                      nesterov=nesterov, maximize=maximize))
+
+    @grad_mode.no_grad()
+    def step(self):
+        for g, p in self._params_with_grad():
+            d = p._grad if not g["maximize"] else -p._grad
+            if g["weight_decay"]:
+                d = d + p * g["weight_decay"]
+            if g["momentum"]:
+                state = self.state.setdefault(id(p), {})
+                buf = state.get("momentum_buffer")
+                if buf is None:
+                    buf = state["momentum_buffer"] = d.clone()
+                else:
+                    buf.mul_(g["momentum"]).add_(d, alpha=1 - g["dampening"])
+                d = d + buf * g["momentum"] if g["nesterov"] else buf
+            p.sub_(d * g["lr"])
+
+
+class Adam(Optimizer):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False,
+                 maximize=False):
+        if lr < 0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                                      maximize=maximize))
+
+    @grad_mode.no_grad()
+    def step(self):
+        for g, p in self._params_with_grad():
+            grad = p._grad if not g["maximize"] else -p._grad
+            if g["weight_decay"]:
+                grad = grad + p * g["weight_decay"]
+            b1, b2 = g["betas"]
+            state = self.state.setdefault(id(p), {})
+            if not state:
+                from ..factories import zeros_like
+                state["step"] = 0
+                state["exp_avg"] = zeros_like(p)
+                state["exp_avg_sq"] = zeros_like(p)
+                if g["amsgrad"]:
+                    state["max_exp_avg_sq"] = zeros_like(p)
+            state["step"] += 1
+            t = state["step"]
+            m, v = state["exp_avg"], state["exp_avg_sq"]
+            m.mul_(b1).add_(grad, alpha=1 - b1)
+            v.mul_(b2).add_(grad * grad, alpha=1 - b2)
+            bias1 = 1 - b1 ** t
+            bias2 = 1 - b2 ** t
+            if g["amsgrad"]:
+                mx = state["max_exp_avg_sq"]
+                mx.copy_(mx.maximum(v))
+                denom = (mx.sqrt() / math.sqrt(bias2)) + g["eps"]
+            else:
+                denom = (v.sqrt() / math.sqrt(bias2)) + g["eps"]
+            p.sub_((m / denom) * (g["lr"] / bias1))
