@@ -114,6 +114,7 @@ class _Specialization:
 
 class CompiledFunctionBackward(Node):
     """grad_fn of a compiled function's outputs: runs the compiled backward."""
+    __module__ = "builtins"   # printed <CompiledFunctionBackward object at 0x...> like PyTorch's nodes
 
     def __init__(self, spec: _Specialization, inputs, residuals, next_functions, out_types):
         super().__init__()
@@ -122,9 +123,6 @@ class CompiledFunctionBackward(Node):
         self._residuals = residuals
         self._next = next_functions
         self._output_types = out_types
-
-    def name(self) -> str:
-        return "CompiledFunctionBackward"
 
     def release(self):
         self._residuals = None

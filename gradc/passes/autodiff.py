@@ -126,3 +126,20 @@ def differentiate(func: Function, wrt=None, name: str | None = None) -> Function
     for k, a in enumerate(joint.arg_attrs):
         a.pop(REQUIRES_GRAD, None)
     return joint
+
+
+from .manager import Pass, register_pass  # noqa: E402
+
+
+@register_pass
+class AutodiffPass(Pass):
+    """Replace each function by its joint forward+backward function."""
+    name = "autodiff"
+    summary = "reverse-mode differentiation: f -> f_joint(args, cotangents) -> (outputs, grads)"
+
+    def __init__(self, wrt=None):
+        self.wrt = [wrt] if isinstance(wrt, int) else wrt
+
+    def run_on_module(self, module) -> bool:
+        module.functions = [differentiate(f, self.wrt) for f in module.functions]
+        return True

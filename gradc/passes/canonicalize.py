@@ -154,3 +154,15 @@ PATTERNS = [
 
 def canonicalize(func) -> bool:
     return apply_patterns_greedily(func, PATTERNS)
+
+
+from .manager import Pass, register_pass  # noqa: E402
+
+
+@register_pass
+class CanonicalizePass(Pass):
+    name = "canonicalize"
+    summary = "algebraic identities and constant folding (greedy rewrite patterns)"
+
+    def run(self, func) -> bool:
+        return canonicalize(func)

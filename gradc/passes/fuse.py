@@ -139,3 +139,15 @@ def fuse(func: Function) -> bool:
     for g in groups:
         outline_group(func, g)
     return bool(groups)
+
+
+from .manager import Pass, register_pass  # noqa: E402
+
+
+@register_pass
+class FusePass(Pass):
+    name = "fuse"
+    summary = "group elementwise ops and reductions into gradc.fused kernels"
+
+    def run(self, func) -> bool:
+        return fuse(func)

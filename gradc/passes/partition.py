@@ -201,3 +201,30 @@ def _min_cut(primals, fwd_ops, needed, outputs):
         if ("in", v) in reach and ("out", v) not in reach:
             saved.append(v)
     return saved
+
+
+from .manager import Pass, register_pass  # noqa: E402
+
+
+@register_pass
+class PartitionPass(Pass):
+    """Replace each joint function by its forward and backward functions."""
+    name = "partition"
+    summary = "split joint functions into forward (outputs + residuals) and backward"
+
+    def __init__(self, policy: str = DEFAULT_POLICY):
+        if policy not in POLICIES:
+            raise ValueError(f"partition: unknown policy '{policy}' (expected one of {', '.join(POLICIES)})")
+        self.policy = policy
+
+    def run_on_module(self, module) -> bool:
+        out, changed = [], False
+        for f in module.functions:
+            if NUM_COTANGENTS in f.attrs and WRT in f.attrs and RESIDUALS not in f.attrs:
+                p = partition(f, self.policy)
+                out += [p.forward, p.backward]
+                changed = True
+            else:
+                out.append(f)
+        module.functions = out
+        return changed

@@ -141,3 +141,18 @@ def annotate(func: Function) -> MemoryPlan:
     func.attrs[ATTR_ARENA] = plan.arena_bytes
     func.attrs[ATTR_BUFFERS] = [[b.first, b.last, b.offset, b.size] for b in plan.buffers]
     return plan
+
+
+from .manager import Pass, register_pass  # noqa: E402
+
+
+@register_pass
+class PlanBuffersPass(Pass):
+    """Annotate each function with its memory plan (peak, arena size, buffer lifetimes)."""
+    name = "plan-buffers"
+    summary = "liveness over the schedule and arena offsets: gradc.peak_bytes, gradc.buffers"
+
+    def run(self, func) -> bool:
+        before = dict(func.attrs)
+        annotate(func)
+        return func.attrs != before
