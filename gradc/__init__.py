@@ -18,6 +18,7 @@ from .functional import is_tensor
 from .ops.registry import ShapeError
 from .tensor import Tensor, device
 from .tensor_api import Size
+from .compile import CompiledFunction, compile  # noqa: E402,A004  (after Tensor: compile imports it)
 
 float = float32  # noqa: A001
 double = float64
@@ -29,10 +30,3 @@ __version__ = "0.1.0"
 
 def get_default_dtype():
     return float32
-
-
-def __getattr__(name):
-    if name == "compile":
-        from .compile import compile as _compile
-        return _compile
-    raise AttributeError(f"module 'gradc' has no attribute '{name}'")

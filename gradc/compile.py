@@ -142,8 +142,16 @@ class CompiledFunctionBackward(Node):
         residuals = list(self._residuals)
         for k, i in spec.saved_inputs.items():
             residuals[k] = inputs[i]._data
-        arrays = spec.backward.run(residuals + [c._data for c in cts])
-        return [Tensor(np.asarray(a)) for a in arrays]
+        args = residuals + [c._data for c in cts]
+        arrays = [np.asarray(a) for a in spec.backward.run(args)]
+        grads = []
+        for k, a in enumerate(arrays):
+            t = Tensor(a)
+            # an array nobody else holds may be kept by AccumulateGrad instead of copied
+            t._fresh = (a.flags.writeable and all(b is not a for j, b in enumerate(arrays) if j != k)
+                        and not any(np.may_share_memory(a, x) for x in args))
+            grads.append(t)
+        return grads
 
 
 class CompiledFunction:

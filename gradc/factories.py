@@ -31,6 +31,8 @@ def _finish(array, dtype, requires_grad, device):
     array = np.asarray(array, dtype=dtypes.as_dtype(dtype).np if dtype is not None else None)
     t = Tensor(array if array.flags.c_contiguous else np.array(array, order="C"))
     if requires_grad:
+        if not t.dtype.is_floating_point:
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t.requires_grad_(True)
     return t
 

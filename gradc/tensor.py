@@ -238,6 +238,9 @@ class Tensor(TensorAPI):
                 next_functions = tuple((x._grad_edge() if n else (None, 0)) for x, n in zip(inputs, needs))
                 node = node_class(node_name or op.grad_fn_name(attrs))(
                     op, attrs, inputs, outs, types, next_functions, needs)
+                edges = getattr(node_name, "edges", None)
+                node._edge_view = edges if edges is not None else tuple(
+                    i for i in range(len(inputs)) if op.input_is_differentiable(i))
                 for k in op.differentiable_outputs:
                     if outs[k]._dtype.is_floating_point:
                         outs[k]._grad_fn = node
@@ -298,6 +301,8 @@ class Tensor(TensorAPI):
             raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to "
                                "a single memory location. Please clone() the tensor before performing the "
                                "operation.")
+        if tracking and result._grad_fn is not None:
+            _save_original_self(result._grad_fn, self)
         np.copyto(self._data, result._data, casting="unsafe")
         self._version_counter.value += 1
         if tracking and result._grad_fn is not None:
@@ -405,7 +410,7 @@ class Tensor(TensorAPI):
     def __repr__(self, *, tensor_contents=None):
         suffix = None
         if self._grad_fn is not None:
-            suffix = f"grad_fn=<{self._grad_fn.name()}>"
+            suffix = f"grad_fn=<{type(self._grad_fn).__name__}>"
         elif self._requires_grad:
             suffix = "requires_grad=True"
         return _printing.tensor_repr(self._data, self._dtype.name, device=str(self._device), grad_suffix=suffix)
@@ -420,12 +425,28 @@ class Tensor(TensorAPI):
         return (_rebuild, (self._data.copy(), self._requires_grad and self._grad_fn is None))
 
 
+def _save_original_self(node, t):
+    """An in-place op is computed out of place and copied into ``t``; if its node saved ``t`` as
+    an input, that must be the value before the copy (PyTorch saves ``original_self = self.clone()``).
+    The copy keeps ``t``'s current place in the graph, so double backward still reaches it."""
+    from .autograd.node import SavedTensor
+    saved = getattr(node, "_saved", None)
+    if not saved:
+        return
+    for key, s in list(saved.items()):
+        if key[0] == "in" and s.tensor is t:
+            snap = Tensor(t._data.copy())
+            snap._device = t._device
+            snap._grad_fn, snap._output_nr, snap._requires_grad = t._grad_fn, t._output_nr, t._requires_grad
+            saved[key] = SavedTensor(snap)
+
+
 def _rebuild(data, requires_grad):
     return Tensor(data, requires_grad=requires_grad)
 
 
 def _has_bool_index(op, inputs):
-    return op.name in ("index", "index_put") and any(x._dtype is dtypes.bool_ for x in inputs[1:])
+    return op.name in ("index", "index_put", "index_backward") and any(x._dtype is dtypes.bool_ for x in inputs[1:])
 
 
 def zeros_for(t: TypeInfo):

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 from collections import namedtuple
 from numbers import Number
 
 import numpy as np
 
 from . import dtypes
-from .ops.dispatch import TensorLikeMeta, apply
+from .ops.dispatch import TensorLikeMeta, apply, grad_fn_name
 
 
 class Size(tuple):
@@ -28,6 +29,20 @@ class Size(tuple):
 
     def numel(self) -> int:
         return math.prod(self)
+
+
+T_0D_WARNING = ("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases. "
+                "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4321.)")
+T_ND_WARNING = ("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it "
+                "will throw an error in a future release. Consider `x.mT` to transpose batches of matrices or "
+                "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor. (Triggered "
+                "internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4314.)")
+
+
+def apply_name(op_name: str) -> str:
+    """The default grad_fn name of a table op (AddBackward0 for add)."""
+    from .ops.registry import get
+    return get(op_name).grad_fn_name({})
 
 
 def _named_return(name):
@@ -128,6 +143,9 @@ class TensorAPI(TensorLikeMeta):
             return NotImplemented
         a, b = (other, self) if reverse else (self, other)
         (a, b), _ = promote_operands([a, b], float_only=float_only)
+        if reverse and node_name is None:
+            # PyTorch runs 2 + x as x.__radd__(2) = add(x, 2): its node's edges are (x, None).
+            node_name = grad_fn_name(apply_name(name), (1, 0))
         return apply(name, a, b, _name=node_name)
 
     def _compare(self, name, other):
@@ -149,17 +167,26 @@ class TensorAPI(TensorLikeMeta):
     def __add__(self, other): return self._binary("add", other)
     def __radd__(self, other): return self._binary("add", other, reverse=True)
     def __sub__(self, other): return self._binary("sub", other)
-    def __rsub__(self, other): return self._binary("sub", other, reverse=True, node_name="RsubBackward1")
+    def __rsub__(self, other):   # rsub(Tensor, Scalar): one edge
+        return self._binary("sub", other, reverse=True, node_name=grad_fn_name("RsubBackward1", (1,)))
+
     def __mul__(self, other): return self._binary("mul", other)
     def __rmul__(self, other): return self._binary("mul", other, reverse=True)
     def __truediv__(self, other): return self._binary("div", other, float_only=True)
-    def __rtruediv__(self, other): return self._binary("div", other, reverse=True, float_only=True)
+    def __rtruediv__(self, other):   # PyTorch: self.reciprocal() * other
+        if not (is_tensor_like(other) or _is_scalar(other)):
+            return NotImplemented
+        return self.reciprocal() * other
 
-    def __pow__(self, other):
-        return self._binary("pow", other, node_name="PowBackward1" if is_tensor_like(other) else "PowBackward0")
+    def __pow__(self, other):   # pow(Tensor, Scalar) has one edge, pow(Tensor, Tensor) two
+        if (isinstance(other, (int, np.integer)) and not isinstance(other, bool) and other < 0
+                and not self.dtype.is_floating_point):
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return self._binary("pow", other, node_name="PowBackward1" if is_tensor_like(other)
+                            else grad_fn_name("PowBackward0", (0,)))
 
-    def __rpow__(self, other):
-        return self._binary("pow", other, reverse=True, node_name="PowBackward2")
+    def __rpow__(self, other):   # pow(Scalar, Tensor): one edge
+        return self._binary("pow", other, reverse=True, node_name=grad_fn_name("PowBackward2", (1,)))
 
     def __matmul__(self, other): return matmul(self, other)
     def __rmatmul__(self, other): return matmul(other, self)
@@ -232,10 +259,11 @@ class TensorAPI(TensorLikeMeta):
     def relu(self): return apply("relu", self)
     def abs(self): return apply("abs", self)
     def sign(self): return apply("sign", self)
-    def square(self): return self * self
+    def square(self): return self ** 2
 
     def reciprocal(self):
-        return self._scalar(1.0, self.dtype if self.is_floating_point() else dtypes.default_float) / self
+        (one, x), _ = promote_operands([1.0, self], float_only=True)
+        return apply("div", one, x, _name=grad_fn_name("ReciprocalBackward0", (1,)))
 
     def clamp(self, min=None, max=None):
         if min is None and max is None:
@@ -247,7 +275,10 @@ class TensorAPI(TensorLikeMeta):
             if max is not None:
                 out = out.minimum(max)
             return out
-        return apply("clamp", self, min=None if min is None else float(min),
+        x = self
+        if not x.dtype.is_floating_point and builtins.any(isinstance(b, float) for b in (min, max)):
+            x = x.to(dtypes.default_float)   # PyTorch: the result type of the input and the bounds
+        return apply("clamp", x, min=None if min is None else float(min),
                      max=None if max is None else float(max), _name="ClampBackward1")
 
     clip = clamp
@@ -363,12 +394,18 @@ class TensorAPI(TensorLikeMeta):
         return apply("logsumexp", x, dims=list(norm_dims(dim, self.ndim)), keepdim=bool(keepdim))
 
     def softmax(self, dim, dtype=None):
-        x = self.to(dtype) if dtype is not None else self._unary_float()
+        x = self.to(dtype) if dtype is not None else self._float_kernel_input("softmax")
         return apply("softmax", x, dim=norm_dim(dim, self.ndim))
 
     def log_softmax(self, dim, dtype=None):
-        x = self.to(dtype) if dtype is not None else self._unary_float()
+        x = self.to(dtype) if dtype is not None else self._float_kernel_input("log_softmax")
         return apply("log_softmax", x, dim=norm_dim(dim, self.ndim))
+
+    def _float_kernel_input(self, kernel):
+        if not self.dtype.is_floating_point:
+            raise NotImplementedError(f'"{kernel}_lastdim_kernel_impl" not implemented for '
+                                      f"'{self.dtype.tensor_type[:-6]}'")
+        return self
 
     def _unary_float(self):
         return self if self.dtype.is_floating_point else self.to(dtypes.default_float)
@@ -428,11 +465,15 @@ class TensorAPI(TensorLikeMeta):
     def t(self):
         if self.ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
-        return self.transpose(0, 1) if self.ndim == 2 else self
+        return apply("permute", self, dims=list(reversed(range(self.ndim))), _name="TBackward0")
 
     @property
     def T(self):
-        return self.permute(*reversed(range(self.ndim))) if self.ndim >= 2 else self
+        if self.ndim == 0:
+            warnings.warn(T_0D_WARNING, UserWarning, stacklevel=2)
+        elif self.ndim > 2:
+            warnings.warn(T_ND_WARNING, UserWarning, stacklevel=2)
+        return apply("permute", self, dims=list(reversed(range(self.ndim))), _name="PermuteBackward0")
 
     @property
     def mT(self):
@@ -477,8 +518,20 @@ class TensorAPI(TensorLikeMeta):
     def broadcast_to(self, shape): return self.expand(*shape)
 
     def sum_to_size(self, *shape):
+        """Like PyTorch: sum(dims, keepdim=True), then a view when leading dims go away."""
         shape = _shape_args(shape)
-        return self if tuple(shape) == tuple(self.shape) else apply("sum_to", self, shape=list(shape))
+        own = tuple(self.shape)
+        lead = len(own) - len(shape)
+        if lead < 0 or builtins.any(s not in (1, own[lead + i]) for i, s in enumerate(shape)):
+            raise RuntimeError(f"size {{{', '.join(map(str, shape))}}} is not expandable to size "
+                               f"{{{', '.join(map(str, own))}}}.")
+        dims = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and own[lead + i] != 1]
+        out = self
+        if dims:
+            out = apply("sum", out, dims=dims, keepdim=True, _name="SumBackward1")
+        if lead:
+            out = out.view(shape)
+        return out
 
     def contiguous(self):
         return self
@@ -491,36 +544,77 @@ class TensorAPI(TensorLikeMeta):
 
     # ---- indexing ------------------------------------------------------------------------
     def __getitem__(self, key):
-        key, tensors = encode_index(key, self)
-        return apply("index", self, *tensors, key=key, _name=index_node_name(key))
+        return getitem(self, key)
 
     def __setitem__(self, key, value):
+        self._check_setitem_leaf(key)
         key, tensors = encode_index(key, self)
         if not is_tensor_like(value):
             value = self._scalar(value, self.dtype)
         elif value.dtype is not self.dtype:
             value = value.to(self.dtype)
-        out = apply("index_put", self, value, *tensors, key=key, _name="CopySlices")
+        out = apply("index_put", self, value, *tensors, key=key,
+                    _name="IndexPutBackward0" if tensors else "CopySlices")
         self._assign_inplace(out)
 
+    def _check_setitem_leaf(self, key):
+        """PyTorch writes through a view when the key has an int, None or a partial slice: then a leaf
+        that requires grad reports 'a view of a leaf Variable'."""
+        if not (self.requires_grad and self.is_leaf and _grad_enabled()):
+            return
+        items = key if isinstance(key, tuple) else (key,)
+        view = builtins.any(
+            k is None or isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
+            or isinstance(k, slice) and not (k.start in (None, 0) and k.step in (None, 1) and k.stop is None)
+            for k in items)
+        raise RuntimeError(("a view of a leaf Variable" if view else "a leaf Variable")
+                           + " that requires grad is being used in an in-place operation.")
+
     def gather(self, dim, index):
+        if not is_tensor_like(index) or index.dtype is not dtypes.int64:
+            raise RuntimeError("gather(): Expected dtype int32/int64 for index")
         return apply("gather", self, index, dim=norm_dim(dim, self.ndim))
 
     def index_select(self, dim, index):
         d = norm_dim(dim, self.ndim)
-        key = [["slice", None, None, None]] * d + [["tensor", 0]]
+        if not is_tensor_like(index) or index.dtype is not dtypes.int64:
+            raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+        if index.ndim > 1:
+            raise IndexError("index_select(): Index is supposed to be a vector")
+        _check_index_values(self, index, d, select=True)
+        key = [_FULL] * d + [["tensor", 0]]
         return apply("index", self, index, key=key, _name="IndexSelectBackward0")
 
     def select(self, dim, index):
         d = norm_dim(dim, self.ndim)
-        return self[(slice(None),) * d + (index,)]
+        size = self.shape[d]
+        if not -size <= index < size:
+            raise IndexError(f"select(): index {index} out of range for tensor of size {list(self.shape)} at "
+                             f"dimension {d}")
+        return apply("index", self, key=[_FULL] * d + [["int", int(index)]], _name="SelectBackward0")
 
     def narrow(self, dim, start, length):
         d = norm_dim(dim, self.ndim)
-        return self[(slice(None),) * d + (slice(start, start + length),)]
+        size = self.shape[d]
+        if start < 0:
+            start += size
+        if start + length > size:
+            raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+        return apply("index", self, key=[_FULL] * d + [["slice", int(start), int(start + length), None]],
+                     _name="SliceBackward0")
 
     def masked_fill(self, mask, value):
-        return where(mask, value, self)
+        if not is_tensor_like(mask) or mask.dtype is not dtypes.bool_:
+            raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                               + (mask.dtype.tensor_type[:-6].lower() if is_tensor_like(mask) else "None"))
+        if is_tensor_like(value):
+            if value.ndim != 0:
+                raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor "
+                                   f"with {value.ndim} dimension(s).")
+            v = value if value.dtype is self.dtype else value.to(self.dtype)
+            return apply("where", mask, v, self, _name=grad_fn_name("MaskedFillBackward1", (2, 1)))
+        return apply("where", mask, self._scalar(value, self.dtype), self,
+                     _name=grad_fn_name("MaskedFillBackward0", (2,)))
 
     # ---- in-place ------------------------------------------------------------------------
     def _inplace(self, result):
@@ -542,23 +636,32 @@ class TensorAPI(TensorLikeMeta):
     def exp_(self): return self._inplace(self.exp())
     def relu_(self): return self._inplace(self.relu())
 
-    def zero_(self): return self.fill_(0)
+    def zero_(self): return self._fill(0, "ZeroBackward0")
 
     def fill_(self, value):
         if is_tensor_like(value):
-            return self._inplace(value.to(self.dtype).expand(self.shape).clone()
-                                 if value.ndim == 0 else value)
-        return self._inplace(apply("fill", self, value=float(value) if self.dtype.is_floating_point
-                                   else (bool(value) if self.dtype is dtypes.bool_ else int(value)),
-                                   _name="FillBackward0"))
+            if value.ndim != 0:
+                raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
+                                   "dimensions.")
+            v = value if value.dtype is self.dtype else value.to(self.dtype)
+            return self._inplace(apply("index_put", self, v, key=[["ellipsis"]], _name="FillBackward3"))
+        return self._fill(value, "FillBackward2")
+
+    def _fill(self, value, name):
+        value = float(value) if self.dtype.is_floating_point else (
+            bool(value) if self.dtype is dtypes.bool_ else int(value))
+        return self._inplace(apply("fill", self, value=value, _name=name))
 
     def copy_(self, src):
+        """An index_put over the whole tensor, so the node has PyTorch's edges (self, src)."""
         if not is_tensor_like(src):
-            raise TypeError("copy_(): argument 'src' must be Tensor")
-        src = src.to(self.dtype)
-        if tuple(src.shape) != tuple(self.shape):
-            src = src.expand(self.shape)
-        return self._inplace(apply("clone", src, _name="CopyBackwards"))
+            raise TypeError("copy_(): argument 'src' (position 1) must be Tensor, not " + type(src).__name__)
+        src = src if src.dtype is self.dtype else src.to(self.dtype)
+        from .ops.rules import broadcast_shapes
+        if broadcast_shapes("copy_", tuple(self.shape), tuple(src.shape)) != tuple(self.shape):
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                               f"{list(broadcast_shapes('copy_', tuple(self.shape), tuple(src.shape)))}")
+        return self._inplace(apply("index_put", self, src, key=[["ellipsis"]], _name="CopyBackwards"))
 
     # ---- misc ----------------------------------------------------------------------------
     def __len__(self):
@@ -570,6 +673,11 @@ class TensorAPI(TensorLikeMeta):
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self.shape[0]))
+
+
+def _grad_enabled() -> bool:
+    from .autograd.grad_mode import is_grad_enabled
+    return is_grad_enabled()
 
 
 def _correction(unbiased, correction):
@@ -657,6 +765,93 @@ def decode_index(key, index_arrays):
     return tuple(out)
 
 
+_FULL = ["slice", None, None, None]
+
+
+def _check_index_values(x, index, dim, select=False):
+    """Bounds of integer index values, with PyTorch's messages (eager tensors only: a tracer proxy
+    has no values to check)."""
+    data = getattr(index, "_data", None)
+    if data is None or data.size == 0:
+        return
+    size = x.shape[dim]
+    bad = data[(data < -size) | (data >= size)]
+    if bad.size:
+        if select:
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(bad.flat[0])} axis_dim={size}")
+        raise IndexError(f"index {int(bad.flat[0])} is out of bounds for dimension {dim} with size {size}")
+
+
+def getitem(x, key):
+    """``x[key]`` as PyTorch evaluates it: the basic entries left to right, each its own view
+    (SelectBackward0 for an int, SliceBackward0 for a slice, UnsqueezeBackward0 for None; a
+    full slice inside a tuple is skipped), then one advanced index (IndexBackward0) over all
+    index tensors and masks, or an alias (AliasBackward0) when nothing else happened."""
+    single = not isinstance(key, tuple)
+    items = [key] if single else list(key)
+    bools = {}
+    for i, k in enumerate(items):   # PyTorch: a Python bool is None plus a one-element mask on the new dim
+        if isinstance(k, (bool, np.bool_)):
+            bools[i] = x._index_tensor([bool(k)])
+            items[i] = None
+    enc, tensors = encode_index(tuple(items), x)
+    width = [e[0] in ("int", "slice") and 1 or (
+        (tensors[e[1]].ndim if tensors[e[1]].dtype is dtypes.bool_ else 1) if e[0] == "tensor" else 0)
+        for e in enc]
+    consumed = builtins.sum(width)
+    if consumed > x.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
+    cur, dim, real, seen_ellipsis = x, 0, 0, False
+    advanced = []
+    for i, e in enumerate(enc):
+        kind = e[0]
+        if kind == "int":
+            size = cur.shape[dim]
+            if not -size <= e[1] < size:
+                raise IndexError(f"index {e[1]} is out of bounds for dimension {real} with size {size}")
+            cur = apply("index", cur, key=[_FULL] * dim + [e], _name="SelectBackward0")
+            real += 1
+        elif kind == "slice":
+            start, stop, step = e[1], e[2], e[3]
+            full = start in (None, 0) and step in (None, 1) and (stop is None or stop >= cur.shape[dim])
+            if single or not full:
+                cur = apply("index", cur, key=[_FULL] * dim + [e], _name="SliceBackward0")
+            dim += 1
+            real += 1
+        elif kind == "none":
+            cur = apply("index", cur, key=[_FULL] * dim + [e], _name="UnsqueezeBackward0")
+            if i in bools:
+                advanced.append((dim, bools[i]))
+            dim += 1
+        elif kind == "ellipsis":
+            n = 0 if seen_ellipsis else x.ndim - consumed
+            seen_ellipsis = True
+            dim += n
+            real += n
+        else:
+            t = tensors[e[1]]
+            if t.dtype is dtypes.bool_:
+                want = tuple(cur.shape[dim:dim + t.ndim])
+                if tuple(t.shape) != want:
+                    j = next((j for j, (a, b) in enumerate(zip(t.shape, want)) if a != b), 0)
+                    raise IndexError(f"The shape of the mask {list(t.shape)} at index {j} does not match the shape "
+                                     f"of the indexed tensor {list(cur.shape)} at index {dim + j}")
+            else:
+                _check_index_values(cur, t, dim)
+            advanced.append((dim, t))
+            dim += width[i]
+            real += width[i]
+    if advanced:
+        key, pos = [], 0
+        for k, (d, t) in enumerate(advanced):
+            key += [_FULL] * (d - pos) + [["tensor", k]]
+            pos = d + (t.ndim if t.dtype is dtypes.bool_ else 1)
+        return apply("index", cur, *[t for _, t in advanced], key=key, _name="IndexBackward0")
+    if cur is x:
+        return apply("index", x, key=[["ellipsis"]], _name="AliasBackward0")
+    return cur
+
+
 def index_node_name(key) -> str:
     kinds = {e[0] for e in key}
     if "tensor" in kinds:
@@ -705,6 +900,9 @@ def matmul(a, b):
         name = "MmBackward0"
     elif a.ndim == 2 and b.ndim == 1:
         name = "MvBackward0"
+    elif a.ndim == 1 and b.ndim == 2:   # PyTorch: unsqueeze(0), mm, squeeze
+        out = apply("matmul", a.unsqueeze(0), b, _name="MmBackward0")
+        return apply("reshape", out, shape=[out.shape[-1]], _name="SqueezeBackward4")
     else:
         name = "UnsafeViewBackward0"
     return apply("matmul", a, b, _name=name)

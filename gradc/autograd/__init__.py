@@ -104,8 +104,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 from ..ops.registry import TypeInfo
                 g = zeros_for(TypeInfo(tuple(t.shape), t.dtype))
             elif not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
-                                   "Set allow_unused=True if this is the desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
+                                   "graph. Set allow_unused=True if this is the desired behavior.")
         elif not create_graph:
             g = g.detach()
         result.append(g)

@@ -44,7 +44,13 @@ def _accumulate(node: AccumulateGrad, grad, create_graph: bool):
     if grad is None:
         return
     if leaf._grad is None:
-        leaf._grad = grad if create_graph else grad.detach().clone()
+        if create_graph:
+            leaf._grad = grad
+        elif getattr(grad, "_fresh", False) and not leaf._hooks and not node._post_hooks:
+            grad._fresh = False          # steal a gradient nobody else holds (as PyTorch does)
+            leaf._grad = grad
+        else:
+            leaf._grad = grad.detach().clone()
     elif create_graph:
         leaf._grad = leaf._grad + grad
     else:
@@ -63,7 +69,7 @@ def _collect(roots):
         seen.add(n)
     while stack:
         n = stack.pop()
-        for nxt, _ in n.next_functions:
+        for nxt, _ in n._next:
             if nxt is None:
                 continue
             deps[nxt] = deps.get(nxt, 0) + 1
@@ -82,7 +88,7 @@ def _needed(nodes, targets):
             return memo[n]
         memo[n] = False
         hit = n in targets
-        for nxt, _ in n.next_functions:
+        for nxt, _ in n._next:
             if nxt is not None and reaches(nxt):
                 hit = True
         memo[n] = hit
@@ -138,7 +144,7 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, c
                     if new is not None:
                         grads = dict(enumerate(new))
                 if all(g is None for g in grads.values()):
-                    outs = [None] * len(node.next_functions)
+                    outs = [None] * len(node._next)
                 else:
                     glist = [grads.get(i) for i in range(len(node._output_types))]
                     outs = node.apply(glist)
@@ -146,7 +152,7 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, c
                         fn(outs, glist)
                 if not retain_graph:
                     node.release()
-            for (nxt, nr), g in zip(node.next_functions, outs):
+            for (nxt, nr), g in zip(node._next, outs):
                 if nxt is None:
                     continue
                 if g is not None:
@@ -156,7 +162,7 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, c
                 if deps[nxt] == 0:
                     heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
             if not outs:
-                for nxt, _ in node.next_functions:
+                for nxt, _ in node._next:
                     if nxt is not None:
                         deps[nxt] -= 1
                         if deps[nxt] == 0:

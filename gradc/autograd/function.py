@@ -27,7 +27,7 @@ class FunctionCtx:
                     "one of the variables needed for gradient computation has been modified by an inplace "
                     f"operation: [torch.{t.dtype.tensor_type} [{', '.join(map(str, t.shape))}]] is at version "
                     f"{t._version}; expected version {v} instead. Hint: enable anomaly detection to find the "
-                    "operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).")
+                    "operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
         return saved
 
     @saved_tensors.setter

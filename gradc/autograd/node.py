@@ -12,6 +12,8 @@ import itertools
 from ..ops.registry import TypeInfo, VJPContext, vjp_rule
 
 _seq = itertools.count()
+# Nodes that PyTorch implements by hand in C++: name() gives the C++ name (type name stays short).
+CPP_NODES = frozenset({"AccumulateGrad", "CopySlices", "CopyBackwards"})
 _classes: dict[str, type] = {}
 
 FREED_MESSAGE = (
@@ -50,10 +52,12 @@ class Node:
         self._retains_grad: dict = {}      # output_nr -> weakref to the tensor retaining its grad
 
     def name(self) -> str:
-        return type(self).__name__
+        n = type(self).__name__
+        return f"torch::autograd::{n}" if n in CPP_NODES else n
 
     @property
     def next_functions(self):
+        """The edges as PyTorch shows them. The engine follows ``_next``: one edge per input."""
         return self._next
 
     def register_hook(self, fn):
@@ -66,9 +70,6 @@ class Node:
         self._pre_hooks[h.id] = fn
         return h
 
-    def __repr__(self) -> str:
-        return f"<{self.name()} object at {hex(id(self))}>"
-
     def __call__(self, *grads):
         return self.apply(list(grads))
 
@@ -80,30 +81,53 @@ class Node:
 def node_class(name: str) -> type:
     cls = _classes.get(name)
     if cls is None:
-        cls = _classes[name] = type(name, (OpNode,), {})
+        # PyTorch's nodes are C++ types in 'builtins' with object's repr: the same here, so that
+        # repr() gives <MulBackward0 object at 0x...> and IPython shows <MulBackward0 at 0x...>.
+        cls = _classes[name] = type(name, (OpNode,), {"__module__": "builtins"})
     return cls
 
 
-class SavedTensor:
-    """A tensor saved for backward, with the version it had when saved."""
-    __slots__ = ("tensor", "version", "output_of")
+def version_error_label(node) -> str:
+    """How PyTorch 2.x names a node in the saved-tensor version error: 'ExpBackward0' -> 'Exp',
+    'SumBackward1' -> 'Sum1', 'MyFnBackward' -> 'MyFn'; C++-only nodes by their C++ name."""
+    name = node.name()
+    if name.startswith("torch::"):
+        return name
+    if name.endswith("Backward0"):
+        return name[:-len("Backward0")]
+    return name.replace("Backward", "", 1)
 
-    def __init__(self, tensor, output_of=None):
+
+def version_error(t, expected_version, output_of=None, output_nr=0) -> RuntimeError:
+    """The error for a saved tensor modified in place. A saved output names the node that produced
+    it; a saved input names its tensor's grad_fn at the time of the backward pass (as PyTorch does)."""
+    node, nr = (output_of, output_nr) if output_of is not None else (t.grad_fn, t._output_nr)
+    src = f", which is output {nr} of {version_error_label(node)}," if node is not None else ""
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an inplace operation: "
+        f"[torch.{t.dtype.tensor_type} [{', '.join(str(s) for s in t.shape)}]]{src} is at version "
+        f"{t._version_counter.value}; expected version {expected_version} instead. Hint: enable anomaly "
+        "detection to find the operation that failed to compute its gradient, with "
+        "torch.autograd.set_detect_anomaly(True, check_nan=False).")
+
+
+class SavedTensor:
+    """A tensor saved for backward, with the version it had when saved.
+
+    ``output_of``/``output_nr``: for a node's own output, the node and output index (PyTorch's
+    SavedVariable with is_output); None for a saved input."""
+    __slots__ = ("tensor", "version", "output_of", "output_nr")
+
+    def __init__(self, tensor, output_of=None, output_nr=0):
         self.tensor = tensor
         self.version = tensor._version_counter.value
-        self.output_of = tensor.grad_fn
+        self.output_of = output_of
+        self.output_nr = output_nr
 
     def unpack(self):
         t = self.tensor
         if t._version_counter.value != self.version:
-            src = (f", which is output {t._output_nr} of {self.output_of.name()}," if self.output_of is not None
-                   else "")
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an inplace operation: "
-                f"[torch.{t.dtype.tensor_type} [{', '.join(str(s) for s in t.shape)}]]{src} is at version "
-                f"{t._version_counter.value}; expected version {self.version} instead. Hint: enable anomaly "
-                "detection to find the operation that failed to compute its gradient, with "
-                "torch.autograd.set_detect_anomaly(True).")
+            raise version_error(t, self.version, self.output_of, self.output_nr)
         return t
 
 
@@ -139,7 +163,7 @@ class OpNode(Node):
         for token in op.saves:
             if token.startswith("out"):
                 k = int(token[3:])
-                self._saved[("out", k)] = SavedTensor(outputs[k])
+                self._saved[("out", k)] = SavedTensor(outputs[k], self, k)
             elif token.endswith("+"):
                 for k in range(int(token[2:-1]), len(inputs)):
                     self._saved[("in", k)] = SavedTensor(inputs[k])
@@ -147,15 +171,17 @@ class OpNode(Node):
                 k = int(token[2:])
                 self._saved[("in", k)] = SavedTensor(inputs[k])
         self._had_saved = bool(self._saved)
+        self._edge_view = tuple(range(len(inputs)))   # set by Tensor._apply
+
+    @property
+    def next_functions(self):
+        return tuple(self._next[i] for i in self._edge_view)
 
     def _rebind_output(self, old, new):
         """After an in-place op the saved output is the mutated tensor itself."""
         for key, s in (self._saved or {}).items():
             if s.tensor is old:
-                self._saved[key] = SavedTensor.__new__(SavedTensor)
-                self._saved[key].tensor = new
-                self._saved[key].version = new._version_counter.value
-                self._saved[key].output_of = self
+                self._saved[key] = SavedTensor(new, self, s.output_nr)
 
     def release(self):
         self._saved = None
@@ -193,6 +219,7 @@ class OpNode(Node):
 
 class AccumulateGrad(Node):
     """The sink node of a leaf tensor that requires grad."""
+    __module__ = "builtins"   # printed like PyTorch's C++ node
 
     def __init__(self, variable):
         super().__init__()

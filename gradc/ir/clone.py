@@ -28,6 +28,7 @@ def clone_function(f: Function, name: str | None = None) -> Function:
     g = Function(name or f.name, [a.type for a in f.args], [a.name_hint for a in f.args],
                  list(f.result_types), [dict(a) for a in f.arg_attrs], dict(f.attrs))
     g.loc = f.loc
+    g.meta = dict(getattr(f, "meta", {}))
     mapping = {a: b for a, b in zip(f.args, g.args)}
     for op in f.body.ops:
         g.body.append(clone_op(op, mapping))

@@ -247,7 +247,9 @@ class Function:
     """``func.func @name(%args) -> results``: one block ending in ``func.return``.
 
     ``arg_attrs[i]`` holds per-argument attributes (``{"gradc.requires_grad": True}``);
-    ``attrs`` holds function attributes printed after ``attributes``.
+    ``attrs`` holds function attributes printed after ``attributes``; ``meta`` holds
+    Python-side facts that are not part of the IR text (e.g. the tracer's record of
+    how the traced function's outputs were structured).
     """
 
     def __init__(self, name: str, arg_types: Iterable[TensorType], arg_names: Iterable[str] | None = None,
@@ -260,6 +262,7 @@ class Function:
         self.arg_attrs = arg_attrs if arg_attrs is not None else [{} for _ in arg_types]
         self.attrs = dict(attrs or {})
         self.loc: str | None = None
+        self.meta: dict = {}
 
     @property
     def args(self) -> list[BlockArgument]:

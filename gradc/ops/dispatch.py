@@ -18,6 +18,24 @@ class TensorLikeMeta:
         raise NotImplementedError
 
 
+class GradFnName(str):
+    """An eager grad_fn name that also says which inputs PyTorch's node lists in ``next_functions``.
+
+    PyTorch's nodes have one edge per differentiable Tensor argument of the ATen op, in that op's
+    argument order: ``x ** 2`` (pow(Tensor, Scalar)) has one edge, ``2 * x`` (x.__rmul__(2), a
+    mul(x, wrapped 2)) has (x, None). gradc applies table ops whose inputs may be ordered or
+    wrapped differently, so a spelling can pass ``edges``: the input indices, in PyTorch's order.
+    It is a ``str``, so code that only wants the name (tracer proxies) is unaffected.
+    """
+    edges: tuple | None = None
+
+
+def grad_fn_name(name: str, edges=None) -> GradFnName:
+    n = GradFnName(name)
+    n.edges = None if edges is None else tuple(edges)
+    return n
+
+
 def apply(name: str, *inputs, _name: str | None = None, **attrs):
     """Apply table op ``name`` to tensor-like ``inputs`` with ``attrs``.
 

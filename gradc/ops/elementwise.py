@@ -45,10 +45,12 @@ _binary("mul", np.multiply,
 
 
 def _div_vjp(ctx, g):
-    a, b = ctx.input(0), ctx.input(1)
     sa, sb = _shapes(ctx)
-    ga = unbroadcast(g[0] / b, sa) if ctx.needs_input_grad[0] else None
-    gb = unbroadcast(-g[0] * a / (b * b), sb) if ctx.needs_input_grad[1] else None
+    ga = unbroadcast(g[0] / ctx.input(1), sa) if ctx.needs_input_grad[0] else None
+    gb = None
+    if ctx.needs_input_grad[1]:
+        b = ctx.input(1)
+        gb = unbroadcast(-g[0] * ctx.input(0) / (b * b), sb)
     return [ga, gb]
 
 
@@ -69,7 +71,19 @@ def _pow_vjp(ctx, g):
     return [ga, gb]
 
 
-_binary("pow", np.power, _pow_vjp, saves=("in0", "in1", "out0"))
+def _pow_forward(a, b):
+    """np.power, except integer powers with negative exponents, which PyTorch defines as
+    1 for a base of 1, +-1 for -1 and 0 otherwise (NumPy raises)."""
+    if a.dtype.kind in "iu" and b.dtype.kind in "iu" and np.any(b < 0):
+        neg = b < 0
+        out = np.power(a, np.where(neg, 0, b))
+        odd = (np.abs(b) % 2) == 1
+        small = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0))
+        return np.where(neg, small, out).astype(np.result_type(a, b))
+    return np.power(a, b)
+
+
+_binary("pow", _pow_forward, _pow_vjp, saves=("in0", "in1", "out0"))
 
 
 def _minmax_vjp(pick_first):

@@ -1,6 +1,8 @@
 """Matrix products: matmul with NumPy's 1-D/2-D/batched broadcasting semantics."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .registry import PURE, ShapeError, TypeInfo, defop
@@ -14,15 +16,25 @@ def _matmul_infer(types, attrs):
         raise ShapeError(f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D")
     ka = a.shape[-1]
     kb = b.shape[0] if b.ndim == 1 else b.shape[-2]
-    if ka != kb:
-        if a.ndim == 1 and b.ndim == 1:
+    where = f" (in gradc.matmul of shapes {fmt_shape(a.shape)} and {fmt_shape(b.shape)})"
+    # PyTorch's messages name the matrices it reduces matmul to: leading dims of a folded into
+    # rows when b has at most 2 dims, else a batched product over the broadcast batch.
+    rows = math.prod(a.shape[:-1])
+    if a.ndim == 1 and b.ndim == 1:
+        if ka != kb:
             raise ShapeError(f"inconsistent tensor size, expected tensor [{ka}] and src [{kb}] to have the same "
-                             "number of elements, but got {} and {} elements respectively (in gradc.matmul)"
-                             .format(ka, kb))
-        am = a.shape if a.ndim > 1 else (1,) + a.shape
-        bm = b.shape if b.ndim > 1 else b.shape + (1,)
-        raise ShapeError(f"mat1 and mat2 shapes cannot be multiplied ({am[-2]}x{am[-1]} and {bm[-2]}x{bm[-1]}) "
-                         f"(in gradc.matmul of shapes {fmt_shape(a.shape)} and {fmt_shape(b.shape)})")
+                             f"number of elements, but got {ka} and {kb} elements respectively")
+    elif b.ndim == 1:
+        if ka != kb:
+            raise ShapeError(f"size mismatch, got input ({rows}), mat ({rows}x{ka}), vec ({kb})" + where)
+    elif b.ndim == 2:
+        if ka != kb:
+            raise ShapeError(f"mat1 and mat2 shapes cannot be multiplied ({rows if a.ndim > 1 else 1}x{ka} and "
+                             f"{kb}x{b.shape[-1]})" + where)
+    elif ka != kb:
+        nb = math.prod(broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2]))
+        raise ShapeError(f"Expected size for first two dimensions of batch2 tensor to be: [{nb}, {ka}] but got: "
+                         f"[{nb}, {kb}]." + where)
     batch = broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2])
     shape = batch + (a.shape[-2:-1] if a.ndim > 1 else ()) + (b.shape[-1:] if b.ndim > 1 else ())
     return [TypeInfo(tuple(shape), dt)]

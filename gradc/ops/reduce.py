@@ -51,10 +51,19 @@ def _prod_vjp(ctx, g):
     x = ctx.input(0)
     out = keep_reduced(ctx.output(0), shape, dims, keep)
     gg = expand_reduced(g[0], shape, dims, keep)
-    # out / x, valid where x != 0; a single zero gets the product of the others.
-    others = (where(x == 0, 1.0, x)).prod(dims, keepdim=True) if dims else where(x == 0, 1.0, x)
-    zeros = (x == 0).sum(dims, keepdim=True) if dims else (x == 0).long()
-    safe = where(x == 0, where(zeros == 1, others, 0.0), out / where(x == 0, 1.0, x))
+    # d out / d x_i = prod_{j != i} x_j: out / x where x != 0. At a zero x_i it is the product of
+    # the other entries: the product of the nonzeros when x_i is the only zero, else 0. With two
+    # zeros its derivative w.r.t. the other zero x_k is that product, so the value is written as
+    # nonzeros * (sum of the zero entries - x_i), which is 0 but has the right first derivative
+    # (so double backward is exact there too); with three or more zeros both are 0.
+    is_zero = x == 0
+    nonzero_x = where(is_zero, 1.0, x)
+    nonzeros = nonzero_x.prod(dims, keepdim=True) if dims else nonzero_x
+    zeros = is_zero.sum(dims, keepdim=True) if dims else is_zero.long()
+    zero_x = where(is_zero, x, 0.0)
+    zero_sum = zero_x.sum(dims, keepdim=True) if dims else zero_x
+    at_zero = where(zeros == 1, nonzeros, where(zeros == 2, nonzeros * (zero_sum - x), 0.0))
+    safe = where(is_zero, at_zero, out / nonzero_x)
     return [gg * safe]
 
 
@@ -196,7 +205,7 @@ def _var_vjp(ctx, g):
     x = ctx.input(0)
     n = reduction_count(shape, dims) - ctx.attrs["correction"]
     centered = x - x.mean(dims, keepdim=True)
-    return [expand_reduced(g[0], shape, dims, keep) * centered * (2.0 / n)]
+    return [expand_reduced(g[0], shape, dims, keep) * centered * (2.0 / n if n > 0 else float("nan"))]
 
 
 def _std_vjp(ctx, g):
@@ -205,7 +214,7 @@ def _std_vjp(ctx, g):
     n = reduction_count(shape, dims) - ctx.attrs["correction"]
     centered = x - x.mean(dims, keepdim=True)
     out = keep_reduced(ctx.output(0), shape, dims, keep)
-    return [expand_reduced(g[0], shape, dims, keep) * centered / (out * n)]
+    return [expand_reduced(g[0], shape, dims, keep) * centered / (out * n) if n > 0 else g[0].expand(shape) * float("nan")]
 
 
 defop("var", infer=_reduce_infer("var", float_only=True), forward=_var_forward, vjp=_var_vjp,

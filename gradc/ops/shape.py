@@ -68,10 +68,12 @@ def _cat_infer(types, attrs):
     for i, t in enumerate(types):
         if t.shape == (0,):
             continue
-        if t.ndim != ref.ndim or any(a != b for k, (a, b) in enumerate(zip(t.shape, ref.shape)) if k != d):
+        if t.ndim != ref.ndim:
+            raise ShapeError(f"Tensors must have same number of dimensions: got {ref.ndim} and {t.ndim}")
+        bad = next((k for k, (a, b) in enumerate(zip(t.shape, ref.shape)) if k != d and a != b), None)
+        if bad is not None:
             raise ShapeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
-                             f"{fmt_shape(ref.shape)} but got size {fmt_shape(t.shape)} for tensor number {i} "
-                             "in the list (in gradc.cat)")
+                             f"{ref.shape[bad]} but got size {t.shape[bad]} for tensor number {i} in the list.")
         total += t.shape[d]
     shape = list(ref.shape)
     shape[d] = total

@@ -2,7 +2,7 @@
 
 Identities: x*1, 1*x, x+0, 0+x, x-0, x/1, neg(neg(x)), reshape of reshape,
 reshape/expand/sum_to/cast to the same type, permute of permute and identity
-permutes, sum/mean over size-1 dims (a reshape). Folding: a pure table op whose
+permutes, sum/mean over size-1 dims (a reshape), sum_to as sum + reshape. Folding: a pure table op whose
 operands are all constants is evaluated with the op's NumPy reference when the
 result is small or uniform (one value broadcast), so constants stay readable.
 """
@@ -119,6 +119,23 @@ class ReduceUnitDims(RewritePattern):
         return True
 
 
+class SumToAsSum(RewritePattern):
+    """sum_to (the adjoint of broadcasting) is a keepdim sum plus a reshape, which fuses."""
+    op_names = ("gradc.sum_to",)
+
+    def match_and_rewrite(self, op, rw):
+        src = op.operands[0].type.shape
+        dst = tuple(op.attrs["shape"])
+        lead = len(src) - len(dst)
+        dims = list(range(lead)) + [lead + i for i, s in enumerate(dst) if s == 1 and src[lead + i] != 1]
+        if not dims:
+            return False
+        b = rw.builder_before(op)
+        summed = b.op("sum", op.operands[0], dims=dims, keepdim=True)
+        rw.replace_op(op, b.op("reshape", summed, shape=list(dst)))
+        return True
+
+
 class ConstantFold(RewritePattern):
     def match_and_rewrite(self, op, rw):
         d = op.opdef
@@ -148,7 +165,7 @@ class ConstantFold(RewritePattern):
 
 PATTERNS = [
     Identity("mul", 1, (0, 1)), Identity("add", 0, (0, 1)), Identity("sub", 0, (1,)), Identity("div", 1, (1,)),
-    SameTypeNoop(), DoubleNeg(), ReshapeOfReshape(), PermuteOfPermute(), ReduceUnitDims(), ConstantFold(),
+    SameTypeNoop(), DoubleNeg(), ReshapeOfReshape(), PermuteOfPermute(), ReduceUnitDims(), SumToAsSum(), ConstantFold(),
 ]
 
 

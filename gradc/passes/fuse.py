@@ -12,6 +12,10 @@ the group of its consumers when
   which needs its shape to equal the iteration shape and its outside users to run
   after the group.
 
+A reduction joins the group of its consumers too (an epilogue in the same loop
+nest: softmax, layernorm) when its input shape is the group's iteration shape and
+it reduces the same dims as the group's other reductions.
+
 Matmuls and indexing ops stay separate kernels; an elementwise op consuming a
 matmul (bias add, activation) starts a new group right after it (an epilogue).
 The fused op's operands are the group's external inputs, bound to the region's
@@ -50,7 +54,13 @@ class _Group:
         self.ops = [root]
         self.shape = tuple(shape)
         self.anchor = root
-        self.has_reduction = root.name in FUSIBLE_REDUCTIONS
+        self.reduce_dims = _reduce_dims(root) if root.name in FUSIBLE_REDUCTIONS else None
+
+
+def _reduce_dims(op: Operation) -> frozenset:
+    """The non-unit dims a reduction reduces (its input shape is its group's space)."""
+    shape = op.operands[0].type.shape
+    return frozenset(d for d in op.attrs["dims"] if shape[d] != 1)
 
 
 def _iteration_shape(op: Operation):
@@ -83,23 +93,29 @@ def find_groups(func: Function) -> list[_Group]:
 
 
 def _join_target(op, group_of, position):
-    if op.name in FUSIBLE_REDUCTIONS:
-        return None
     r = op.results[0]
     users = r.users()
     inside = {group_of.get(u) for u in users if group_of.get(u) is not None}
     if len(inside) != 1:
         return None
     g = inside.pop()
+    outside = [u for u in users if group_of.get(u) is not g]
+    if any(u.name != RETURN and position.get(u, 1 << 30) < position[g.anchor] for u in outside):
+        return None
+    if op.name in FUSIBLE_REDUCTIONS:
+        # a reduction whose result feeds an epilogue over its own input's space
+        # (softmax, layernorm): every reduction of a kernel reduces the same axes
+        if tuple(op.operands[0].type.shape) != g.shape:
+            return None
+        dims = _reduce_dims(op)
+        if not dims or (g.reduce_dims is not None and g.reduce_dims != dims):
+            return None
+        g.reduce_dims = dims
+        return g
     if not _broadcasts_to(r.type.shape, g.shape):
         return None
-    outside = [u for u in users if group_of.get(u) is not g]
-    if outside:
-        if tuple(r.type.shape) != g.shape or op.name == "gradc.constant":
-            return None
-        if any(u.name != RETURN and position.get(u, 1 << 30) < position[g.anchor] for u in outside):
-            return None
-    # an elementwise op with a reduction group: fine (it is computed per iteration point)
+    if outside and (tuple(r.type.shape) != g.shape or op.name == "gradc.constant"):
+        return None
     return g
 
 

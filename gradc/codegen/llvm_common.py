@@ -1,0 +1,509 @@
+"""Shared lowering of kernel IR bodies to LLVM IR (llvmlite.ir), used by the CPU and PTX backends.
+
+* ``LOWER``: the lowering table, op name -> ``fn(ctx, args, in_dtypes, out_dtype, attrs, consts)``
+  returning an ``ir.Value``; ``consts[i]`` is the Python value of operand i when it is a
+  kernel-IR constant (so ``pow(x, 2)`` becomes ``x*x``).
+* ``BodyEmitter``: emits loads/ops/stores of a kernel at an iteration point given the
+  index of each axis (addresses by GEP on the buffer's element type, never ptrtoint).
+* ``emit_point``: the per-outer-point schedule (reduction loops, then stores), with the
+  loop over the reduced axes and the cross-thread combine supplied by the backend.
+
+Floats: maximum/minimum propagate NaN (``llvm.maximum``/``llvm.minimum``) like PyTorch;
+f32 sum/prod accumulate in f64 with ``reassoc`` so the vectorizer can split them.
+"""
+from __future__ import annotations
+
+from collections import ChainMap
+
+from llvmlite import ir
+
+from . import llvm_math
+from .kernel_ir import AxisIndex, Compute, Kernel, Load, Reduce, Store
+
+F32, F64, I64, I32, I8, I1 = ir.FloatType(), ir.DoubleType(), ir.IntType(64), ir.IntType(32), ir.IntType(8), ir.IntType(1)
+LL = {"f32": F32, "f64": F64, "i64": I64, "i1": I1}
+MEM = {"f32": F32, "f64": F64, "i64": I64, "i1": I8}
+ALIGN = {"f32": 4, "f64": 8, "i64": 8, "i1": 1}
+REASSOC = ("reassoc", "contract")
+
+
+def const(dtype: str, value) -> ir.Constant:
+    if dtype == "i1":
+        return ir.Constant(I1, int(bool(value)))
+    if dtype == "i64":
+        return ir.Constant(I64, int(value))
+    return ir.Constant(LL[dtype], float(value))
+
+
+def intrinsic(module: ir.Module, name: str, ret, args) -> ir.Function:
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(ret, list(args)), name)
+    return fn
+
+
+class LowerCtx:
+    """What lowering functions see: builder, module, target ('cpu' | 'nvptx') and math choice.
+
+    ``math_mode``: 'ir' uses ``llvm_math`` (vectorizable, works on NVPTX); 'libm' uses the
+    LLVM intrinsics / libm calls (CPU only).
+    """
+
+    def __init__(self, builder: ir.IRBuilder, target: str = "cpu", math_mode: str = "ir",
+                 alloca_builder: ir.IRBuilder | None = None):
+        self.b = builder
+        self.module = builder.module
+        self.target = target
+        self.math_mode = "ir" if target == "nvptx" else math_mode
+        self._ab = alloca_builder
+
+    def intrinsic(self, name, ret, args):
+        return intrinsic(self.module, name, ret, args)
+
+    def call_math(self, name: str, dtype: str, *args):
+        ty = LL[dtype]
+        sfx = "f64" if dtype == "f64" else "f32"
+        if self.math_mode == "libm" and name in ("exp", "log", "sin", "cos", "pow"):
+            fn = self.intrinsic(f"llvm.{name}.{sfx}", ty, [ty] * len(args))
+        elif self.math_mode == "libm" and name == "tanh":
+            fn = self.intrinsic("tanh" if dtype == "f64" else "tanhf", ty, [ty])
+        else:
+            fn = llvm_math.MATH[name](self.module, ty)
+        return self.b.call(fn, list(args))
+
+    def alloca(self, ty, count: int | None = None):
+        """A stack slot (or ``count`` of them) in the entry block (mem2reg promotes scalars)."""
+        size = None if count is None else ir.Constant(I64, count)
+        return (self._ab or self.b).alloca(ty, size=size)
+
+
+# ---------------------------------------------------------------------------------------------
+# the lowering table
+# ---------------------------------------------------------------------------------------------
+LOWER = {}
+
+
+def lowers(*names):
+    def reg(fn):
+        for n in names:
+            LOWER[n] = fn
+        return fn
+    return reg
+
+
+def _isf(dt):
+    return dt in ("f32", "f64")
+
+
+def _fsfx(dt):
+    return "f64" if dt == "f64" else "f32"
+
+
+@lowers("add", "sub", "mul")
+def _arith(ctx, a, dts, out, attrs, consts):
+    b, (x, y), op = ctx.b, a, attrs["_op"]
+    if _isf(out):
+        return {"add": b.fadd, "sub": b.fsub, "mul": b.fmul}[op](x, y)
+    if out == "i1":
+        return {"add": b.or_, "sub": b.xor, "mul": b.and_}[op](x, y)
+    return {"add": b.add, "sub": b.sub, "mul": b.mul}[op](x, y)
+
+
+@lowers("div")
+def _div(ctx, a, dts, out, attrs, consts):
+    b, (x, y) = ctx.b, a
+    if _isf(out):
+        return b.fdiv(x, y)
+    zero = ir.Constant(y.type, 0)
+    isz = b.icmp_signed("==", y, zero)
+    q = b.sdiv(x, b.select(isz, ir.Constant(y.type, 1), y))
+    return b.select(isz, zero, q)
+
+
+@lowers("pow")
+def _pow(ctx, a, dts, out, attrs, consts):
+    b, (x, y) = ctx.b, a
+    if not _isf(out):
+        if out == "i1":
+            return b.or_(x, b.xor(y, ir.Constant(I1, 1)))
+        return b.call(llvm_math.ipow_fn(ctx.module), [x, y])
+    c = consts[1]
+    if c is not None:
+        if c == 1:
+            return x
+        if c == 2:
+            return b.fmul(x, x)
+        if c == 3:
+            return b.fmul(b.fmul(x, x), x)
+        if c == 0:
+            return const(out, 1.0)
+        if c == -1:
+            return b.fdiv(const(out, 1.0), x)
+        if c == 0.5:
+            return b.call(ctx.intrinsic(f"llvm.sqrt.{_fsfx(out)}", x.type, [x.type]), [x])
+    return ctx.call_math("pow", out, x, y)
+
+
+@lowers("maximum", "minimum")
+def _minmax(ctx, a, dts, out, attrs, consts):
+    b, (x, y), mx = ctx.b, a, attrs["_op"] == "maximum"
+    if _isf(out):
+        name = f"llvm.{'maximum' if mx else 'minimum'}.{_fsfx(out)}"
+        return b.call(ctx.intrinsic(name, x.type, [x.type, x.type]), [x, y])
+    if out == "i1":
+        return b.or_(x, y) if mx else b.and_(x, y)
+    return b.select(b.icmp_signed(">" if mx else "<", x, y), x, y)
+
+
+@lowers("neg")
+def _neg(ctx, a, dts, out, attrs, consts):
+    if _isf(out):
+        return ctx.b.fneg(a[0])
+    return a[0] if out == "i1" else ctx.b.neg(a[0])
+
+
+@lowers("exp", "log", "sin", "cos", "tanh", "sigmoid")
+def _math(ctx, a, dts, out, attrs, consts):
+    return ctx.call_math(attrs["_op"], out, a[0])
+
+
+@lowers("sqrt", "rsqrt")
+def _sqrt(ctx, a, dts, out, attrs, consts):
+    x = a[0]
+    r = ctx.b.call(ctx.intrinsic(f"llvm.sqrt.{_fsfx(out)}", x.type, [x.type]), [x])
+    return ctx.b.fdiv(const(out, 1.0), r) if attrs["_op"] == "rsqrt" else r
+
+
+@lowers("relu")
+def _relu(ctx, a, dts, out, attrs, consts):
+    b, x = ctx.b, a[0]
+    if out == "i1":
+        return x
+    zero = const(out, 0)
+    neg = b.fcmp_ordered("<", x, zero) if _isf(out) else b.icmp_signed("<", x, zero)
+    return b.select(neg, zero, x)
+
+
+@lowers("abs")
+def _abs(ctx, a, dts, out, attrs, consts):
+    b, x = ctx.b, a[0]
+    if _isf(out):
+        return b.call(ctx.intrinsic(f"llvm.fabs.{_fsfx(out)}", x.type, [x.type]), [x])
+    if out == "i1":
+        return x
+    return b.select(b.icmp_signed("<", x, const(out, 0)), b.neg(x), x)
+
+
+@lowers("sign")
+def _sign(ctx, a, dts, out, attrs, consts):
+    b, x = ctx.b, a[0]
+    if out == "i1":
+        return x
+    zero, one, m1 = const(out, 0), const(out, 1), const(out, -1)
+    if _isf(out):   # keeps NaN and signed zero
+        return b.select(b.fcmp_ordered(">", x, zero), one, b.select(b.fcmp_ordered("<", x, zero), m1, x))
+    return b.select(b.icmp_signed(">", x, zero), one, b.select(b.icmp_signed("<", x, zero), m1, zero))
+
+
+@lowers("clamp")
+def _clamp(ctx, a, dts, out, attrs, consts):
+    b, x = ctx.b, a[0]
+    lo, hi = attrs.get("min"), attrs.get("max")
+    if _isf(out):
+        lt = lambda p, q: b.fcmp_ordered("<", p, q)   # noqa: E731  NaN stays NaN
+    else:
+        lt = lambda p, q: b.icmp_signed("<", p, q)    # noqa: E731
+    if lo is not None:
+        c = const(out, lo)
+        x = b.select(lt(x, c), c, x)
+    if hi is not None:
+        c = const(out, hi)
+        x = b.select(lt(c, x), c, x)
+    return x
+
+
+@lowers("cast")
+def _cast(ctx, a, dts, out, attrs, consts):
+    b, x, src = ctx.b, a[0], dts[0]
+    if src == out:
+        return x
+    if out == "i1":
+        if _isf(src):
+            return b.fcmp_unordered("!=", x, const(src, 0))   # NaN -> True, like bool(nan)
+        return b.icmp_signed("!=", x, const(src, 0))
+    if src == "i1":
+        return b.uitofp(x, LL[out]) if _isf(out) else b.zext(x, LL[out])
+    if _isf(src) and _isf(out):
+        return b.fpext(x, F64) if out == "f64" else b.fptrunc(x, F32)
+    if _isf(src):   # float -> i64, saturating (NaN -> 0) instead of poison
+        return b.call(ctx.intrinsic(f"llvm.fptosi.sat.i64.{_fsfx(src)}", I64, [x.type]), [x])
+    return b.sitofp(x, LL[out])
+
+
+@lowers("where")
+def _where(ctx, a, dts, out, attrs, consts):
+    return ctx.b.select(a[0], a[1], a[2])
+
+
+_FCMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+@lowers(*_FCMP)
+def _cmp(ctx, a, dts, out, attrs, consts):
+    b, (x, y), op = ctx.b, a, _FCMP[attrs["_op"]]
+    if _isf(dts[0]):
+        return b.fcmp_unordered(op, x, y) if op == "!=" else b.fcmp_ordered(op, x, y)
+    if dts[0] == "i1":
+        return b.icmp_unsigned(op, x, y)
+    return b.icmp_signed(op, x, y)
+
+
+@lowers("logical_and", "logical_or", "logical_not")
+def _logic(ctx, a, dts, out, attrs, consts):
+    b, op = ctx.b, attrs["_op"]
+    if op == "logical_not":
+        return b.xor(a[0], ir.Constant(I1, 1))
+    return b.and_(a[0], a[1]) if op == "logical_and" else b.or_(a[0], a[1])
+
+
+@lowers("constant")
+def _constant(ctx, a, dts, out, attrs, consts):
+    return const(out, attrs["value"])
+
+
+def lower_op(ctx: LowerCtx, op: str, args, dts, out, attrs, consts=None):
+    try:
+        fn = LOWER[op]
+    except KeyError:
+        raise NotImplementedError(f"no LLVM lowering for kernel op '{op}'") from None
+    return fn(ctx, list(args), list(dts), out, dict(attrs, _op=op), consts or [None] * len(args))
+
+
+# ---------------------------------------------------------------------------------------------
+# reductions: accumulator types and combine
+# ---------------------------------------------------------------------------------------------
+def acc_dtype(kind: str, dtype: str) -> str:
+    return "f64" if dtype == "f32" and kind in ("sum", "prod") else dtype
+
+
+def identity(kind: str, dtype: str) -> ir.Constant:
+    inf = float("inf")
+    if kind == "sum":
+        return const(dtype, 0)
+    if kind == "prod":
+        return const(dtype, 1)
+    if _isf(dtype):
+        return const(dtype, -inf if kind == "max" else inf)
+    if dtype == "i1":
+        return const(dtype, kind == "min")
+    return const(dtype, -(1 << 63) if kind == "max" else (1 << 63) - 1)
+
+
+def combine(ctx: LowerCtx, kind: str, dtype: str, acc, x):
+    b = ctx.b
+    if kind in ("sum", "prod"):
+        if _isf(dtype):
+            return (b.fadd if kind == "sum" else b.fmul)(acc, x, flags=REASSOC)
+        return (b.add if kind == "sum" else b.mul)(acc, x)
+    return lower_op(ctx, "maximum" if kind == "max" else "minimum", [acc, x], [dtype, dtype], dtype, {})
+
+
+# ---------------------------------------------------------------------------------------------
+# body emission
+# ---------------------------------------------------------------------------------------------
+class Env:
+    """Iteration indices (axis -> i64 ir.Value) and the SSA cache of one scope."""
+
+    def __init__(self, idx: dict, cache: ChainMap):
+        self.idx, self.cache = idx, cache
+
+    def child(self, more_idx: dict | None = None) -> "Env":
+        idx = dict(self.idx)
+        idx.update(more_idx or {})
+        return Env(idx, self.cache.new_child())
+
+
+class BodyEmitter:
+    """Emits a kernel's statements at an iteration point.  ``ptrs``: buffer name -> pointer."""
+
+    def __init__(self, ctx: LowerCtx, kernel: Kernel, ptrs: dict):
+        self.ctx, self.k, self.ptrs = ctx, kernel, ptrs
+        self.defs = kernel.defs()
+        self.consts = {s.result.id: s.attr["value"] for s in kernel.body
+                       if isinstance(s, Compute) and s.op == "constant"}
+
+    def address(self, buf, index, env: Env):
+        b = self.ctx.b
+        lin = None
+        for axis, stride in enumerate(index.strides):
+            if stride == 0:
+                continue
+            i = env.idx[axis]
+            t = i if stride == 1 else b.mul(i, ir.Constant(I64, stride), flags=("nsw",))
+            lin = t if lin is None else b.add(lin, t, flags=("nsw",))
+        if index.offset:
+            off = ir.Constant(I64, index.offset)
+            lin = off if lin is None else b.add(lin, off, flags=("nsw",))
+        if lin is None:
+            lin = ir.Constant(I64, 0)
+        return b.gep(self.ptrs[buf.name], [lin], inbounds=True, source_etype=MEM[buf.dtype])
+
+    def value(self, v, env: Env):
+        hit = env.cache.get(v.id)
+        if hit is not None:
+            return hit
+        s = self.defs[v.id]
+        b = self.ctx.b
+        if isinstance(s, Load):
+            raw = b.load(self.address(s.buffer, s.index, env), typ=MEM[s.buffer.dtype],
+                         align=ALIGN[s.buffer.dtype])
+            r = b.icmp_unsigned("!=", raw, ir.Constant(I8, 0)) if s.buffer.dtype == "i1" else raw
+        elif isinstance(s, Compute):
+            args = [self.value(o, env) for o in s.operands]
+            r = lower_op(self.ctx, s.op, args, [o.dtype for o in s.operands], s.result.dtype, s.attr,
+                         [self.consts.get(o.id) for o in s.operands])
+        elif isinstance(s, AxisIndex):
+            r = env.idx[s.axis]
+        elif isinstance(s, Reduce):
+            raise RuntimeError(f"reduction %{v.id} used before it was computed")
+        else:
+            raise TypeError(s)
+        env.cache[v.id] = r
+        return r
+
+    def store(self, s: Store, env: Env):
+        v = self.value(s.value, env)
+        if s.buffer.dtype == "i1":
+            v = self.ctx.b.zext(v, I8)
+        self.ctx.b.store(v, self.address(s.buffer, s.index, env), align=ALIGN[s.buffer.dtype])
+
+
+def for_range(b: ir.IRBuilder, lo, hi, body, step=1, name="i"):
+    """Emit ``for (i = lo; i < hi; i += step) body(i)`` with i64 bounds; returns nothing."""
+    lo = lo if isinstance(lo, ir.Value) else ir.Constant(I64, lo)
+    hi = hi if isinstance(hi, ir.Value) else ir.Constant(I64, hi)
+    step = step if isinstance(step, ir.Value) else ir.Constant(I64, step)
+    pre = b.block
+    fn = pre.function
+    cond = fn.append_basic_block(f"{name}.cond")
+    loop = fn.append_basic_block(f"{name}.body")
+    done = fn.append_basic_block(f"{name}.end")
+    b.branch(cond)
+    b.position_at_end(cond)
+    i = b.phi(I64, name=name)
+    i.add_incoming(lo, pre)
+    b.cbranch(b.icmp_signed("<", i, hi), loop, done)
+    b.position_at_end(loop)
+    body(i)
+    nxt = b.add(i, step, flags=("nsw",))
+    i.add_incoming(nxt, b.block)
+    b.branch(cond)
+    b.position_at_end(done)
+
+
+def reduction_phases(kernel: Kernel):
+    """Group consecutive reductions that do not depend on each other into one loop each."""
+    defs = kernel.defs()
+    dep_cache: dict[int, frozenset] = {}
+
+    def reds_used(vid):
+        if vid in dep_cache:
+            return dep_cache[vid]
+        s = defs[vid]
+        out = frozenset()
+        if isinstance(s, Reduce):
+            out = frozenset([vid])
+        elif isinstance(s, Compute):
+            out = frozenset().union(*(reds_used(o.id) for o in s.operands)) if s.operands else frozenset()
+        dep_cache[vid] = out
+        return out
+
+    phases: list[list[Reduce]] = []
+    for r in kernel.reductions:
+        used = reds_used(r.operand.id)
+        if phases and not (used & {q.result.id for q in phases[-1]}):
+            phases[-1].append(r)
+        else:
+            phases.append([r])
+    return phases, reds_used
+
+
+def split_stores(kernel: Kernel):
+    """(outer stores, inner stores): inner ones vary over the reduced axes."""
+    red = set(kernel.reduce_axes)
+    inner, outer = [], []
+    for s in kernel.body:
+        if isinstance(s, Store):
+            varies = bool((s.value.axes | s.index.axes()) & red)
+            (inner if varies else outer).append(s)
+    return outer, inner
+
+
+def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer=None):
+    """Emit the work of one outer point.
+
+    ``loop_reduced(env, body)`` emits a loop over the reduced axes calling ``body(inner_env)``;
+    ``finish(kind, dtype, acc)`` combines per-thread partial results (GPU), identity on CPU;
+    ``guard_outer(emit)`` wraps stores that do not vary over the reduced axes (GPU: one thread).
+    """
+    ctx, k = em.ctx, em.k
+    b = ctx.b
+    phases, _ = reduction_phases(k)
+    for group in phases:
+        slots = []
+        for r in group:
+            adt = acc_dtype(r.kind, r.result.dtype)
+            slot = ctx.alloca(LL[adt])
+            b.store(identity(r.kind, adt), slot)
+            slots.append((r, adt, slot))
+
+        def body(ienv, slots=slots):
+            for r, adt, slot in slots:
+                x = em.value(r.operand, ienv)
+                if adt != r.result.dtype:
+                    x = b.fpext(x, F64)
+                b.store(combine(ctx, r.kind, adt, b.load(slot, typ=LL[adt]), x), slot)
+
+        loop_reduced(env, body)
+        for r, adt, slot in slots:
+            acc = b.load(slot, typ=LL[adt])
+            if finish is not None:
+                acc = finish(r.kind, adt, acc)
+            if adt != r.result.dtype:
+                acc = b.fptrunc(acc, LL[r.result.dtype])
+            env.cache[r.result.id] = acc
+    outer, inner = split_stores(k)
+    if outer:
+        def emit_outer():
+            oenv = env.child()
+            for s in outer:
+                em.store(s, oenv)
+        if guard_outer is not None:
+            guard_outer(emit_outer)
+        else:
+            emit_outer()
+    if inner:
+        def body(ienv):
+            for s in inner:
+                em.store(s, ienv)
+        loop_reduced(env, body)
+
+
+def decompose(b: ir.IRBuilder, flat, axes, space) -> dict:
+    """Split a flat i64 index over ``axes`` (row-major, extents from ``space``) into axis indices."""
+    out = {}
+    rest = flat
+    for pos, ax in enumerate(reversed(axes)):
+        n = space[ax]
+        if pos == len(axes) - 1:
+            out[ax] = rest
+        else:
+            c = ir.Constant(I64, n)
+            out[ax] = b.urem(rest, c)
+            rest = b.udiv(rest, c)
+    return out
+
+
+def add_kernel_annotation(module: ir.Module, fn: ir.Function):
+    md = module.add_metadata([fn, "kernel", ir.Constant(I32, 1)])
+    module.add_named_metadata("nvvm.annotations", md)

@@ -1,0 +1,203 @@
+"""CPU runtime: JIT-compile kernels with MCJIT, call them through ctypes on NumPy buffers.
+
+``compile_kernel(kernel)`` returns a ``CompiledKernel``; calling it with one contiguous
+NumPy array per parameter (``kernel.params`` order, outputs included) runs the kernel.
+Shapes are baked into the code, so a new shape is a new compilation; compiled objects
+are cached on disk (``cache.py``, key: LLVM IR + triple + CPU + features), so a second
+process loads the object file into a fresh engine without optimizing or code-generating.
+
+Threads: the kernel function takes a ``[start, end)`` range of its outermost outer loop;
+kernels estimated at ``PARALLEL_MIN_NS`` or more (``estimate_ns``) are split over ``num_threads()``
+threads (ctypes releases the GIL during the call), smaller ones run on the caller's.
+Matmul-shaped kernels (``kernel_ir.match_contraction``) go to ``matmul_cpu``.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import queue
+import threading
+
+import llvmlite.binding as llvm
+import numpy as np
+
+from . import cache, llvm_cpu
+from .kernel_ir import Kernel, np_dtype
+
+PARALLEL_MIN_NS = float(os.environ.get("GRADC_PARALLEL_MIN_NS", 80_000))
+_KFN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+_memo: dict = {}
+_lock = threading.Lock()
+_pool = None
+_pool_lock = threading.Lock()
+_compile_lock = threading.RLock()
+stats = {"compiled": 0, "loaded": 0}
+
+
+def num_threads() -> int:
+    n = os.environ.get("GRADC_NUM_THREADS")
+    return max(1, int(n)) if n else max(1, os.cpu_count() or 1)
+
+
+class _Workers:
+    """Persistent worker threads fed through SimpleQueues (about 20 us per parallel call here,
+    against 50 us for a ThreadPoolExecutor)."""
+
+    def __init__(self, n):
+        self.inqs = [queue.SimpleQueue() for _ in range(n)]
+        self.done = queue.SimpleQueue()
+        for q in self.inqs:
+            threading.Thread(target=self._loop, args=(q,), daemon=True, name="gradc-worker").start()
+
+    def _loop(self, q):
+        while True:
+            fn, args = q.get()
+            try:
+                fn(*args)
+                self.done.put(None)
+            except BaseException as e:   # pragma: no cover - kernels do not raise
+                self.done.put(e)
+
+    def run(self, fn, jobs):
+        """Run jobs[1:] on workers and jobs[0] here; wait for all."""
+        for q, args in zip(self.inqs, jobs[1:]):
+            q.put((fn, args))
+        fn(*jobs[0])
+        errs = [self.done.get() for _ in jobs[1:]]
+        for e in errs:
+            if e is not None:
+                raise e
+
+
+def _get_pool() -> _Workers:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = _Workers(max(1, num_threads() - 1))
+    return _pool
+
+
+def estimate_ns(kernel: Kernel) -> float:
+    """Rough single-thread time: memory accesses and transcendental ops per point, per phase."""
+    from .kernel_ir import Compute, Load, Store
+    from .llvm_common import reduction_phases
+    acc = sum(isinstance(s, (Load, Store)) for s in kernel.body)
+    heavy = sum(isinstance(s, Compute) and s.op in ("exp", "log", "sin", "cos", "tanh", "sigmoid", "pow")
+                for s in kernel.body)
+    phases = len(reduction_phases(kernel)[0]) + 1
+    return max(kernel.numel, 1) * (0.15 * acc + 0.6 * heavy + 0.05) * (1 + 0.5 * (phases - 1))
+
+
+def _engine_from_object(obj: bytes):
+    tm = llvm_cpu.new_target_machine()     # the engine owns (and frees) its target machine
+    empty = llvm.parse_assembly("")
+    empty.triple = tm.triple
+    ee = llvm.create_mcjit_compiler(empty, tm)
+    ee.add_object_file(llvm.ObjectFileRef.from_data(obj))
+    ee.finalize_object()
+    return ee
+
+
+def jit_llvm_ir(llvm_ir: str, symbols):
+    """Compile (or load from the disk cache) LLVM IR; returns (engine, {symbol: address})."""
+    with _compile_lock:      # LLVM's global state: one compilation at a time
+        tm = llvm_cpu.host_target_machine()
+        key = cache.key(llvm_ir, llvm_cpu.target_signature())
+        obj = cache.load(key)
+        if obj is None:
+            mod = llvm_cpu.compile_ir(llvm_ir, tm)
+            obj = tm.emit_object(mod)
+            cache.store(key, obj)
+            stats["compiled"] += 1
+        else:
+            stats["loaded"] += 1
+        ee = _engine_from_object(obj)
+    addrs = {s: ee.get_function_address(s) for s in symbols}
+    missing = [s for s, a in addrs.items() if not a]
+    if missing:
+        raise RuntimeError(f"JIT: symbols {missing} not found in the compiled object")
+    return ee, addrs
+
+
+def check_buffers(kernel: Kernel, arrays):
+    """Raise a clear error unless ``arrays`` fit ``kernel.params`` (count, dtype, size, layout)."""
+    if len(arrays) != len(kernel.params):
+        raise TypeError(f"kernel '{kernel.name}' takes {len(kernel.params)} buffers, got {len(arrays)}")
+    for p, a in zip(kernel.params, arrays):
+        dt = np_dtype(p.dtype)
+        if not isinstance(a, np.ndarray) or a.dtype != dt or a.size < p.numel or not a.flags.c_contiguous:
+            raise TypeError(f"kernel '{kernel.name}': buffer %{p.name} needs a C-contiguous {dt} "
+                            f"array of at least {p.numel} elements, got "
+                            f"{type(a).__name__} {getattr(a, 'dtype', '')} {getattr(a, 'shape', '')}")
+        if p.role == "output" and not a.flags.writeable:
+            raise ValueError(f"kernel '{kernel.name}': output %{p.name} is read-only")
+
+
+class CompiledKernel:
+    """A compiled kernel; ``ck(*arrays)`` runs it on one array per parameter."""
+
+    def __init__(self, kernel: Kernel, info, engine, address):
+        self.kernel = kernel
+        self.info = info
+        self._engine = engine            # keeps the machine code alive
+        self.address = address
+        self._fn = _KFN(address)
+        self.parallel = (info.parallel_ok and estimate_ns(kernel) >= PARALLEL_MIN_NS
+                         and info.parallel_extent >= 2 and num_threads() > 1)
+
+    def check(self, arrays):
+        check_buffers(self.kernel, arrays)
+
+    def args(self, arrays):
+        return (ctypes.c_void_p * len(arrays))(*[a.ctypes.data for a in arrays])
+
+    def __call__(self, *arrays, check: bool = True):
+        if check:
+            self.check(arrays)
+        argv = self.args(arrays)
+        self.run_args(argv)
+        return arrays
+
+    def run_args(self, argv):
+        ext = self.info.parallel_extent
+        if not self.parallel:
+            self._fn(argv, 0, ext)
+            return
+        n = min(num_threads(), ext)
+        bounds = [ext * i // n for i in range(n + 1)]
+        _get_pool().run(self._fn, [(argv, bounds[i], bounds[i + 1]) for i in range(n)])
+
+
+def compile_kernel(kernel: Kernel, math_mode: str = "ir"):
+    """Compile a kernel for the host (memoized in-process by its LLVM IR)."""
+    from . import matmul_cpu
+    special = matmul_cpu.compile_contraction(kernel)
+    if special is not None:
+        return special
+    module, info = llvm_cpu.lower_kernel(kernel, math_mode=math_mode)
+    text = str(module)
+    memo_key = (text, info.name)
+    with _lock:
+        hit = _memo.get(memo_key)
+    if hit is not None:
+        return CompiledKernel(kernel, info, hit[0], hit[1])
+    ee, addrs = jit_llvm_ir(text, [info.name])
+    with _lock:
+        _memo[memo_key] = (ee, addrs[info.name])
+    return CompiledKernel(kernel, info, ee, addrs[info.name])
+
+
+def run_kernel(kernel: Kernel, *arrays):
+    """Compile (cached) and run; returns the arrays."""
+    return compile_kernel(kernel)(*arrays)
+
+
+def empty_buffers(kernel: Kernel, inputs: dict | None = None):
+    """Arrays for every parameter: given inputs (by name) and fresh outputs."""
+    out = []
+    for p in kernel.params:
+        if inputs is not None and p.name in inputs:
+            out.append(np.ascontiguousarray(inputs[p.name], dtype=np_dtype(p.dtype)))
+        else:
+            out.append(np.empty(p.shape, dtype=np_dtype(p.dtype)))
+    return out

@@ -1,0 +1,357 @@
+"""The tracer: run a Python function on proxy tensors and record a Function.
+
+``trace(fn, specs)`` calls ``fn`` with one ``Proxy`` per ``ArgSpec`` (other spec
+entries are passed through as ordinary Python values, so they end up baked into
+the IR as constants or attributes). A ``Proxy`` speaks the whole tensor API
+(``gradc.tensor_api``); every op it takes part in appends the table op to the
+function through a ``Builder``, with result types from the op table and the
+location comment ``file.py:LINE`` of the first stack frame outside the gradc
+package (the user's line).
+
+- Dispatch: ``Proxy._dispatch_priority`` is 2, above the eager ``Tensor``'s 1,
+  so mixing them traces. A captured eager tensor (a closure variable, a
+  factory result such as ``gradc.ones(3)``) becomes a ``gradc.constant`` whose
+  ``value`` attribute holds its data as nested Python lists (a scalar for 0-d),
+  with ``shape`` and ``dtype`` attributes; it is captured as a constant, so no
+  gradient flows to it. Python scalars become 0-d constants (``_scalar``).
+- In-place ops are functionalized: after ``x.add_(1)`` or ``x[0] = 2`` the proxy
+  stands for the new value (``_assign_inplace``). Views (reshape, permute,
+  expand, basic indexing) do not alias under tracing, so in-place on a view
+  raises ``TraceError``, and using a view after its base was modified in place
+  raises ``TraceError`` too (eager code would see the update).
+- Data-dependent Python (``bool()``, ``if x.sum() > 0``, ``item()``,
+  ``tolist()``, ``numpy()``, ``float()``, ``int()``, ``__index__``, NumPy
+  conversion) raises ``TraceError`` naming the user's file and line.
+- Outputs: a tensor, or a tuple/list of tensors (returning an argument or an
+  eager tensor is fine). ``func.meta`` records ``output_structure`` ("single",
+  "tuple" or "list") and ``tensor_arg_positions`` (which positional arguments of
+  ``fn`` are the function's arguments).
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import re
+import sys
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd import grad_mode
+from ..ops.registry import NONDIFF, VIEW
+from ..tensor import CPU, Tensor
+from ..tensor_api import Size
+from .core import Builder, Function, Value
+from .emitter import IRTensor
+from .types import TensorType
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
+
+
+class TraceError(RuntimeError):
+    """Tracing cannot express what the Python code does (data-dependent control flow, ...)."""
+
+
+@dataclass
+class ArgSpec:
+    """One tensor argument of a traced function."""
+    name: str | None = None
+    shape: tuple = ()
+    dtype: Any = dtypes.float32
+    requires_grad: bool = False
+
+
+# ---- locations -----------------------------------------------------------------------------
+def _in_gradc(filename: str) -> bool:
+    path = os.path.abspath(filename)
+    return path == _PKG_DIR or path.startswith(_PKG_DIR + os.sep)
+
+
+def user_frame():
+    """The innermost stack frame outside the gradc package (None if there is none)."""
+    f = sys._getframe(1)
+    while f is not None and _in_gradc(f.f_code.co_filename):
+        f = f.f_back
+    return f
+
+
+def user_location() -> str | None:
+    """``file.py:LINE`` of the user's code that is running now."""
+    f = user_frame()
+    if f is None:
+        return None
+    return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno}"
+
+
+def _data_dependent(what: str):
+    loc = user_location() or "<unknown location>"
+    return TraceError(f"data-dependent Python control flow is not supported under @gradc.compile: {what} "
+                      f"of a traced tensor at {loc} (its value is unknown while tracing; use gradc.where(...) "
+                      "for data-dependent choices)")
+
+
+# ---- the trace -----------------------------------------------------------------------------
+class _Trace:
+    """The function being recorded, its builder, and the eager tensors captured so far."""
+
+    def __init__(self, func: Function):
+        self.func = func
+        self.builder = Builder(func.body)
+        self._captured: dict[int, tuple] = {}   # id(tensor) -> (tensor, version, value)
+
+    def emit(self, name: str, operands, attrs):
+        return self.builder.create(name, list(operands), attrs, loc=user_location())
+
+    def constant(self, array: np.ndarray, dtype) -> Value:
+        dt = dtypes.as_dtype(dtype)
+        value = array.item() if array.ndim == 0 else array.tolist()
+        op = self.emit("constant", [], {"value": value, "shape": list(array.shape), "dtype": dt.name})
+        return op.results[0]
+
+    def capture(self, t: Tensor) -> Value:
+        entry = self._captured.get(id(t))
+        if entry is not None and entry[0] is t and entry[1] == t._version:
+            return entry[2]
+        v = self.constant(np.asarray(t._data), t.dtype)
+        self._captured[id(t)] = (t, t._version, v)
+        return v
+
+    def operand(self, x) -> Value:
+        """The IR value for an op input or function output."""
+        if isinstance(x, Proxy):
+            if x._trace is not self:
+                raise TraceError("a traced tensor from another trace was used (did a proxy escape its "
+                                 "@gradc.compile function?)")
+            if x._stale is not None:
+                raise TraceError(f"a view was used after its base tensor was modified in place at {x._stale}; "
+                                 "under @gradc.compile views do not see later in-place updates (take the view "
+                                 f"again after the update), at {user_location()}")
+            return x.value
+        if isinstance(x, Tensor):
+            return self.capture(x)
+        raise TypeError(f"cannot use a {type(x).__name__} as a traced tensor")
+
+
+class Proxy(IRTensor):
+    """A traced tensor: an IR ``Value`` plus the trace recording it."""
+
+    _dispatch_priority = 2
+
+    def __init__(self, value: Value, trace: _Trace, requires_grad: bool = False, leaf: bool = False):
+        super().__init__(value, trace.builder)
+        self._trace = trace
+        self._requires_grad = bool(requires_grad)
+        self._leaf = leaf
+        self._base: Proxy | None = None     # the tensor this is a view of
+        self._views: list = []              # weak references to views of this tensor
+        self._stale: str | None = None      # where the base was modified in place
+
+    # ---- metadata ------------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self.value.type.shape)
+
+    @property
+    def dtype(self):
+        return self.value.type.dtype
+
+    @property
+    def device(self):
+        return CPU
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @property
+    def grad_fn(self):
+        return None
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._leaf
+
+    @property
+    def grad(self):
+        return None
+
+    def __repr__(self) -> str:
+        rg = ", requires_grad=True" if self._requires_grad else ""
+        return f"Proxy({self.value.type}{rg})"
+
+    # ---- op application ------------------------------------------------------------------
+    @classmethod
+    def _apply(cls, op, inputs, attrs, node_name=None):
+        trace = next(x._trace for x in inputs if isinstance(x, Proxy))
+        operands = [trace.operand(x) for x in inputs]
+        created = trace.emit(op.name, operands, attrs)
+        needs = grad_mode.is_grad_enabled() and not op.has(NONDIFF) and any(
+            isinstance(x, (Proxy, Tensor)) and x.requires_grad and op.input_is_differentiable(i)
+            for i, x in enumerate(inputs))
+        outs = []
+        for k, r in enumerate(created.results):
+            rg = needs and k in op.differentiable_outputs and r.type.dtype.is_floating_point
+            outs.append(Proxy(r, trace, requires_grad=rg))
+        if _is_view(op, attrs) and isinstance(inputs[0], Proxy):
+            base = inputs[0]._base if inputs[0]._base is not None else inputs[0]
+            outs[0]._base = base
+            base._views.append(weakref.ref(outs[0]))
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _wrap(self, value: Value) -> "Proxy":
+        return Proxy(value, self._trace)
+
+    def _scalar(self, value, dtype):
+        dt = dtypes.as_dtype(dtype)
+        py = bool(value) if dt is dtypes.bool_ else (int(value) if dt is dtypes.int64 else float(value))
+        return self._wrap(self._trace.constant(np.asarray(py, dtype=dt.np), dt))
+
+    def _index_tensor(self, value):
+        arr = np.asarray(value)
+        if arr.dtype.kind not in "biu":
+            if arr.size:
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            arr = arr.astype(np.int64)
+        if arr.dtype.kind in "iu":
+            arr = arr.astype(np.int64)
+        return self._wrap(self._trace.constant(arr, dtypes.from_numpy(arr.dtype)))
+
+    def _assign_inplace(self, result):
+        if self._base is not None:
+            raise TraceError("in-place modification of a view (the result of reshape, permute, expand or "
+                             "indexing) is not supported under @gradc.compile; clone() the view or write into "
+                             f"its base tensor, at {user_location()}")
+        if self._leaf and self._requires_grad and grad_mode.is_grad_enabled():
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        loc = user_location()
+        for ref in self._views:
+            view = ref()
+            if view is not None:
+                view._stale = loc
+        self._views = []
+        value = self._trace.operand(result)
+        self.value = value
+        self._requires_grad = self._requires_grad or bool(getattr(result, "requires_grad", False))
+
+    # ---- conversions that need data --------------------------------------------------------
+    def __bool__(self):
+        raise _data_dependent("bool() (an if/while/and/or)")
+
+    def item(self):
+        raise _data_dependent("item()")
+
+    def tolist(self):
+        raise _data_dependent("tolist()")
+
+    def numpy(self, *args, **kwargs):
+        raise _data_dependent("numpy()")
+
+    def __array__(self, *args, **kwargs):
+        raise _data_dependent("NumPy conversion")
+
+    def __float__(self):
+        raise _data_dependent("float()")
+
+    def __int__(self):
+        raise _data_dependent("int()")
+
+    def __index__(self):
+        raise _data_dependent("__index__ (use as a Python int)")
+
+    def __complex__(self):
+        raise _data_dependent("complex()")
+
+
+def _is_view(op, attrs) -> bool:
+    if op.has(VIEW):
+        return True
+    return op.name == "index" and not any(e[0] == "tensor" for e in attrs.get("key", ()))
+
+
+# ---- entry points --------------------------------------------------------------------------
+def _symbol_name(fn, name) -> str:
+    if name is None:
+        name = getattr(fn, "__name__", None) or "traced"
+    name = re.sub(r"[^A-Za-z0-9_]", "_", name).strip("_") or "traced"
+    return name if not name[0].isdigit() else "_" + name
+
+
+def _param_names(fn) -> list:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def trace(fn, specs, name: str | None = None) -> Function:
+    """Record ``fn(*args)`` as a Function; ``specs`` gives one entry per positional argument.
+
+    An ``ArgSpec`` entry becomes a function argument (named by ``ArgSpec.name`` or
+    else the parameter's name; ``{"gradc.requires_grad": True}`` in its arg_attrs
+    when it requires grad); any other entry is passed to ``fn`` unchanged.
+    """
+    specs = list(specs)
+    params = _param_names(fn)
+    types, names, arg_attrs, positions = [], [], [], []
+    for i, s in enumerate(specs):
+        if not isinstance(s, ArgSpec):
+            continue
+        dt = dtypes.as_dtype(s.dtype)
+        if s.requires_grad and not dt.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        n = s.name if s.name is not None else (params[i] if i < len(params) else None)
+        types.append(TensorType(tuple(int(d) for d in s.shape), dt))
+        names.append(n if n is not None and _NAME_RE.fullmatch(n) else None)
+        arg_attrs.append({"gradc.requires_grad": True} if s.requires_grad else {})
+        positions.append(i)
+    func = Function(_symbol_name(fn, name), types, names, arg_attrs=arg_attrs)
+    tr = _Trace(func)
+    args, k = [], 0
+    for s in specs:
+        if isinstance(s, ArgSpec):
+            args.append(Proxy(func.args[k], tr, requires_grad=s.requires_grad, leaf=True))
+            k += 1
+        else:
+            args.append(s)
+    out = fn(*args)
+    if isinstance(out, (Proxy, Tensor)):
+        structure, outs = "single", [out]
+    elif isinstance(out, (tuple, list)):
+        structure, outs = ("list" if isinstance(out, list) else "tuple"), list(out)
+    else:
+        raise TypeError(f"a traced function must return a tensor or a tuple/list of tensors, got "
+                        f"{type(out).__name__}")
+    for o in outs:
+        if not isinstance(o, (Proxy, Tensor)):
+            raise TypeError(f"a traced function must return tensors, got a {type(o).__name__} among its outputs")
+    func.set_outputs([tr.operand(o) for o in outs])
+    func.loc = _definition_location(fn)
+    func.meta["output_structure"] = structure
+    func.meta["tensor_arg_positions"] = positions
+    return func
+
+
+def _definition_location(fn) -> str | None:
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+
+
+def trace_from_examples(fn, examples, name: str | None = None) -> Function:
+    """``trace`` with specs taken from example values: gradc Tensors and NumPy arrays become
+    arguments (shape, dtype, requires_grad); anything else is passed through unchanged."""
+    specs = []
+    for x in examples:
+        if isinstance(x, Tensor):
+            specs.append(ArgSpec(None, tuple(x.shape), x.dtype, x.requires_grad))
+        elif isinstance(x, np.ndarray):
+            specs.append(ArgSpec(None, tuple(x.shape), dtypes.from_numpy(x.dtype), False))
+        else:
+            specs.append(x)
+    return trace(fn, specs, name)

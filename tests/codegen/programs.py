@@ -1,0 +1,119 @@
+"""A catalogue of kernels ("test programs") run on the CPU and assembled for the GPU by the tests."""
+from gradc.codegen.kernel_ir import KernelBuilder, build_matmul
+
+
+def elementwise_chain(dtype="f32", n=1000):
+    kb = KernelBuilder(f"chain_{dtype}", (n,))
+    x = kb.load(kb.input("x", dtype, (n,)))
+    y = kb.load(kb.input("y", dtype, (n,)))
+    v = kb.op("add", kb.op("mul", kb.op("tanh", x), kb.op("sigmoid", y)), kb.op("exp", kb.op("neg", x)))
+    v = kb.op("div", v, kb.op("add", kb.op("sqrt", kb.op("abs", y)), 1.0))
+    v = kb.op("add", v, kb.op("mul", kb.op("sin", x), kb.op("cos", y)))
+    v = kb.op("add", v, kb.op("log", kb.op("add", kb.op("abs", x), 0.5)))
+    v = kb.op("maximum", kb.op("minimum", v, kb.op("rsqrt", kb.op("add", kb.op("abs", x), 1.0))), -3.0)
+    v = kb.op("add", v, kb.op("pow", kb.op("add", kb.op("abs", y), 0.1), x))
+    kb.store(kb.output("o", dtype, (n,)), kb.op("clamp", kb.op("relu", v), min=0.0, max=10.0))
+    return kb.build()
+
+
+def broadcast_transpose(dtype="f64", m=37, n=53):
+    kb = KernelBuilder(f"bcast_tr_{dtype}", (m, n))
+    at = kb.load(kb.input("a", dtype, (n, m)), broadcast_from_shape=(m, n), strides=(1, m))
+    r = kb.load(kb.input("row", dtype, (n,)))
+    c = kb.load(kb.input("col", dtype, (m, 1)))
+    kb.store(kb.output("o", dtype, (m, n)), kb.op("where", kb.op("gt", at, r), kb.op("mul", at, c), r))
+    return kb.build()
+
+
+def ints_and_bools(n=101):
+    kb = KernelBuilder("ints_bools", (n,))
+    a = kb.load(kb.input("a", "i64", (n,)))
+    b = kb.load(kb.input("b", "i64", (n,)))
+    m = kb.load(kb.input("m", "i1", (n,)))
+    s = kb.op("add", kb.op("mul", a, b), kb.op("maximum", a, b))
+    p = kb.op("pow", a, kb.op("clamp", b, min=0, max=5))
+    kb.store(kb.output("s", "i64", (n,)), kb.op("where", m, kb.op("sub", s, kb.op("sign", a)), kb.op("neg", p)))
+    c = kb.op("logical_or", kb.op("logical_and", kb.op("lt", a, b), kb.op("logical_not", m)), kb.op("eq", a, b))
+    kb.store(kb.output("c", "i1", (n,)), c)
+    f = kb.op("cast", kb.op("add", kb.op("cast", a, dtype="f32"), 0.5), dtype="i64")
+    kb.store(kb.output("f", "i64", (n,)), kb.op("add", f, kb.op("cast", m, dtype="i64")))
+    return kb.build()
+
+
+def reduce_program(kind, dtype, space, axes):
+    kb = KernelBuilder(f"red_{kind}_{dtype}_{'x'.join(map(str, space))}_{''.join(map(str, axes))}", space)
+    x = kb.load(kb.input("x", dtype, space))
+    r = kb.reduce(kind, kb.op("mul", x, 0.5), axes)
+    out_shape = tuple(n for k, n in enumerate(space) if k not in axes)
+    kb.store(kb.output("o", dtype, out_shape), r)
+    return kb.build()
+
+
+def softmax(dtype="f32", n=64, m=1000, log=False):
+    kb = KernelBuilder(f"{'log' if log else ''}softmax_{dtype}_{m}", (n, m))
+    x = kb.load(kb.input("x", dtype, (n, m)))
+    mx = kb.reduce("max", x, (1,))
+    z = kb.op("sub", x, mx)
+    s = kb.reduce("sum", kb.op("exp", z), (1,))
+    y = kb.op("sub", z, kb.op("log", s)) if log else kb.op("div", kb.op("exp", z), s)
+    kb.store(kb.output("out", dtype, (n, m)), y)
+    return kb.build()
+
+
+def layernorm(dtype="f32", n=33, m=700):
+    kb = KernelBuilder(f"layernorm_{dtype}", (n, m))
+    x = kb.load(kb.input("x", dtype, (n, m)))
+    w = kb.load(kb.input("w", dtype, (m,)))
+    bias = kb.load(kb.input("b", dtype, (m,)))
+    mean = kb.reduce("mean", x, (1,))
+    xc = kb.op("sub", x, mean)
+    var = kb.reduce("mean", kb.op("mul", xc, xc), (1,))
+    rstd = kb.op("rsqrt", kb.op("add", var, 1e-5))
+    kb.store(kb.output("y", dtype, (n, m)), kb.op("add", kb.op("mul", kb.op("mul", xc, rstd), w), bias))
+    kb.store(kb.output("rstd", dtype, (n, 1)), rstd)
+    return kb.build()
+
+
+def mse(dtype="f32", shape=(64, 31)):
+    kb = KernelBuilder(f"mse_{dtype}", shape)
+    x = kb.load(kb.input("x", dtype, shape))
+    w = kb.load(kb.input("w", dtype, shape[-1:]))
+    y = kb.load(kb.input("y", dtype, shape))
+    d = kb.op("sub", kb.op("tanh", kb.op("mul", x, w)), y)
+    kb.store(kb.output("loss", dtype, ()), kb.reduce("mean", kb.op("pow", d, 2.0), (0, 1)))
+    return kb.build()
+
+
+def bool_any_count(space=(16, 100)):
+    kb = KernelBuilder("any_count", space)
+    x = kb.load(kb.input("x", "f64", space))
+    pos = kb.op("gt", x, 0.5)
+    kb.store(kb.output("cnt", "i64", space[:1]), kb.reduce("sum", pos, (1,)))
+    kb.store(kb.output("any", "i1", space[:1]), kb.reduce("max", pos, (1,)))
+    kb.store(kb.output("imax", "i64", space[:1]), kb.reduce("max", kb.op("cast", kb.op("mul", x, 100.0),
+                                                                          dtype="i64"), (1,)))
+    return kb.build()
+
+
+def matmul_relu_bias(dtype="f32", M=20, N=30, K=40):
+    def epi(kb, acc, axes):
+        bias = kb.load(kb.input("bias", dtype, (N,)), index=(0, 1, 0))
+        return kb.op("relu", kb.op("add", acc, bias))
+    return build_matmul(f"linear_relu_{dtype}", (M, K), (K, N), dtype, epilogue=epi)
+
+
+def programs():
+    """name -> Kernel"""
+    ks = [elementwise_chain("f32"), elementwise_chain("f64"), broadcast_transpose("f32"),
+          broadcast_transpose("f64"), ints_and_bools(), softmax("f32"), softmax("f64", log=True),
+          softmax("f32", n=300, m=16), layernorm("f32"), layernorm("f64"), mse("f32"), mse("f64"),
+          bool_any_count(), matmul_relu_bias("f32"), matmul_relu_bias("f64"),
+          build_matmul("bmm_f32", (3, 17, 9), (3, 9, 33), "f32"),
+          build_matmul("mm_t_f64", (12, 8), (8, 10), "f64", a_strides=(1, 12)),
+          build_matmul("mv_f32", (5, 7), (7,), "f32")]
+    for kind in ("sum", "max", "min", "prod", "mean"):
+        for dtype in ("f32", "f64"):
+            ks.append(reduce_program(kind, dtype, (6, 300), (1,)))
+            ks.append(reduce_program(kind, dtype, (40, 5, 3), (0, 2)))
+    ks.append(reduce_program("sum", "f32", (1 << 16,), (0,)))
+    return {k.name: k for k in ks}

@@ -1,0 +1,87 @@
+"""Generated x86 code is vectorized; compiled objects are cached on disk across processes."""
+import os
+import platform
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from gradc.codegen import llvm_cpu
+from gradc.codegen.kernel_ir import KernelBuilder
+
+x86 = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86 assembly check")
+VEC = re.compile(r"\b(v?(?:add|mul|fmadd\d*)ps)\b[^\n]*%(xmm|ymm|zmm)")
+
+
+def elementwise(n=4096, dtype="f32"):
+    kb = KernelBuilder("vec_ew", (n,))
+    a = kb.load(kb.input("a", dtype, (n,)))
+    b = kb.load(kb.input("b", dtype, (n,)))
+    kb.store(kb.output("o", dtype, (n,)), kb.op("mul", kb.op("add", a, b), b))
+    return kb.build()
+
+
+@x86
+def test_elementwise_kernel_is_vectorized():
+    asm = llvm_cpu.emit_assembly(elementwise())
+    found = set(VEC.findall(asm))
+    assert any(op in ("vaddps", "vmulps", "addps", "mulps") or op.startswith("vfmadd")
+               for op, _ in found), f"no packed float instructions in:\n{asm[:3000]}"
+    assert any(reg in ("ymm", "zmm") for _, reg in found) or any(op in ("addps", "mulps") for op, _ in found)
+
+
+@x86
+def test_exp_and_reduction_loops_are_vectorized():
+    kb = KernelBuilder("vec_red", (64, 1024))
+    x = kb.load(kb.input("x", "f32", (64, 1024)))
+    e = kb.op("exp", kb.op("sub", x, kb.reduce("max", x, (1,))))
+    kb.store(kb.output("o", "f32", (64, 1024)), kb.op("div", e, kb.reduce("sum", e, (1,))))
+    asm = llvm_cpu.emit_assembly(kb.build())
+    assert re.search(r"vfmadd\d+ps[^\n]*%[yz]mm", asm), "exp polynomial not vectorized"
+    assert re.search(r"vaddpd[^\n]*%[yz]mm", asm), "f64-accumulated f32 sum not vectorized"
+    assert re.search(r"vmaxps[^\n]*%[yz]mm", asm), "max reduction not vectorized"
+
+
+def test_llvm_ir_uses_gep_not_ptrtoint():
+    text = llvm_cpu.emit_llvm(elementwise(16))
+    assert "getelementptr" in text and "ptrtoint" not in text and "inttoptr" not in text
+
+
+SCRIPT = textwrap.dedent("""
+    import json, numpy as np
+    from gradc.codegen import cache, runtime_cpu
+    from gradc.codegen.kernel_ir import KernelBuilder
+    kb = KernelBuilder("cached_kernel_%(tag)s", (1000,))
+    x = kb.load(kb.input("x", "f64", (1000,)))
+    kb.store(kb.output("o", "f64", (1000,)), kb.op("tanh", kb.op("mul", x, 3.0)))
+    ck = runtime_cpu.compile_kernel(kb.build())
+    x = np.linspace(-1, 1, 1000); o = np.empty(1000)
+    ck(x, o)
+    assert np.allclose(o, np.tanh(3 * x))
+    print(json.dumps({"cache": cache.stats, "runtime": runtime_cpu.stats}))
+""")
+
+
+def test_disk_cache_second_process_compiles_nothing(tmp_path):
+    env = dict(os.environ, GRADC_CACHE_DIR=str(tmp_path / "cache"))
+    script = SCRIPT % {"tag": os.getpid()}
+
+    def run():
+        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+        import json
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    first = run()
+    assert first["runtime"] == {"compiled": 1, "loaded": 0} and first["cache"]["writes"] == 1
+    assert len(list((tmp_path / "cache").glob("*.o"))) == 1
+    second = run()
+    assert second["runtime"] == {"compiled": 0, "loaded": 1} and second["cache"]["hits"] == 1
+
+
+def test_cache_disabled(tmp_path, monkeypatch):
+    from gradc.codegen import cache
+    monkeypatch.setenv("GRADC_CACHE_DIR", "off")
+    assert cache.cache_dir() is None and cache.load("x") is None
+    cache.store("x", b"data")   # no-op

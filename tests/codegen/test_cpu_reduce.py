@@ -1,0 +1,185 @@
+"""CPU kernels: reductions, fused reduction + epilogue (softmax, layernorm, mean of a chain)."""
+import numpy as np
+import pytest
+
+from gradc.codegen import runtime_cpu
+from gradc.codegen.kernel_ir import KernelBuilder
+
+from .helpers import TOL, assert_kernel_matches, buffers
+
+NP = {"f32": np.float32, "f64": np.float64}
+
+
+@pytest.mark.parametrize("kind", ["sum", "max", "min", "prod", "mean"])
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("space,axes", [((13,), (0,)), ((6, 9), (1,)), ((6, 9), (0,)),
+                                        ((3, 4, 5), (0, 2)), ((3, 4, 5), (1, 2)), ((4, 5, 6), (0, 1, 2)),
+                                        ((2, 1, 7), (2,))])
+def test_reduce_kinds(kind, dtype, space, axes):
+    rng = np.random.default_rng(hash((kind, dtype, space, axes)) % 2**32)
+    kb = KernelBuilder("red", space)
+    x = kb.load(kb.input("x", dtype, space))
+    r = kb.reduce(kind, kb.op("mul", x, 1.5) if kind != "prod" else x, axes)
+    out_shape = tuple(n for k, n in enumerate(space) if k not in axes)
+    kb.store(kb.output("o", dtype, out_shape), r)
+    k = kb.build()
+    xs = rng.uniform(0.5, 1.5, space).astype(NP[dtype])
+    out = np.empty(out_shape, NP[dtype])
+    runtime_cpu.compile_kernel(k)(xs, out)
+    xx = xs.astype(np.float64) * (1.5 if kind != "prod" else 1)
+    ref = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod, "mean": np.mean}[kind](xx, axis=axes)
+    np.testing.assert_allclose(out, ref, **TOL[dtype])
+
+
+def test_f32_sum_is_accurate():
+    """Summing 4M float32 values: the f64 accumulator keeps the result at float32 rounding."""
+    n = 1 << 22
+    x = np.full(n, 0.1, np.float32)
+    kb = KernelBuilder("bigsum", (n,))
+    r = kb.reduce("sum", kb.load(kb.input("x", "f32", (n,))), (0,))
+    kb.store(kb.output("o", "f32", ()), r)
+    out = np.empty((), np.float32)
+    runtime_cpu.compile_kernel(kb.build())(x, out)
+    assert out == np.float32(np.float64(np.float32(0.1)) * n)
+
+
+def test_max_propagates_nan_and_handles_empty():
+    kb = KernelBuilder("mx", (3, 4))
+    r = kb.reduce("max", kb.load(kb.input("x", "f64", (3, 4))), (1,))
+    kb.store(kb.output("o", "f64", (3,)), r)
+    x = np.arange(12.0).reshape(3, 4)
+    x[1, 2] = np.nan
+    out = np.empty(3)
+    runtime_cpu.compile_kernel(kb.build())(x, out)
+    np.testing.assert_array_equal(out, [3, np.nan, 11])
+    kb = KernelBuilder("empty", (3, 0))
+    r = kb.reduce("sum", kb.load(kb.input("x", "f64", (3, 0))), (1,))
+    kb.store(kb.output("o", "f64", (3,)), r)
+    out = np.full(3, 7.0)
+    runtime_cpu.compile_kernel(kb.build())(np.empty((3, 0)), out)
+    np.testing.assert_array_equal(out, 0.0)
+
+
+def build_softmax(n, m, dtype, log=False):
+    kb = KernelBuilder("softmax", (n, m))
+    x = kb.load(kb.input("x", dtype, (n, m)))
+    mx = kb.reduce("max", x, (1,))
+    z = kb.op("sub", x, mx)
+    s = kb.reduce("sum", kb.op("exp", z), (1,))
+    y = kb.op("sub", z, kb.op("log", s)) if log else kb.op("div", kb.op("exp", z), s)
+    kb.store(kb.output("out", dtype, (n, m)), y)
+    return kb.build()
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("n,m", [(1, 1), (7, 33), (256, 1000)])
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax(dtype, n, m, log):
+    k = build_softmax(n, m, dtype, log)
+    rng = np.random.default_rng(n * m)
+    x = (rng.standard_normal((n, m)) * 5).astype(NP[dtype])
+    out = np.empty_like(x)
+    runtime_cpu.compile_kernel(k)(x, out)
+    z = x.astype(np.float64) - x.max(1, keepdims=True)
+    ref = z - np.log(np.exp(z).sum(1, keepdims=True)) if log else np.exp(z) / np.exp(z).sum(1, keepdims=True)
+    np.testing.assert_allclose(out, ref, **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+def test_layernorm_two_outputs(dtype):
+    """mean and variance in one pass group, normalised output and per-row rstd stored."""
+    n, m = 33, 70
+    kb = KernelBuilder("layernorm", (n, m))
+    x = kb.load(kb.input("x", dtype, (n, m)))
+    w = kb.load(kb.input("w", dtype, (m,)))
+    bias = kb.load(kb.input("b", dtype, (m,)))
+    mean = kb.reduce("mean", x, (1,))
+    xc = kb.op("sub", x, mean)
+    var = kb.reduce("mean", kb.op("mul", xc, xc), (1,))
+    rstd = kb.op("rsqrt", kb.op("add", var, 1e-5))
+    kb.store(kb.output("y", dtype, (n, m)), kb.op("add", kb.op("mul", kb.op("mul", xc, rstd), w), bias))
+    kb.store(kb.output("rstd", dtype, (n, 1)), rstd)
+    k = kb.build()
+    rng = np.random.default_rng(0)
+    arrs = buffers(k, rng)
+    got = assert_kernel_matches(k, arrs)
+    x_, w_, b_ = (a.astype(np.float64) for a in arrs[:3])
+    mu = x_.mean(1, keepdims=True)
+    v = ((x_ - mu) ** 2).mean(1, keepdims=True)
+    np.testing.assert_allclose(got[0], (x_ - mu) / np.sqrt(v + 1e-5) * w_ + b_, **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+def test_mean_of_a_chain_full_reduction(dtype):
+    """loss = mean((tanh(x*w + b) - y)**2) over everything: one kernel, scalar output."""
+    shape = (64, 31)
+    kb = KernelBuilder("mse", shape)
+    x = kb.load(kb.input("x", dtype, shape))
+    w = kb.load(kb.input("w", dtype, (31,)))
+    b = kb.load(kb.input("b", dtype, (1,)))
+    y = kb.load(kb.input("y", dtype, shape))
+    d = kb.op("sub", kb.op("tanh", kb.op("add", kb.op("mul", x, w), b)), y)
+    kb.store(kb.output("loss", dtype, ()), kb.reduce("mean", kb.op("pow", d, 2.0), (0, 1)))
+    k = kb.build()
+    arrs = buffers(k, np.random.default_rng(5))
+    got, = assert_kernel_matches(k, arrs)
+    x_, w_, b_, y_ = (a.astype(np.float64) for a in arrs[:4])
+    np.testing.assert_allclose(got, np.mean((np.tanh(x_ * w_ + b_) - y_) ** 2), **TOL[dtype])
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_fused_reduction_epilogue(seed):
+    """Random prologue -> reduce over random axes -> epilogue mixing reduced and full values."""
+    rng = np.random.default_rng(100 + seed)
+    dtype = ["f32", "f64"][seed % 2]
+    rank = int(rng.integers(2, 4))
+    space = tuple(int(rng.integers(2, 12)) for _ in range(rank))
+    axes = tuple(sorted(rng.choice(rank, size=int(rng.integers(1, rank)), replace=False).tolist()))
+    kind = ["sum", "max", "min", "mean"][seed % 4]
+    kb = KernelBuilder(f"fre{seed}", space)
+    x = kb.load(kb.input("x", dtype, space))
+    bshape = tuple(1 if rng.random() < 0.5 else s for s in space)
+    bb = kb.load(kb.input("b", dtype, bshape))
+    pro = kb.op("tanh", kb.op("add", kb.op("mul", x, 0.7), bb))
+    r = kb.reduce(kind, pro, axes)
+    epi = kb.op("mul", kb.op("sub", pro, r), kb.op("exp", r))
+    kb.store(kb.output("full", dtype, space), epi)
+    red_shape = tuple(1 if k in axes else n for k, n in enumerate(space))
+    kb.store(kb.output("red", dtype, red_shape), kb.op("sigmoid", r))
+    k = kb.build()
+    assert_kernel_matches(k, buffers(k, rng))
+
+
+def test_transposed_reduction_input():
+    """Column sums of a transposed view: reduce axis 1 of x.T (strided inner loop)."""
+    x = np.random.rand(50, 30)
+    kb = KernelBuilder("colsum", (30, 50))
+    v = kb.load(kb.input("x", "f64", (50, 30)), broadcast_from_shape=(30, 50), strides=(1, 30))
+    kb.store(kb.output("o", "f64", (30,)), kb.reduce("sum", v, (1,)))
+    out = np.empty(30)
+    runtime_cpu.compile_kernel(kb.build())(x, out)
+    np.testing.assert_allclose(out, x.sum(0), rtol=1e-12)
+
+
+def test_bool_sum_and_int_reductions():
+    kb = KernelBuilder("cnt", (4, 6))
+    x = kb.load(kb.input("x", "i64", (4, 6)))
+    pos = kb.op("gt", x, kb.constant(0, "i64"))
+    kb.store(kb.output("n", "i64", (4,)), kb.reduce("sum", pos, (1,)))
+    kb.store(kb.output("mx", "i64", (4,)), kb.reduce("max", x, (1,)))
+    x_ = np.random.default_rng(0).integers(-9, 9, (4, 6))
+    n, mx = np.empty(4, np.int64), np.empty(4, np.int64)
+    runtime_cpu.compile_kernel(kb.build())(x_, n, mx)
+    np.testing.assert_array_equal(n, (x_ > 0).sum(1))
+    np.testing.assert_array_equal(mx, x_.max(1))
+
+
+def test_large_parallel_softmax():
+    k = build_softmax(2048, 512, "f32")
+    ck = runtime_cpu.compile_kernel(k)
+    assert ck.parallel or runtime_cpu.num_threads() == 1
+    x = np.random.default_rng(0).standard_normal((2048, 512)).astype(np.float32)
+    out = np.empty_like(x)
+    ck(x, out)
+    ref = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(out, ref / ref.sum(1, keepdims=True), rtol=1e-4, atol=1e-7)

@@ -1,0 +1,45 @@
+"""GPU schedules checked on the CPU with the SIMT simulator (gpusim.py), against NumPy."""
+import numpy as np
+import pytest
+
+from gradc.codegen import kernel_eval, ptx
+
+from . import gpusim
+from .helpers import TOL, buffers
+from .programs import build_matmul, programs, reduce_program, softmax
+
+PROGRAMS = programs()
+SIM = ["chain_f32", "chain_f64", "bcast_tr_f32", "ints_bools", "softmax_f32_1000", "logsoftmax_f64_1000",
+       "softmax_f32_16", "layernorm_f32", "layernorm_f64", "mse_f32", "any_count", "linear_relu_f32",
+       "linear_relu_f64", "bmm_f32", "mm_t_f64", "mv_f32", "red_prod_f64_6x300_1", "red_max_f32_40x5x3_02",
+       "red_min_f64_6x300_1", "red_mean_f32_40x5x3_02"]
+
+
+def check(kernel, block=None, seed=0):
+    rng = np.random.default_rng(seed)
+    low = 0.5 if "prod" in kernel.name else -2.0
+    arrs = buffers(kernel, rng, low=low, high=1.5)
+    sim = [a.copy() for a in arrs]
+    gpusim.run(kernel, sim, block=block)
+    ref = [a.copy() for a in arrs]
+    kernel_eval.evaluate(kernel, ref)
+    for i, p in enumerate(kernel.params):
+        if p.role == "output":
+            np.testing.assert_allclose(sim[i], ref[i], equal_nan=True, err_msg=f"%{p.name}", **TOL[p.dtype])
+
+
+@pytest.mark.parametrize("name", SIM)
+def test_program_in_simulator(name):
+    k = PROGRAMS[name]
+    mode = ptx.compile_ptx(k).launch.mode
+    check(k, block=None if mode == "matmul" else (64, 1, 1))
+
+
+def test_block_reduction_with_partial_warp_and_many_rows():
+    """96 threads (3 warps, warp 0 combines 3 partials), 7 rows over 2 blocks: grid-stride."""
+    check(softmax("f32", n=7, m=77), block=(96, 1, 1))
+    check(reduce_program("sum", "f64", (5, 1000), (1,)), block=(96, 1, 1))
+
+
+def test_matmul_tiles_with_ragged_edges():
+    check(build_matmul("mm_edges", (3, 19, 21), (21, 35), "f32"))

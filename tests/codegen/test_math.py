@@ -1,0 +1,93 @@
+"""The LLVM-IR math library (llvm_math) against NumPy: accuracy and special values, f32 and f64."""
+import numpy as np
+import pytest
+
+from gradc.codegen import runtime_cpu
+from gradc.codegen.kernel_ir import KernelBuilder
+
+SPECIAL = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 1e-300, 5e-324, 88.5, -88.5,
+           89.0, 104.0, -104.0, 709.0, 710.0, -745.0, -746.0, 1e5, -1e5, 0.1, 0.19999, 0.2, 0.20001]
+RANGES = {"exp": (-100, 100), "log": (1e-6, 1e6), "sin": (-1e4, 1e4), "cos": (-1e4, 1e4),
+          "tanh": (-12, 12), "sigmoid": (-50, 50)}
+REF = {"exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tanh": np.tanh,
+       "sigmoid": lambda x: 1 / (1 + np.exp(-x))}
+
+
+def run_unary(op, x, mode="ir"):
+    dtype = "f32" if x.dtype == np.float32 else "f64"
+    kb = KernelBuilder(f"m_{op}", x.shape)
+    v = kb.op(op, kb.load(kb.input("x", dtype, x.shape)))
+    kb.store(kb.output("o", dtype, x.shape), v)
+    out = np.empty_like(x)
+    runtime_cpu.compile_kernel(kb.build(), math_mode=mode)(x, out)
+    return out
+
+
+def max_ulp_err(got, want, dtype):
+    want = want.astype(dtype)
+    eps = np.finfo(dtype).eps
+    scale = np.maximum(np.abs(want), np.finfo(dtype).tiny)
+    return np.max(np.abs(got.astype(np.float64) - want.astype(np.float64)) / (scale * eps))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", sorted(RANGES))
+def test_accuracy(op, dtype):
+    rng = np.random.default_rng(0)
+    lo, hi = RANGES[op]
+    if op == "log":
+        x = np.exp(rng.uniform(np.log(lo), np.log(hi), 20000))
+    else:
+        x = np.concatenate([rng.uniform(lo, hi, 10000), rng.uniform(-2, 2, 10000),
+                            rng.uniform(-1e-3, 1e-3, 1000)])
+    x = x.astype(dtype)
+    with np.errstate(all="ignore"):
+        want = REF[op](x.astype(np.float64))
+    got = run_unary(op, x)
+    with np.errstate(over="ignore"):
+        want_t = want.astype(dtype)
+    inf = np.isinf(want_t)
+    np.testing.assert_array_equal(got[inf], want_t[inf])
+    ulps = max_ulp_err(got[~inf], want[~inf], dtype)
+    # sin/cos for |x| up to 1e4: the argument reduction loses a little in f32
+    limit = 8 if op in ("sin", "cos") and dtype == np.float32 else 4
+    assert ulps <= limit, f"{op} {np.dtype(dtype).name}: max error {ulps:.1f} ulp"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", sorted(RANGES))
+def test_special_values(op, dtype):
+    x = np.array(SPECIAL, dtype=dtype)
+    with np.errstate(all="ignore"):
+        want = REF[op](x.astype(np.float64)).astype(dtype)
+    got = run_unary(op, x)
+    finite = np.isfinite(want) & (np.abs(want) > np.finfo(dtype).tiny)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=f"{op} NaN pattern {x}")
+    np.testing.assert_array_equal(got[np.isinf(want)], want[np.isinf(want)])
+    np.testing.assert_allclose(got[finite], want[finite], rtol=4 * np.finfo(dtype).eps)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_pow(dtype):
+    rng = np.random.default_rng(1)
+    a = np.concatenate([rng.uniform(0, 10, 2000), rng.uniform(-5, 5, 2000),
+                        [0, 0, 0, -0.0, 1, 1, -1, -2, -2, np.inf, -np.inf, np.nan, 2, 4, -8]]).astype(dtype)
+    b = np.concatenate([rng.uniform(-4, 4, 2000), rng.integers(-4, 5, 2000),
+                        [0, 2, -1, 3, np.nan, np.inf, np.inf, 3, 0.5, -1, 3, 0, np.nan, 1e3, 1 / 3]]).astype(dtype)
+    kb = KernelBuilder("pow", a.shape)
+    dt = "f32" if dtype == np.float32 else "f64"
+    v = kb.op("pow", kb.load(kb.input("a", dt, a.shape)), kb.load(kb.input("b", dt, b.shape)))
+    kb.store(kb.output("o", dt, a.shape), v)
+    out = np.empty_like(a)
+    runtime_cpu.compile_kernel(kb.build())(a, b, out)
+    with np.errstate(all="ignore"):
+        want = np.power(a.astype(np.float64), b.astype(np.float64)).astype(dtype)
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(want))
+    ok = ~np.isnan(want)
+    np.testing.assert_allclose(out[ok], want[ok], rtol=1e-12 if dtype == np.float64 else 2e-7)
+
+
+@pytest.mark.parametrize("op", ["exp", "log", "sin", "tanh"])
+def test_libm_mode_matches(op):
+    x = np.linspace(0.01, 5, 1001)
+    np.testing.assert_allclose(run_unary(op, x, "libm"), REF[op](x), rtol=1e-15)

@@ -1,0 +1,697 @@
+"""gradcheck and gradgradcheck (float64) for every differentiable op of the op table.
+
+Each ``Case`` names the table op it is about and a function written with gradc's public API;
+while the case runs, the ops it applies are recorded, so a case that no longer reaches its op
+fails. ``test_every_differentiable_op_has_a_case`` fails when an op is added to the table
+without a case here (and ``test_every_nondiff_op_is_listed`` does the same for ops without
+gradient). Shapes are drawn at random (seeded per case) with broadcasting and size-1 dims;
+values are kept away from the points where an op is not differentiable (ties of max/min,
+zero for abs/relu/sign, the bounds of clamp).
+"""
+from __future__ import annotations
+
+import contextlib
+import zlib
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pytest
+
+import gradc
+from gradc.autograd import gradcheck, gradgradcheck
+from gradc.ops import all_ops
+from gradc.ops.registry import NONDIFF
+from gradc.tensor import Tensor
+
+DRAWS = 3   # random draws (shapes and values) per case
+
+
+# ---- input helpers ----------------------------------------------------------------------------
+def T(a, requires_grad=True):
+    """A float64 leaf (or, for integer/bool arrays, a constant tensor)."""
+    a = np.asarray(a)
+    if a.dtype.kind == "f":
+        return gradc.tensor(a.astype(np.float64), requires_grad=requires_grad)
+    return gradc.tensor(a)
+
+
+def rand_shape(rng, min_ndim=0, max_ndim=3, lo=1, hi=3):
+    return tuple(int(rng.integers(lo, hi + 1)) for _ in range(int(rng.integers(min_ndim, max_ndim + 1))))
+
+
+def bcast_shapes(rng, n=2, min_ndim=1):
+    """Shapes that broadcast together: a random full shape, each operand dropping leading dims
+    and turning some dims into 1."""
+    full = rand_shape(rng, min_ndim=min_ndim, max_ndim=3, lo=2, hi=3)
+    out = []
+    for _ in range(n):
+        drop = int(rng.integers(0, len(full) + 1))
+        s = [1 if rng.random() < 0.35 else d for d in full[drop:]]
+        out.append(tuple(s))
+    if not any(len(s) == len(full) for s in out):   # keep the full rank present
+        out[0] = tuple([1] * (len(full) - len(out[0]))) + out[0]
+    return out
+
+
+def normal(rng, shape):
+    return rng.standard_normal(shape)
+
+
+def away(rng, shape, points=(0.0,), margin=0.2, scale=2.0):
+    """Values in [-scale, scale] at least ``margin`` from each of ``points``."""
+    x = rng.uniform(-scale, scale, shape)
+    for p in points:
+        d = x - p
+        near = np.abs(d) < margin
+        x = np.where(near, p + np.where(d >= 0, 1, -1) * (margin + np.abs(d)), x)
+    return x
+
+
+def positive(rng, shape, lo=0.5, hi=2.0):
+    return rng.uniform(lo, hi, shape)
+
+
+def distinct(rng, *shapes, spacing=0.25):
+    """Arrays whose values are all different from each other (no ties anywhere)."""
+    sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
+    vals = (rng.permutation(sum(sizes)) - sum(sizes) / 2) * spacing + rng.uniform(-0.05, 0.05, sum(sizes))
+    out, k = [], 0
+    for s, n in zip(shapes, sizes):
+        out.append(vals[k:k + n].reshape(s))
+        k += n
+    return out
+
+
+# ---- cases ------------------------------------------------------------------------------------
+@dataclass
+class Case:
+    op: str                         # the table op the case is about
+    name: str
+    make: Callable                  # rng -> (fn, [inputs])
+    eps: float = 1e-6
+    atol: float = 1e-5
+    rtol: float = 1e-3
+    gradgrad: bool = True
+
+
+CASES: list = []
+
+
+def case(op, name, **kw):
+    def deco(make):
+        CASES.append(Case(op, name, make, **kw))
+        return make
+    return deco
+
+
+def unary(op, name, fn, values=normal, **kw):
+    @case(op, name, **kw)
+    def _(rng):
+        return fn, [T(values(rng, rand_shape(rng)))]
+
+
+def binary(op, name, fn, values=normal, values_b=None, **kw):
+    @case(op, name, **kw)
+    def _(rng):
+        sa, sb = bcast_shapes(rng)
+        return fn, [T(values(rng, sa)), T((values_b or values)(rng, sb))]
+
+
+# arithmetic: tensor-tensor with broadcasting, tensor-scalar, reflected scalar-tensor, 0-d operands
+binary("add", "tensor+tensor", lambda a, b: a + b)
+unary("add", "tensor+scalar", lambda a: a + 1.5)
+unary("add", "scalar+tensor", lambda a: 2 + a)
+unary("add", "add(alpha)", lambda a: a.add(a * a, alpha=0.5))
+binary("sub", "tensor-tensor", lambda a, b: a - b)
+unary("sub", "tensor-scalar", lambda a: a - 1.5)
+unary("sub", "scalar-tensor(rsub)", lambda a: 1.5 - a)
+binary("mul", "tensor*tensor", lambda a, b: a * b)
+unary("mul", "tensor*scalar", lambda a: a * 3)
+unary("mul", "scalar*tensor", lambda a: -0.5 * a)
+unary("mul", "square", lambda a: a.square())
+
+
+@case("mul", "0-d*tensor")
+def _(rng):
+    return (lambda s, a: s * a), [T(normal(rng, ())), T(normal(rng, rand_shape(rng, 1)))]
+
+
+binary("div", "tensor/tensor", lambda a, b: a / b, values_b=lambda r, s: away(r, s, margin=0.5))
+unary("div", "tensor/scalar", lambda a: a / 4)
+unary("div", "scalar/tensor", lambda a: 2 / a, values=lambda r, s: away(r, s, margin=0.5))
+unary("div", "reciprocal", lambda a: a.reciprocal(), values=lambda r, s: away(r, s, margin=0.5))
+binary("pow", "tensor**tensor", lambda a, b: a ** b, values=positive, values_b=normal)
+unary("pow", "tensor**2", lambda a: a ** 2)
+unary("pow", "tensor**3", lambda a: a ** 3)
+unary("pow", "tensor**-1.5", lambda a: a ** -1.5, values=positive)
+unary("pow", "tensor**0.5", lambda a: a ** 0.5, values=positive)
+unary("pow", "tensor**0", lambda a: a ** 0)
+unary("pow", "scalar**tensor(rpow)", lambda a: 2.5 ** a)
+
+
+@case("maximum", "maximum(broadcast)")
+def _(rng):
+    sa, sb = bcast_shapes(rng)
+    a, b = distinct(rng, sa, sb)
+    return gradc.maximum, [T(a), T(b)]
+
+
+@case("minimum", "minimum(broadcast)")
+def _(rng):
+    sa, sb = bcast_shapes(rng)
+    a, b = distinct(rng, sa, sb)
+    return gradc.minimum, [T(a), T(b)]
+
+
+@case("maximum", "clamp(min=tensor)")
+def _(rng):
+    sa, sb = bcast_shapes(rng)
+    a, b = distinct(rng, sa, sb)
+    return (lambda x, lo: x.clamp(min=lo)), [T(a), T(b)]
+
+
+@case("minimum", "clamp(max=tensor)")
+def _(rng):
+    sa, sb = bcast_shapes(rng)
+    a, b = distinct(rng, sa, sb)
+    return (lambda x, hi: x.clamp(max=hi)), [T(a), T(b)]
+
+
+# unary math
+unary("neg", "neg", lambda a: -a)
+unary("neg", "neg()", lambda a: a.neg())
+unary("exp", "exp", lambda a: a.exp())
+unary("log", "log", lambda a: a.log(), values=positive)
+unary("sqrt", "sqrt", lambda a: a.sqrt(), values=positive)
+unary("rsqrt", "rsqrt", lambda a: a.rsqrt(), values=positive)
+unary("tanh", "tanh", lambda a: a.tanh())
+unary("sigmoid", "sigmoid", lambda a: a.sigmoid())
+unary("sin", "sin", lambda a: a.sin())
+unary("cos", "cos", lambda a: a.cos())
+unary("relu", "relu", lambda a: a.relu(), values=away)
+unary("abs", "abs", lambda a: a.abs(), values=away)
+unary("abs", "abs()", lambda a: abs(a) * a, values=away)
+unary("sign", "sign", lambda a: a.sign() * a, values=away)
+unary("clamp", "clamp(min,max)", lambda a: a.clamp(-0.5, 0.5), values=lambda r, s: away(r, s, (-0.5, 0.5), 0.1))
+unary("clamp", "clamp(min)", lambda a: a.clamp(min=0.3), values=lambda r, s: away(r, s, (0.3,), 0.1))
+unary("clamp", "clamp(max)", lambda a: a.clamp(max=-0.2), values=lambda r, s: away(r, s, (-0.2,), 0.1))
+unary("clamp", "clip", lambda a: gradc.clip(a, -1, 1), values=lambda r, s: away(r, s, (-1, 1), 0.1))
+unary("clone", "clone", lambda a: a.clone() * a)
+# float64 -> float32 -> float64 loses digits, so the finite differences use a larger step
+unary("cast", "to(float32)", lambda a: a.to(gradc.float32).double(), eps=1e-3, atol=1e-3)
+unary("cast", "float()", lambda a: a.float() * 2, eps=1e-3, atol=1e-3)
+unary("cast", "to(dtype=float64)", lambda a: a.float().to(dtype=gradc.float64), eps=1e-3, atol=1e-3)
+
+
+@case("fill", "fill_ on a non-leaf")
+def _(rng):
+    def fn(a):
+        y = a * 1
+        y.fill_(1.5)
+        return y * a
+    return fn, [T(normal(rng, rand_shape(rng)))]
+
+
+@case("where", "where(broadcast)")
+def _(rng):
+    sc, sa, sb = bcast_shapes(rng, 3)
+    cond = T(rng.random(sc) < 0.5)
+    return (lambda a, b: gradc.where(cond, a, b)), [T(normal(rng, sa)), T(normal(rng, sb))]
+
+
+@case("where", "where(tensor, scalar)")
+def _(rng):
+    s = rand_shape(rng, 1)
+    cond = T(rng.random(s) < 0.5)
+    return (lambda a: gradc.where(cond, a, 0.5) * a), [T(normal(rng, s))]
+
+
+@case("where", "masked_fill")
+def _(rng):
+    s = rand_shape(rng, 1)
+    mask = T(rng.random(s) < 0.5)
+    return (lambda a: a.masked_fill(mask, -1.0)), [T(normal(rng, s))]
+
+
+# reductions
+def _dims(rng, ndim):
+    """A random non-empty subset of dims (some negative), or None for all."""
+    if ndim == 0 or rng.random() < 0.2:
+        return None
+    k = int(rng.integers(1, ndim + 1))
+    dims = sorted(rng.choice(ndim, size=k, replace=False).tolist())
+    dims = [d - ndim if rng.random() < 0.3 else d for d in dims]
+    return dims[0] if len(dims) == 1 and rng.random() < 0.5 else tuple(dims)
+
+
+def reduction(op, name, call, values=normal, min_ndim=1, **kw):
+    @case(op, name, **kw)
+    def _(rng):
+        shape = rand_shape(rng, min_ndim)
+        dim = _dims(rng, len(shape))
+        keep = bool(rng.random() < 0.5)
+        vals = values(rng, shape)
+        return (lambda a: call(a, dim, keep)), [T(vals)]
+
+
+unary("sum", "sum()", lambda a: a.sum())
+reduction("sum", "sum(dim,keepdim)", lambda a, d, k: a.sum(d, keepdim=k) if d is not None else a.sum())
+unary("mean", "mean()", lambda a: a.mean())
+reduction("mean", "mean(dim,keepdim)", lambda a, d, k: a.mean(d, keepdim=k) if d is not None else a.mean())
+unary("prod", "prod()", lambda a: a.prod(), values=lambda r, s: away(r, s, margin=0.5))
+reduction("prod", "prod(dim,keepdim)",
+          lambda a, d, k: a.prod(d if isinstance(d, int) else (d or (0,))[0], keepdim=k),
+          values=lambda r, s: away(r, s, margin=0.5))
+
+
+@case("prod", "prod with one zero")
+def _(rng):
+    x = away(rng, (3, 4), margin=0.5)
+    x[1, 2] = 0.0
+    return (lambda a: a.prod(1)), [T(x)]
+
+
+@case("prod", "prod with two zeros")
+def _(rng):
+    x = away(rng, (2, 4), margin=0.5)
+    x[0, 1] = x[0, 3] = 0.0
+    return (lambda a: a.prod(1)), [T(x)]
+
+
+reduction("amax", "amax(dim,keepdim)", lambda a, d, k: a.amax(d, keepdim=k) if d is not None else a.amax(),
+          values=lambda r, s: distinct(r, s)[0])
+reduction("amin", "amin(dim,keepdim)", lambda a, d, k: a.amin(d, keepdim=k) if d is not None else a.amin(),
+          values=lambda r, s: distinct(r, s)[0])
+unary("amax", "max()", lambda a: a.max(), values=lambda r, s: distinct(r, s)[0])
+unary("amin", "min()", lambda a: a.min(), values=lambda r, s: distinct(r, s)[0])
+
+
+def extremum_dim(op, kind):
+    @case(op, f"{kind}(dim,keepdim)")
+    def _(rng):
+        shape = rand_shape(rng, 1)
+        d = int(rng.integers(-len(shape), len(shape)))
+        keep = bool(rng.random() < 0.5)
+        return (lambda a: getattr(a, kind)(d, keepdim=keep)), [T(distinct(rng, shape)[0])]
+
+    @case(op, f"{kind}(dim).values")
+    def _(rng):
+        shape = rand_shape(rng, 2)
+        return (lambda a: getattr(a, kind)(1).values * 2), [T(distinct(rng, shape)[0])]
+
+
+extremum_dim("max_dim", "max")
+extremum_dim("min_dim", "min")
+reduction("norm", "norm(dim)", lambda a, d, k: a.norm(dim=d, keepdim=k), values=lambda r, s: away(r, s, margin=0.3))
+unary("norm", "norm()", lambda a: a.norm(), values=lambda r, s: away(r, s, margin=0.3))
+reduction("norm", "norm(p=1)", lambda a, d, k: a.norm(1, d, k), values=lambda r, s: away(r, s, margin=0.3))
+reduction("norm", "norm(p=3)", lambda a, d, k: a.norm(3, d, k), values=lambda r, s: away(r, s, margin=0.3))
+reduction("norm", "norm(p=inf)", lambda a, d, k: a.norm(float("inf"), d, k),
+          values=lambda r, s: np.abs(distinct(r, s)[0]) + 0.3)
+
+
+def var_like(op):
+    @case(op, f"{op}(dim,keepdim,correction)")
+    def _(rng):
+        shape = rand_shape(rng, 1, lo=2, hi=4)
+        dim = _dims(rng, len(shape))
+        keep = bool(rng.random() < 0.5)
+        corr = int(rng.integers(0, 2))
+        return (lambda a: getattr(a, op)(dim, keepdim=keep, correction=corr)), [T(normal(rng, shape))]
+
+    unary(op, f"{op}()", lambda a: getattr(a, op)(), values=lambda r, s: normal(r, (3, 2)))
+    unary(op, f"{op}(unbiased=False)", lambda a: getattr(a, op)(0, unbiased=False),
+          values=lambda r, s: normal(r, (3, 2)))
+
+
+var_like("var")
+var_like("std")
+reduction("logsumexp", "logsumexp(dim,keepdim)", lambda a, d, k: a.logsumexp(d if d is not None else 0, k))
+
+
+def softmax_like(op):
+    @case(op, f"{op}(dim)")
+    def _(rng):
+        shape = rand_shape(rng, 1)
+        d = int(rng.integers(-len(shape), len(shape)))
+        return (lambda a: getattr(a, op)(d)), [T(normal(rng, shape))]
+
+
+softmax_like("softmax")
+softmax_like("log_softmax")
+
+# matmul: 1-D, 2-D, mixed, batched with broadcasting
+
+
+def matmul_case(name, shapes):
+    @case("matmul", name)
+    def _(rng):
+        n, k, m = (int(v) for v in rng.integers(1, 4, 3))
+        b1, b2 = (int(v) for v in rng.integers(1, 3, 2))
+        sa, sb = shapes(n, k, m, b1, b2)
+        return (lambda a, b: a @ b), [T(normal(rng, sa)), T(normal(rng, sb))]
+
+
+matmul_case("1-D@1-D", lambda n, k, m, b1, b2: ((k,), (k,)))
+matmul_case("2-D@2-D", lambda n, k, m, b1, b2: ((n, k), (k, m)))
+matmul_case("2-D@1-D", lambda n, k, m, b1, b2: ((n, k), (k,)))
+matmul_case("1-D@2-D", lambda n, k, m, b1, b2: ((k,), (k, m)))
+matmul_case("batched broadcast", lambda n, k, m, b1, b2: ((b1, 1, n, k), (2, k, m)))
+matmul_case("3-D@1-D", lambda n, k, m, b1, b2: ((b1, n, k), (k,)))
+matmul_case("1-D@3-D", lambda n, k, m, b1, b2: ((k,), (b2, k, m)))
+
+
+@case("matmul", "torch.mm/torch.matmul spellings")
+def _(rng):
+    return (lambda a, b: gradc.mm(a, b) + gradc.matmul(a, b)), [T(normal(rng, (2, 3))), T(normal(rng, (3, 2)))]
+
+
+# shape ops
+def _factor(rng, shape):
+    n = int(np.prod(shape, dtype=np.int64))
+    divs = [d for d in range(1, n + 1) if n % d == 0]
+    d = int(rng.choice(divs))
+    return (d, n // d) if rng.random() < 0.5 else (d, -1)
+
+
+@case("reshape", "reshape")
+def _(rng):
+    shape = rand_shape(rng)
+    new = _factor(rng, shape)
+    return (lambda a: a.reshape(new) * a.reshape(new)), [T(normal(rng, shape))]
+
+
+unary("reshape", "view(-1)", lambda a: a.view(-1))
+unary("reshape", "flatten", lambda a: a.flatten(), values=lambda r, s: normal(r, rand_shape(r, 2)))
+unary("reshape", "flatten(1)", lambda a: a.flatten(1), values=lambda r, s: normal(r, rand_shape(r, 3, 3)))
+unary("reshape", "squeeze()", lambda a: a.squeeze(), values=lambda r, s: normal(r, (2, 1, 3, 1)))
+unary("reshape", "squeeze(dim)", lambda a: a.squeeze(-1), values=lambda r, s: normal(r, (2, 3, 1)))
+unary("reshape", "unsqueeze(dim)", lambda a: a.unsqueeze(-1) * a.unsqueeze(0))
+
+
+@case("reshape", "view_as")
+def _(rng):
+    return (lambda a, b: a.view_as(b) * b), [T(normal(rng, (2, 3))), T(normal(rng, (3, 2)))]
+
+
+@case("permute", "permute")
+def _(rng):
+    shape = rand_shape(rng, 1)
+    perm = [int(p) for p in rng.permutation(len(shape))]
+    return (lambda a: a.permute(*perm)), [T(normal(rng, shape))]
+
+
+@case("permute", "transpose")
+def _(rng):
+    shape = rand_shape(rng, 2)
+    d0, d1 = (int(v) for v in rng.choice(len(shape), 2, replace=False))
+    return (lambda a: a.transpose(d0, d1 - len(shape))), [T(normal(rng, shape))]
+
+
+unary("permute", ".T", lambda a: a.T @ a, values=lambda r, s: normal(r, rand_shape(r, 2, 2)))
+unary("permute", ".t()", lambda a: a.t(), values=lambda r, s: normal(r, rand_shape(r, 2, 2)))
+unary("permute", ".mT", lambda a: a.mT, values=lambda r, s: normal(r, rand_shape(r, 3, 3)))
+
+
+@case("expand", "expand")
+def _(rng):
+    shape = [1 if rng.random() < 0.5 else 2 for _ in range(int(rng.integers(1, 4)))]
+    target = [2] + [3 if s == 1 else s for s in shape]
+    if rng.random() < 0.5:
+        target[-1] = -1
+    return (lambda a: a.expand(*target)), [T(normal(rng, shape))]
+
+
+@case("expand", "expand_as/broadcast_to")
+def _(rng):
+    sa, sb = bcast_shapes(rng)
+    full = np.broadcast_shapes(sa, sb)
+    return (lambda a, b: a.expand_as(b * 1) * b + gradc.broadcast_to(a, full)), [T(normal(rng, sa)),
+                                                                                T(normal(rng, full))]
+
+
+@case("sum", "sum_to_size")
+def _(rng):
+    small, _ = bcast_shapes(rng)
+    full = tuple(2 if s == 1 else s for s in small)
+    full = (2,) + full
+    return (lambda a: a.sum_to_size(small)), [T(normal(rng, full))]
+
+
+@case("sum_to", "broadcast backward")
+def _(rng):
+    sa, sb = bcast_shapes(rng)
+    return (lambda a, b: (a + b) * (a + b)), [T(normal(rng, sa)), T(normal(rng, sb))]
+
+
+@case("cat", "cat")
+def _(rng):
+    shape = list(rand_shape(rng, 1))
+    d = int(rng.integers(-len(shape), len(shape)))
+    parts = []
+    for _ in range(int(rng.integers(1, 4))):
+        s = list(shape)
+        s[d] = int(rng.integers(1, 4))
+        parts.append(T(normal(rng, s)))
+    return (lambda *xs: gradc.cat(xs, d)), parts
+
+
+@case("cat", "cat with an empty (0,) tensor")
+def _(rng):
+    return (lambda a, b: gradc.cat([a, gradc.zeros(0, dtype=gradc.float64), b], 1)), [
+        T(normal(rng, (2, 1))), T(normal(rng, (2, 3)))]
+
+
+@case("stack", "stack")
+def _(rng):
+    shape = rand_shape(rng)
+    d = int(rng.integers(-len(shape) - 1, len(shape) + 1))
+    return (lambda *xs: gradc.stack(xs, d)), [T(normal(rng, shape)) for _ in range(int(rng.integers(1, 4)))]
+
+
+# indexing
+def getitem(name, shape, key):
+    @case("index", f"getitem[{name}]")
+    def _(rng):
+        k = key() if callable(key) else key
+        return (lambda a: a[k]), [T(normal(rng, shape))]
+
+
+getitem("int", (4, 3), 1)
+getitem("negative int", (4, 3), -1)
+getitem("int,int", (4, 3), (2, -2))
+getitem("slice", (5, 3), slice(1, 4))
+getitem("slice with step", (7, 4), (slice(None, None, 2), slice(3, 0, None)))
+getitem("slice step 3", (7, 4), (slice(1, None, 3),))
+getitem("None", (3, 2), (None, slice(None), None))
+getitem("ellipsis", (2, 3, 4), (Ellipsis, 1))
+getitem("ellipsis,None", (2, 3, 4), (0, Ellipsis, None))
+getitem("int tensor (repeats)", (5, 2), lambda: gradc.tensor([0, 2, 2, 4, 0]))
+getitem("2-D int tensor", (4, 3), lambda: gradc.tensor([[0, 1], [3, 3]]))
+getitem("two int tensors", (4, 3), lambda: (gradc.tensor([0, 3, 1]), gradc.tensor([2, 2, 0])))
+getitem("slice + int tensor", (4, 5), lambda: (slice(1, None), gradc.tensor([4, 0, 4])))
+getitem("list", (4, 3), ([3, 1, 1],))
+getitem("negative int tensor", (4, 3), lambda: (slice(None), gradc.tensor([-1, 0, -3])))
+getitem("bool mask", (3, 4), lambda: gradc.tensor([[True, False, True, True], [False] * 4,
+                                                  [True, True, False, False]]))
+getitem("bool row mask", (3, 4), lambda: gradc.tensor([True, False, True]))
+getitem("bool mask + slice", (3, 4), lambda: (slice(None), gradc.tensor([False, True, True, False])))
+
+
+@case("index", "index_select")
+def _(rng):
+    shape = rand_shape(rng, 1, lo=2)
+    d = int(rng.integers(0, len(shape)))
+    idx = gradc.tensor(rng.integers(0, shape[d], 4))
+    return (lambda a: a.index_select(d, idx)), [T(normal(rng, shape))]
+
+
+@case("index", "select/narrow")
+def _(rng):
+    return (lambda a: a.select(1, 2) * a.narrow(1, 0, 1).squeeze(1)), [T(normal(rng, (3, 4)))]
+
+
+@case("index", "unbind by iteration")
+def _(rng):
+    return (lambda a: gradc.stack([row * i for i, row in enumerate(a)])), [T(normal(rng, (3, 2)))]
+
+
+@case("index_backward", "adjoint of getitem (grad of x[idx] w.r.t. x, as a function of the grad)")
+def _(rng):
+    x = T(normal(rng, (4, 3)))
+    idx = gradc.tensor([0, 3, 3])
+
+    def fn(g):
+        return gradc.autograd.grad(x[idx, 1:], x, g, create_graph=True)[0]
+    return fn, [T(normal(rng, (3, 2)))]
+
+
+def setitem(name, shape, key, value_shape):
+    @case("index_put", f"setitem[{name}]")
+    def _(rng):
+        k = key() if callable(key) else key
+
+        def fn(a, v):
+            y = a * 1
+            y[k] = v
+            return y
+        return fn, [T(normal(rng, shape)), T(normal(rng, value_shape))]
+
+
+setitem("int", (4, 3), 1, (3,))
+setitem("slice step, broadcast value", (6, 3), slice(0, None, 2), (1, 3))
+setitem("0-d value", (3, 2), (1, 0), ())
+setitem("int tensor", (5, 2), lambda: gradc.tensor([4, 0, 2]), (3, 2))
+setitem("bool mask, broadcast value", (3, 4), lambda: gradc.tensor([True, False, True]), (4,))
+setitem("None/ellipsis", (2, 3), (Ellipsis, None, 1), (2, 1))
+
+
+@case("index_put", "setitem with a Python scalar")
+def _(rng):
+    def fn(a):
+        y = a.clone()
+        y[0, 1:] = 2.0
+        return y * a
+    return fn, [T(normal(rng, (2, 3)))]
+
+
+@case("gather", "gather")
+def _(rng):
+    shape = rand_shape(rng, 1, lo=2)
+    d = int(rng.integers(-len(shape), len(shape)))
+    ishape = list(shape)
+    ishape[d] = int(rng.integers(1, 5))
+    ishape = [int(rng.integers(1, s + 1)) if i != d % len(shape) else s for i, s in enumerate(ishape)]
+    idx = gradc.tensor(rng.integers(0, shape[d], ishape))
+    return (lambda a: a.gather(d, idx)), [T(normal(rng, shape))]
+
+
+@case("scatter_add", "adjoint of gather (grad of gather w.r.t. x, as a function of the grad)")
+def _(rng):
+    x = T(normal(rng, (3, 4)))
+    idx = gradc.tensor([[0, 0, 3], [1, 2, 1]])
+
+    def fn(g):
+        return gradc.autograd.grad(x.gather(1, idx), x, g, create_graph=True)[0]
+    return fn, [T(normal(rng, (2, 3)))]
+
+
+@case("scatter_add", "max(dim) backward")
+def _(rng):
+    return (lambda a: a.max(0).values * a.sum(0)), [T(distinct(rng, (3, 4))[0])]
+
+
+# a composite: a small MLP with softmax cross-entropy, exercising many rules at once
+@case("matmul", "mlp")
+def _(rng):
+    target = gradc.tensor([1, 0, 2])
+
+    def fn(x, w1, w2):
+        h = (x @ w1).tanh()
+        logits = h @ w2
+        logp = logits.log_softmax(-1)
+        return -logp.gather(1, target.unsqueeze(1)).mean()
+    return fn, [T(normal(rng, (3, 4))), T(normal(rng, (4, 5))), T(normal(rng, (5, 3)))]
+
+
+# ---- running ----------------------------------------------------------------------------------
+@contextlib.contextmanager
+def record_ops():
+    """Names of the table ops applied to eager tensors inside the block."""
+    seen = set()
+    original = Tensor.__dict__["_apply"].__func__
+
+    def recording(cls, op, inputs, attrs, node_name=None):
+        seen.add(op.name)
+        return original(cls, op, inputs, attrs, node_name)
+    Tensor._apply = classmethod(recording)
+    try:
+        yield seen
+    finally:
+        Tensor._apply = classmethod(original)
+
+
+PARAMS = [pytest.param(c, k, id=f"{c.op}:{c.name}:{k}") for c in CASES for k in range(DRAWS)]
+
+
+def _instantiate(c: Case, draw: int):
+    rng = np.random.default_rng(zlib.crc32(f"{c.op}/{c.name}/{draw}".encode()))
+    return c.make(rng)
+
+
+@pytest.mark.parametrize("c,draw", PARAMS)
+def test_gradcheck(c, draw):
+    fn, inputs = _instantiate(c, draw)
+    with record_ops() as seen:   # the forward and one backward pass
+        out = fn(*inputs)
+        outs = [o for o in (out if isinstance(out, tuple) else (out,)) if o.requires_grad]
+        assert outs, "the case's output does not require grad"
+        wrt = [x for x in inputs if x.requires_grad]
+        gradc.autograd.grad(outs, wrt, [gradc.ones_like(o) for o in outs], allow_unused=True)
+    assert c.op in seen, f"case {c.name!r} does not apply gradc.{c.op} (applied: {sorted(seen)})"
+    assert gradcheck(fn, inputs, eps=c.eps, atol=c.atol, rtol=c.rtol)
+
+
+@pytest.mark.parametrize("c,draw", PARAMS)
+def test_gradgradcheck(c, draw):
+    if not c.gradgrad:
+        pytest.skip("first derivative only")
+    fn, inputs = _instantiate(c, draw)
+    assert gradgradcheck(fn, inputs, eps=c.eps, atol=c.atol, rtol=c.rtol)
+
+
+def test_every_differentiable_op_has_a_case():
+    differentiable = {n for n, op in all_ops().items() if not op.has(NONDIFF)}
+    covered = {c.op for c in CASES}
+    assert differentiable - covered == set(), "ops with no gradcheck case"
+    assert covered - differentiable == set(), "cases naming ops that are not differentiable table ops"
+    for n in differentiable:
+        assert all_ops()[n].vjp is not None, f"gradc.{n} is differentiable but has no VJP"
+
+
+# ---- ops without a gradient -----------------------------------------------------------------
+def _nondiff_cases():
+    from gradc.ops import apply
+    x = gradc.tensor([[0.5, -1.0, 2.0], [3.0, 0.5, -2.0]], dtype=gradc.float64, requires_grad=True)
+    return {
+        "detach": lambda: apply("detach", x),   # eager Tensor.detach() shares storage without the table
+        "eq": lambda: x == 0.5, "ne": lambda: x != 0.5, "lt": lambda: x < 0.5,
+        "le": lambda: x <= 0.5, "gt": lambda: x > 0.5, "ge": lambda: x >= 0.5,
+        "logical_and": lambda: (x > 0) & (x < 1), "logical_or": lambda: (x > 0) | (x < -1),
+        "logical_not": lambda: (x > 0).logical_not(),
+        "argmax": lambda: x.argmax(1), "argmin": lambda: x.argmin(),
+    }
+
+
+# 'constant' only appears in traced IR (eager tensors hold their data): it has no eager spelling.
+IR_ONLY = {"constant"}
+
+
+def test_every_nondiff_op_is_listed():
+    nondiff = {n for n, op in all_ops().items() if op.has(NONDIFF)}
+    assert nondiff == set(_nondiff_cases()) | IR_ONLY
+
+
+@pytest.mark.parametrize("name", sorted(_nondiff_cases()))
+def test_nondiff_op_records_no_graph(name):
+    with record_ops() as seen:
+        y = _nondiff_cases()[name]()
+    assert name in seen
+    assert y.grad_fn is None and not y.requires_grad
+
+
+def test_constant_is_not_an_eager_op():
+    from gradc.ops import apply
+    with pytest.raises(TypeError, match="expected at least one tensor input"):
+        apply("constant", value=1.0, shape=[1], dtype="float64")
+
+
+def test_gradcheck_detects_a_wrong_gradient():
+    """The checkers are not vacuous: a function whose graph hides a dependency fails both."""
+    x = T(np.array([0.5, 1.5, -2.0]))
+    with pytest.raises(RuntimeError, match="Jacobian mismatch"):
+        gradcheck(lambda a: a * a.detach(), (x,))
+    with pytest.raises(RuntimeError, match="Jacobian mismatch"):
+        gradgradcheck(lambda a: (a * a).detach().requires_grad_() * a, (x,))
+    assert gradcheck(lambda a: a * a.detach(), (x,), raise_exception=False) is False
