@@ -1,0 +1,211 @@
+"""@gradc.compile: results equal eager and the interpreter; autograd semantics are eager's."""
+import random
+import warnings
+
+import numpy as np
+import pytest
+
+import gradc
+from gradc.ir.interpreter import interpret
+from gradc.ir.testing import generate_program
+from gradc.ir.tracer import TraceError
+
+
+def seed003(inp, w1, w2, w3):
+    l1 = inp * w1
+    l2 = l1 + w2
+    l3 = l1 * w3
+    return (l2 * l3).mean()
+
+
+def _leaves(dtype=gradc.float32):
+    return (gradc.ones(2, 2, requires_grad=True, dtype=dtype), gradc.tensor(2.0, requires_grad=True, dtype=dtype),
+            gradc.tensor(3.0, requires_grad=True, dtype=dtype), gradc.tensor(4.0, requires_grad=True, dtype=dtype))
+
+
+def test_seed003_graph_compiled_matches_transcript():
+    inp, w1, w2, w3 = _leaves()
+    loss = gradc.compile(seed003)(inp, w1, w2, w3)
+    assert repr(loss) == "tensor(40., grad_fn=<CompiledFunctionBackward>)"
+    loss.backward()
+    assert (w1.grad.item(), w2.grad.item(), w3.grad.item()) == (28.0, 8.0, 10.0)
+    assert inp.grad.tolist() == [[14.0, 14.0], [14.0, 14.0]]
+
+
+@pytest.mark.parametrize("seed", range(25))
+@pytest.mark.parametrize("dtype,tol", [(gradc.float64, 1e-9), (gradc.float32, 1e-4)])
+def test_random_programs_equal_eager_and_interpreter(seed, dtype, tol):
+    prog = generate_program(random.Random(seed).randint)
+    arrays = [np.asarray(a) for a in prog.example_inputs(seed)]
+    arrays = [a.astype(dtype.np) if a.dtype.kind == "f" else a for a in arrays]
+    diff = [a.dtype.kind == "f" for a in arrays]
+
+    def loss(*xs):
+        out = prog(*xs)
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        total = None
+        for o in outs:
+            if o.dtype.is_floating_point:
+                s = (o * o).sum()
+                total = s if total is None else total + s
+        return total
+
+    eager_in = [gradc.tensor(a, requires_grad=d) for a, d in zip(arrays, diff)]
+    comp_in = [gradc.tensor(a, requires_grad=d) for a, d in zip(arrays, diff)]
+    ref = loss(*eager_in)
+    if ref is None or not ref.requires_grad:
+        pytest.skip("program has no differentiable output")
+    fn = gradc.compile(loss)
+    got = fn(*comp_in)
+    np.testing.assert_allclose(got.item(), ref.item(), rtol=tol, atol=tol)
+    ref.backward()
+    got.backward()
+    for e, c in zip(eager_in, comp_in):
+        if e.requires_grad and e.grad is not None:
+            np.testing.assert_allclose(c.grad.numpy(), e.grad.numpy(), rtol=tol, atol=tol)
+    # the interpreter runs the traced function to the same value
+    spec = next(iter(fn._cache.values()))
+    interp = interpret(spec.traced, arrays)[0]
+    np.testing.assert_allclose(got.item(), float(interp), rtol=tol, atol=tol)
+
+
+def test_mixed_eager_and_compiled_backward():
+    x = gradc.randn(3, 4, requires_grad=True)
+    w = gradc.randn(4, requires_grad=True)
+    f = gradc.compile(lambda a, b: (a * b).tanh())
+    h = f(x * 2, w)                        # eager op before, compiled in the middle
+    loss = (h.exp() + x).sum()             # eager after, and x used twice
+    loss.backward()
+    xe, we = x.detach().clone().requires_grad_(), w.detach().clone().requires_grad_()
+    ((((xe * 2) * we).tanh()).exp() + xe).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xe.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(w.grad.numpy(), we.grad.numpy(), rtol=1e-5, atol=1e-6)
+    assert type(h.grad_fn).__name__ == "CompiledFunctionBackward"
+    assert [type(n).__name__ for n, _ in h.grad_fn.next_functions] == ["MulBackward0", "AccumulateGrad"]
+
+
+def test_retain_graph_error_and_success():
+    inp, w1, w2, w3 = _leaves()
+    f = gradc.compile(seed003)
+    loss = f(inp, w1, w2, w3)
+    loss.backward(retain_graph=True)
+    loss.backward()
+    assert w1.grad.item() == 56.0              # accumulated twice
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        loss.backward()
+
+
+def test_double_backward_through_compiled_adjoint():
+    x = gradc.tensor([0.5, -1.0, 2.0], dtype=gradc.float64, requires_grad=True)
+    f = gradc.compile(lambda t: (t.sin() * t * t).sum())
+    y = f(x)
+    (g,) = gradc.autograd.grad(y, x, create_graph=True)
+    (h,) = gradc.autograd.grad(g.sum(), x)
+    xs = x.detach().numpy()
+    np.testing.assert_allclose(g.detach().numpy(), np.cos(xs) * xs ** 2 + 2 * xs * np.sin(xs), rtol=1e-12)
+    want = -np.sin(xs) * xs ** 2 + 4 * xs * np.cos(xs) + 2 * np.sin(xs)
+    np.testing.assert_allclose(h.numpy(), want, rtol=1e-12)
+    assert gradc.autograd.gradgradcheck(f, (x,))
+
+
+def test_hooks_and_retain_grad_on_inputs_and_outputs():
+    x = gradc.randn(3, requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: seen.append(("x", g.clone())))
+    f = gradc.compile(lambda t: t * 3)
+    y = f(x)
+    y.retain_grad()
+    y.register_hook(lambda g: g * 10)          # replaces the gradient flowing into the compiled node
+    y.sum().backward()
+    assert y.grad.tolist() == [10.0, 10.0, 10.0]
+    assert x.grad.tolist() == [30.0, 30.0, 30.0]
+    assert seen[0][0] == "x" and seen[0][1].tolist() == [30.0, 30.0, 30.0]
+
+
+def test_inplace_change_of_saved_input_is_caught():
+    a = gradc.tensor([1.0, 3.0], requires_grad=True)
+    b = a + 2
+    loss = gradc.compile(lambda t: (t * t).mean())(b)
+    b[0] = 1000.0
+    with pytest.raises(RuntimeError, match=r"one of the variables needed for gradient computation has been "
+                                           r"modified by an inplace operation: \[torch.FloatTensor \[2\]\], "
+                                           r"which is output 0 of torch::autograd::CopySlices, is at version 1; expected "
+                                           r"version 0 instead"):
+        loss.backward()
+
+
+def test_recompiles_on_shape_change_with_reason(caplog):
+    f = gradc.compile(lambda x: (x * 2).sum())
+    f(gradc.ones(2, 2))
+    f(gradc.ones(2, 2))
+    f(gradc.ones(3, 2))
+    f(gradc.ones(3, 2, dtype=gradc.float64))
+    lines = f.explain().splitlines()
+    assert len(lines) == 3
+    assert "first call" in lines[0]
+    assert "argument 0 (x): shape changed from [2, 2] to [3, 2]" in lines[1]
+    assert "dtype changed from float32 to float64" in lines[2]
+
+
+def test_no_grad_compiles_forward_only():
+    f = gradc.compile(lambda x: (x * x).sum())
+    x = gradc.ones(3, requires_grad=True)
+    with gradc.no_grad():
+        y = f(x)
+    assert not y.requires_grad and y.grad_fn is None
+    spec = next(iter(f._cache.values()))
+    assert not spec.wrt and not hasattr(spec, "partition")
+    z = f(x)
+    assert z.requires_grad and "grad mode changed" in f.explain()
+
+
+def test_data_dependent_control_flow_errors_name_the_line():
+    def bad(x):
+        if x.sum() > 0:
+            return x
+        return -x
+    with pytest.raises(TraceError, match=r"test_compile.py:\d+"):
+        gradc.compile(bad)(gradc.ones(2))
+
+
+def test_fallback_runs_eagerly_with_a_warning():
+    def bad(x):
+        return x * 2 if x.sum() > 0 else x
+    f = gradc.compile(bad, fallback=True)
+    with pytest.warns(UserWarning, match="fell back to eager"):
+        y = f(gradc.ones(2))
+    assert y.tolist() == [2.0, 2.0]
+
+
+def test_outputs_are_fresh_tensors_not_views_of_inputs():
+    x = gradc.ones(4)
+    y = gradc.compile(lambda t: t.reshape(2, 2))(x)
+    y[0, 0] = 5.0
+    assert x.tolist() == [1.0, 1.0, 1.0, 1.0]
+
+
+def test_options_are_validated():
+    with pytest.raises(ValueError, match="memory must be one of"):
+        gradc.compile(lambda x: x, memory="lots")
+    with pytest.raises(TypeError, match="unknown option"):
+        gradc.compile(lambda x: x, colour="red")
+    f = gradc.compile(lambda x: x, target="tpu")
+    with pytest.raises(ValueError, match="unknown target 'tpu'"):
+        f(gradc.ones(1))
+
+
+def test_save_all_and_min_memory_agree():
+    x = gradc.randn(8, 16, dtype=gradc.float64, requires_grad=True)
+    w1 = gradc.randn(16, 32, dtype=gradc.float64, requires_grad=True)
+    w2 = gradc.randn(32, 4, dtype=gradc.float64, requires_grad=True)
+
+    def mlp(a, b, c):
+        return ((a @ b).tanh() @ c).sum()
+    grads = []
+    for mem in ("save-all", "min-memory"):
+        for t in (x, w1, w2):
+            t.grad = None
+        gradc.compile(mlp, memory=mem)(x, w1, w2).backward()
+        grads.append([t.grad.numpy().copy() for t in (x, w1, w2)])
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
