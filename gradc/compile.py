@@ -30,6 +30,8 @@ from .tensor import Tensor
 log = logging.getLogger("gradc.compile")
 
 TARGETS = ("cpu", "interp")
+# after autodiff (or on a forward-only function), before partition and fuse
+OPTIMIZE_PIPELINE = "decompose,canonicalize,cse,dce"
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,7 @@ def _backend(target: str):
 
 def optimize(func: Function) -> Function:
     from .passes.pipeline import run_pipeline
-    run_pipeline(func, "canonicalize,cse,dce")
+    run_pipeline(func, OPTIMIZE_PIPELINE)
     return func
 
 

@@ -33,8 +33,14 @@ def iteration_space(op: Operation) -> tuple:
 
 def _right_aligned(shape, space):
     lead = len(space) - len(shape)
-    if lead < 0:
-        raise Unlowerable(f"value of shape {list(shape)} does not fit the space {list(space)}")
+    squeezed = [s for s in shape if s != 1]
+    if lead < 0 or any(s != 1 and s != space[lead + d] for d, s in enumerate(shape)):
+        # the space with unit dims added or dropped: match the non-unit dims in order
+        axes = [k for k, n in enumerate(space) if n != 1]
+        if squeezed != [space[k] for k in axes]:
+            raise Unlowerable(f"value of shape {list(shape)} does not fit the space {list(space)}")
+        it = iter(axes)
+        return tuple(None if s == 1 else next(it) for s in shape)
     amap = []
     for d, s in enumerate(shape):
         if s == 1:

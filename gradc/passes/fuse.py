@@ -30,7 +30,15 @@ from ..ops.registry import ELEMENTWISE, REDUCTION
 FUSIBLE_REDUCTIONS = {"gradc.sum", "gradc.mean", "gradc.amax", "gradc.amin", "gradc.prod"}
 
 
+def _squeezed(shape) -> tuple:
+    return tuple(s for s in shape if s != 1)
+
+
 def _broadcasts_to(shape, target) -> bool:
+    """``shape`` fits the iteration space ``target``: it broadcasts to it (right-aligned), or
+    it is the space with unit dims added or dropped (as keepdim reshapes produce)."""
+    if _squeezed(shape) == _squeezed(target):
+        return True
     if len(shape) > len(target):
         return False
     lead = len(target) - len(shape)
@@ -96,25 +104,35 @@ def _join_target(op, group_of, position):
     r = op.results[0]
     users = r.users()
     inside = {group_of.get(u) for u in users if group_of.get(u) is not None}
-    if len(inside) != 1:
+    if not inside:
         return None
-    g = inside.pop()
+    # join the earliest consuming group; later groups read the value it stores
+    g = min(inside, key=lambda grp: position[grp.anchor])
     outside = [u for u in users if group_of.get(u) is not g]
     if any(u.name != RETURN and position.get(u, 1 << 30) < position[g.anchor] for u in outside):
+        return None
+    if any(group_of.get(u) is not None and position[group_of[u].anchor] <= position[g.anchor]
+           for u in outside):
         return None
     if op.name in FUSIBLE_REDUCTIONS:
         # a reduction whose result feeds an epilogue over its own input's space
         # (softmax, layernorm): every reduction of a kernel reduces the same axes
-        if tuple(op.operands[0].type.shape) != g.shape:
-            return None
+        in_shape = tuple(op.operands[0].type.shape)
         dims = _reduce_dims(op)
         if not dims or (g.reduce_dims is not None and g.reduce_dims != dims):
             return None
+        if in_shape != g.shape:
+            # a group of per-row values grows into the space of the reduction feeding it
+            if g.reduce_dims is not None or not (_broadcasts_to(g.shape, in_shape)
+                                                 and len(g.shape) <= len(in_shape)):
+                return None
+            g.shape = in_shape
         g.reduce_dims = dims
         return g
     if not _broadcasts_to(r.type.shape, g.shape):
         return None
-    if outside and (tuple(r.type.shape) != g.shape or op.name == "gradc.constant"):
+    if outside and (_squeezed(r.type.shape) != _squeezed(g.shape) and g.reduce_dims is None
+                    or op.name == "gradc.constant"):
         return None
     return g
 
