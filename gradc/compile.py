@@ -95,6 +95,12 @@ class _Specialization:
             fuse(fwd)
             self.forward_only = fwd
             self.forward = Executor(fwd, backend)
+        fwd_func = self.partition.forward if self.wrt else self.forward_only
+        self.copy_outputs = _maybe_aliasing(fwd_func, fwd_func.outputs[:n_outputs])
+        if self.wrt:
+            outs = self.partition.backward.outputs
+            self.fresh_grads = [k not in _maybe_aliasing(self.partition.backward, outs)
+                                and outs.count(v) == 1 for k, v in enumerate(outs)]
         self._grad_fn_compiled = None
         self.compile_seconds = time.perf_counter() - t0
 
@@ -144,14 +150,11 @@ class CompiledFunctionBackward(Node):
         residuals = list(self._residuals)
         for k, i in spec.saved_inputs.items():
             residuals[k] = inputs[i]._data
-        args = residuals + [c._data for c in cts]
-        arrays = [np.asarray(a) for a in spec.backward.run(args)]
+        arrays = spec.backward.run(residuals + [c._data for c in cts])
         grads = []
-        for k, a in enumerate(arrays):
-            t = Tensor(a)
-            # an array nobody else holds may be kept by AccumulateGrad instead of copied
-            t._fresh = (a.flags.writeable and all(b is not a for j, b in enumerate(arrays) if j != k)
-                        and not any(np.may_share_memory(a, x) for x in args))
+        for a, fresh in zip(arrays, spec.fresh_grads):
+            t = Tensor(np.asarray(a))
+            t._fresh = fresh     # nobody else holds this array: AccumulateGrad may keep it
             grads.append(t)
         return grads
 
@@ -189,7 +192,7 @@ class CompiledFunction:
         tensors, statics = [], []
         for a in args:
             if isinstance(a, Tensor):
-                tensors.append(_ArgKey(tuple(a.shape), a.dtype.name, str(a.device), a.requires_grad))
+                tensors.append((a._data.shape, a._dtype.name, a._device, a._requires_grad))
             elif isinstance(a, (int, float, bool, str, type(None))):
                 statics.append(a)
             else:
@@ -207,6 +210,7 @@ class CompiledFunction:
         if len(old_t) != len(new_t):
             return f"number of tensor arguments changed from {len(old_t)} to {len(new_t)}"
         for i, (a, b) in enumerate(zip(old_t, new_t)):
+            a, b = _ArgKey(a[0], a[1], str(a[2]), a[3]), _ArgKey(b[0], b[1], str(b[2]), b[3])
             if a != b:
                 name = self._params[i] if i < len(self._params) else f"arg{i}"
                 fields = [f for f in ("shape", "dtype", "device", "requires_grad") if getattr(a, f) != getattr(b, f)]
@@ -225,7 +229,7 @@ class CompiledFunction:
         if self._ir is not None:
             f = clone_function(self._ir)
             for i, k in enumerate(key[0]):
-                f.arg_attrs[i] = {"gradc.requires_grad": True} if k.requires_grad else {}
+                f.arg_attrs[i] = {"gradc.requires_grad": True} if k[3] else {}
             return f, len(f.outputs), False
         tensor_pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         specs = []
@@ -249,7 +253,7 @@ class CompiledFunction:
     def _build(self, args, key):
         t0 = time.perf_counter()
         func, n_out, single = self._trace(args, key)
-        wrt = [i for i, k in enumerate(key[0]) if k.requires_grad and key[2]]
+        wrt = [i for i, k in enumerate(key[0]) if k[3] and key[2]]
         backend = self._backend if self._ir is not None else _backend(self.target)
         spec = _Specialization(func, wrt, self.memory, backend, n_out)
         spec.single = single
@@ -280,11 +284,11 @@ class CompiledFunction:
                 raise RuntimeError(f"@gradc.compile({self.__name__}): target cpu got a tensor on {t.device}")
         arrays = [t._data for t in tensors]
         if not spec.wrt:
-            outs = _own(spec.forward.run(arrays), arrays)
+            outs = _own(spec.forward.run(arrays), arrays, spec.copy_outputs)
             result = [Tensor(np.asarray(a)) for a in outs]
         else:
             results = spec.forward.run(arrays)
-            outs = _own(results[:spec.n_outputs], arrays)
+            outs = _own(results[:spec.n_outputs], arrays, spec.copy_outputs)
             residuals = list(results[spec.n_outputs:])
             for k in spec.saved_inputs:
                 residuals[k] = None   # read from the (version-checked) input at backward time
@@ -312,14 +316,27 @@ def _fmt(v):
     return str(v)
 
 
-def _own(outs, inputs):
-    """Copy outputs that may alias a caller's input (a returned view), as PyTorch's outputs are fresh."""
-    fixed = []
-    for a in outs:
-        a = np.asarray(a)
+def _maybe_aliasing(func: Function, values) -> set:
+    """Indices of ``values`` whose memory may be shared with an argument or another value:
+    arguments themselves and results of views, indexing and detach (NumPy may return views)."""
+    from .ops.registry import VIEW
+    out = set()
+    for k, v in enumerate(values):
+        op = v.owner
+        if not hasattr(op, "results") or op.has_trait(VIEW) or op.name in ("gradc.index", "gradc.detach"):
+            out.add(k)
+    return out
+
+
+def _own(outs, inputs, candidates):
+    """Copy outputs that may alias a caller's input (a returned view): PyTorch's outputs are fresh."""
+    if not candidates:
+        return outs
+    fixed = list(outs)
+    for k in candidates:
+        a = np.asarray(fixed[k])
         if any(np.may_share_memory(a, x) for x in inputs) or not a.flags.writeable:
-            a = np.array(a, copy=True)
-        fixed.append(a)
+            fixed[k] = np.array(a, copy=True)
     return fixed
 
 

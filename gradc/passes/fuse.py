@@ -168,11 +168,98 @@ def outline_group(func: Function, g: _Group) -> Operation:
     return fused
 
 
+def kernel_signature(op: Operation):
+    """(iteration space, reduced dims) of a fused op, or None if it has an unusual shape mix."""
+    block = op.regions[0].blocks[0]
+    space, dims = None, None
+    for o in block.ops:
+        if o.name in FUSIBLE_REDUCTIONS:
+            shape = tuple(o.operands[0].type.shape)
+            d = _reduce_dims(o)
+            if (space is not None and shape != space) or (dims is not None and d != dims):
+                return None
+            space, dims = shape, d
+    if space is None:
+        shapes = [tuple(v.type.shape) for v in block.ops[-1].operands]
+        space = max(shapes, key=len) if shapes else ()
+        if any(not _broadcasts_to(s, space) for s in shapes):
+            return None
+    return space, dims
+
+
+def _merge_into(func: Function, first: Operation, second: Operation) -> Operation:
+    """One fused op computing both ``first`` and ``second`` (second's inputs may be first's results)."""
+    b1, b2 = first.regions[0].blocks[0], second.regions[0].blocks[0]
+    inputs = list(first.operands)
+    for v in second.operands:
+        if v not in inputs and v.owner is not first:
+            inputs.append(v)
+    block = Block([v.type for v in inputs])
+    outer_to_arg = dict(zip(inputs, block.args))
+    m1 = dict(zip(b1.args, [outer_to_arg[v] for v in first.operands]))
+    for o in b1.ops[:-1]:
+        block.append(clone_op(o, m1))
+    first_yield = [m1[v] for v in b1.ops[-1].operands]
+    from_first = dict(zip(first.results, first_yield))
+    m2 = {a: (from_first[v] if v.owner is first else outer_to_arg[v]) for a, v in zip(b2.args, second.operands)}
+    for o in b2.ops[:-1]:
+        block.append(clone_op(o, m2))
+    second_yield = [m2[v] for v in b2.ops[-1].operands]
+    # first's results still needed outside (besides by second) stay outputs
+    keep1 = [k for k, r in enumerate(first.results) if any(u is not second for u in r.users())]
+    outs = [first_yield[k] for k in keep1] + second_yield
+    block.append(Operation(YIELD, outs))
+    merged = Operation(FUSED, inputs, [v.type for v in outs], regions=[Region([block])], loc=first.loc)
+    func.body.insert_before(first, merged)
+    for k, r in zip(keep1, merged.results):
+        first.results[k].replace_uses_if(r, lambda u: u is not second)
+    for r, nr in zip(second.results, merged.results[len(keep1):]):
+        r.replace_all_uses_with(nr)
+    second.erase()
+    first.erase()
+    return merged
+
+
+def merge_siblings(func: Function) -> bool:
+    """Horizontal fusion: a fused op joins an earlier one with the same iteration space and
+    reduced dims when all its inputs exist at the earlier op (they are read once, and small
+    graphs such as a scalar loss's backward become one kernel)."""
+    changed = True
+    any_change = False
+    while changed:
+        changed = False
+        fused = [op for op in func.body.ops if op.name == FUSED]
+        position = {op: i for i, op in enumerate(func.body.ops)}
+        sig = {op: kernel_signature(op) for op in fused}
+        for j, second in enumerate(fused):
+            if sig[second] is None:
+                continue
+            for first in fused[:j]:
+                if sig[first] != sig[second] and not _compatible(sig[first], sig[second]):
+                    continue
+                if all(v.owner is first or not isinstance(v.owner, Operation)
+                       or position.get(v.owner, -1) < position[first] for v in second.operands):
+                    _merge_into(func, first, second)
+                    changed = any_change = True
+                    break
+            if changed:
+                break
+    return any_change
+
+
+def _compatible(a, b) -> bool:
+    """Same space; at most one of the two reduces (an elementwise kernel joins a reduction's)."""
+    if a is None or b is None or a[0] != b[0]:
+        return False
+    return a[1] is None or b[1] is None or a[1] == b[1]
+
+
 def fuse(func: Function) -> bool:
     groups = find_groups(func)
     for g in groups:
         outline_group(func, g)
-    return bool(groups)
+    merged = merge_siblings(func)
+    return bool(groups) or merged
 
 
 from .manager import Pass, register_pass  # noqa: E402
