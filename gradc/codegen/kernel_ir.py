@@ -347,6 +347,8 @@ class KernelBuilder:
         """
         if buf not in self.params:
             raise ValueError(f"buffer %{buf.name} is not a parameter of kernel '{self.name}'")
+        if buf.role != "input":
+            raise ValueError(f"load from %{buf.name}, which is an output (kernels read inputs only)")
         idx = self._index(buf, index, broadcast_from_shape, strides, offset, None)
         v = self._value(buf.dtype, idx.axes())
         self.body.append(Load(v, buf, idx))

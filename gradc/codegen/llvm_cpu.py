@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import ChainMap
 from dataclasses import dataclass
 
 import llvmlite.binding as llvm
@@ -22,7 +23,6 @@ from llvmlite import ir
 from .kernel_ir import Kernel, coalesce
 from .llvm_common import (LL, BodyEmitter, Env, LowerCtx, acc_dtype, combine, emit_point, for_range,
                           identity, reduction_phases, split_stores, I64)
-from collections import ChainMap
 
 PTR = ir.PointerType()
 _init_lock = threading.Lock()

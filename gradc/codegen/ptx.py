@@ -68,8 +68,8 @@ def target_machine(sm: str = "sm_80"):
 
 
 def _sreg(module, name):
-    return ir.Function(module, ir.FunctionType(I32, []), f"llvm.nvvm.read.ptx.sreg.{name}") \
-        if f"llvm.nvvm.read.ptx.sreg.{name}" not in module.globals else module.globals[f"llvm.nvvm.read.ptx.sreg.{name}"]
+    full = f"llvm.nvvm.read.ptx.sreg.{name}"
+    return module.globals.get(full) or ir.Function(module, ir.FunctionType(I32, []), full)
 
 
 class _Gpu:

@@ -46,6 +46,7 @@ class _Workers:
     def __init__(self, n):
         self.inqs = [queue.SimpleQueue() for _ in range(n)]
         self.done = queue.SimpleQueue()
+        self.lock = threading.Lock()
         for q in self.inqs:
             threading.Thread(target=self._loop, args=(q,), daemon=True, name="gradc-worker").start()
 
@@ -59,11 +60,13 @@ class _Workers:
                 self.done.put(e)
 
     def run(self, fn, jobs):
-        """Run jobs[1:] on workers and jobs[0] here; wait for all."""
-        for q, args in zip(self.inqs, jobs[1:]):
-            q.put((fn, args))
-        fn(*jobs[0])
-        errs = [self.done.get() for _ in jobs[1:]]
+        """Run jobs[1:] on workers and jobs[0] here; wait for all (one parallel call at a time:
+        the workers and the completion queue are shared)."""
+        with self.lock:
+            for q, args in zip(self.inqs, jobs[1:]):
+                q.put((fn, args))
+            fn(*jobs[0])
+            errs = [self.done.get() for _ in jobs[1:]]
         for e in errs:
             if e is not None:
                 raise e

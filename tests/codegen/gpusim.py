@@ -12,7 +12,6 @@ import re
 import threading
 
 import llvmlite.binding as llvm
-import numpy as np
 
 from gradc.codegen import ptx
 from gradc.codegen.runtime_cpu import jit_llvm_ir

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from gradc.codegen import runtime_cpu
-from gradc.codegen.kernel_ir import Index, KernelBuilder, contiguous_strides
+from gradc.codegen.kernel_ir import Index, KernelBuilder
 
 from .helpers import TOL, assert_kernel_matches, buffers
 
@@ -54,7 +54,6 @@ def test_random_elementwise_broadcast(seed):
     kb.store(kb.output("out", dtype, space), e)
     k = kb.build()
     arrs = buffers(k, rng)
-    tol = dict(TOL[dtype])
     got, = assert_kernel_matches(k, arrs)
     assert np.isfinite(got).all()
 
@@ -184,3 +183,23 @@ def test_buffer_checks():
         ck(np.zeros(4), np.zeros(4, np.float32))
     with pytest.raises(TypeError, match="takes 2 buffers"):
         ck(np.zeros(4, np.float32))
+
+
+def test_concurrent_callers_of_parallel_kernels():
+    import threading
+    n = 400_000
+    kb = KernelBuilder("conc", (n,))
+    x = kb.load(kb.input("x", "f32", (n,)))
+    kb.store(kb.output("o", "f32", (n,)), kb.op("exp", kb.op("mul", x, 0.5)))
+    ck = runtime_cpu.compile_kernel(kb.build())
+    xs = [np.full(n, i, np.float32) for i in range(4)]
+    outs = [np.zeros(n, np.float32) for _ in range(4)]
+
+    def work(i):
+        for _ in range(5):
+            ck(xs[i], outs[i])
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    [t.start() for t in ts]
+    [t.join() for t in ts]
+    for i in range(4):
+        np.testing.assert_allclose(outs[i], np.exp(np.float32(i) * 0.5), rtol=1e-6)
