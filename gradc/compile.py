@@ -123,6 +123,7 @@ class _Specialization:
 class CompiledFunctionBackward(Node):
     """grad_fn of a compiled function's outputs: runs the compiled backward."""
     __module__ = "builtins"   # printed <CompiledFunctionBackward object at 0x...> like PyTorch's nodes
+    _single_node_ok = True    # the engine may run a hook-free graph of just this node directly
 
     def __init__(self, spec: _Specialization, inputs, residuals, next_functions, out_types):
         super().__init__()

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import heapq
 
+import numpy as np
+
 from . import grad_mode
 from .node import AccumulateGrad, Node
 
@@ -54,8 +56,14 @@ def _accumulate(node: AccumulateGrad, grad, create_graph: bool):
     elif create_graph:
         leaf._grad = leaf._grad + grad
     else:
-        with grad_mode.no_grad():
-            leaf._grad.add_(grad.detach())
+        acc = leaf._grad
+        if (not acc._requires_grad and acc._data.shape == grad._data.shape and acc._dtype is grad._dtype
+                and acc._data.flags.writeable):
+            np.add(acc._data, grad._data, out=acc._data)     # grad += new_grad, in place
+            acc._version_counter.value += 1
+        else:
+            with grad_mode.no_grad():
+                acc.add_(grad.detach())
     for fn in list(node._post_hooks.values()):
         fn([grad], [])
 
@@ -97,12 +105,44 @@ def _needed(nodes, targets):
     return {n for n in nodes if reaches(n)}
 
 
+def _plain_leaf(edge) -> bool:
+    n = edge[0]
+    return n is None or (type(n) is AccumulateGrad and not n.variable._hooks and not n._post_hooks
+                         and not n._pre_hooks)
+
+
+def _run_single_node(root, grad, retain_graph, create_graph) -> bool:
+    """Fast path for the common ``loss.backward()`` on a compiled function's output: one node
+    (marked ``_single_node_ok``) with no hooks whose inputs are all leaves without hooks. Does
+    exactly what the general loop would do for that graph, without building its schedule."""
+    node, nr = root
+    if not (getattr(node, "_single_node_ok", False) and not node._pre_hooks and not node._post_hooks
+            and not node._tensor_pre_hooks and not node._retains_grad and all(map(_plain_leaf, node._next))):
+        return False
+    grads = [None] * len(node._output_types)
+    grads[nr] = grad
+    prev = grad_mode.is_grad_enabled()
+    grad_mode._set(create_graph)
+    try:
+        outs = node.apply(grads)
+        if not retain_graph:
+            node.release()
+        for (leaf_node, _), g in zip(node._next, outs):
+            if leaf_node is not None and g is not None:
+                _accumulate(leaf_node, g, create_graph)
+    finally:
+        grad_mode._set(prev)
+    return True
+
+
 def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, capture=None):
     """Propagate ``root_grads`` from the (node, output_nr) ``roots``.
 
     ``capture``: a list of (node, output_nr) whose incoming gradient is returned instead
     of being accumulated (autograd.grad); then AccumulateGrad nodes do not run.
     """
+    if capture is None and len(roots) == 1 and _run_single_node(roots[0], root_grads[0], retain_graph, create_graph):
+        return {}
     root_nodes = [n for n, _ in roots]
     deps, seen = _collect(root_nodes)
     targets = None
