@@ -226,7 +226,7 @@ class CompiledFunction:
 
     # ---- compile ---------------------------------------------------------------------------
     def _trace(self, args, key):
-        from .ir.tracer import ArgSpec, trace
+        from .ir.tracer import ArgSpec, _definition_location, trace
         if self._ir is not None:
             f = clone_function(self._ir)
             for i, k in enumerate(key[0]):
@@ -249,6 +249,7 @@ class CompiledFunction:
             return (out,) if structure["single"] else tuple(out)
 
         func = trace(flat, specs, name=self.__name__)
+        func.loc = _definition_location(self.fn) or func.loc     # the user's def, not this wrapper
         return func, len(func.outputs), structure["single"]
 
     def _build(self, args, key):

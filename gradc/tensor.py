@@ -23,6 +23,9 @@ NONLEAF_GRAD_WARNING = (
     "(Triggered internally at /__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)")
 
 
+_C_TYPE = {"float32": "float", "float64": "double", "int64": "long int", "bool": "bool"}
+
+
 class _VersionCounter:
     __slots__ = ("value",)
 
@@ -93,6 +96,7 @@ class Tensor(TensorAPI):
         self._accumulator = None
         self._retains_grad = False
         self._base = None
+        self._view_of = None
         if requires_grad:
             self.requires_grad_(True)
 
@@ -162,9 +166,16 @@ class Tensor(TensorAPI):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                                 f"{type(value).__name__}")
             if tuple(value.shape) != tuple(self.shape):
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+                                   f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
+                                   "the same size")
             if value.dtype is not self.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_C_TYPE[value.dtype.name]}' to a tensor with "
+                    f"grad_dtype '{self.dtype.tensor_type[:-6]}'. The gradient must match the tensor's grad_dtype "
+                    "(defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a "
+                    "specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes "
+                    "of a tensor and its gradient may break downstream systems that assume they match.")
         self._grad = value
 
     @property
@@ -232,6 +243,7 @@ class Tensor(TensorAPI):
                 if np.shares_memory(t._data, inputs[0]._data):
                     t._version_counter = inputs[0]._version_counter
                     t._base = inputs[0] if inputs[0]._base is None else inputs[0]._base
+                    t._view_of = (inputs[0], op, attrs, tuple(inputs[1:]))   # for in-place rebase
         if grad_mode.is_grad_enabled() and not op.has(NONDIFF):
             needs = tuple(bool(x._requires_grad) and op.input_is_differentiable(i) for i, x in enumerate(inputs))
             if any(needs):
@@ -261,6 +273,7 @@ class Tensor(TensorAPI):
         self._accumulator = None
         self._retains_grad = False
         self._base = None
+        self._view_of = None
 
     def _grad_edge(self):
         if self._grad_fn is not None:
@@ -290,13 +303,10 @@ class Tensor(TensorAPI):
         if tracking and self._requires_grad and self._grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         base = self._base
-        if tracking and base is not None and base._requires_grad:
-            if base._grad_fn is None:
-                raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
-                                   "operation.")
-            raise NotImplementedError(
-                "gradc does not yet record in-place operations on a view of a tensor that requires grad; "
-                "index-assign into the base tensor or use an out-of-place op")
+        rebase = tracking and base is not None and (base._requires_grad or result._requires_grad)
+        if rebase and base._requires_grad and base._grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
         if not self._data.flags.writeable:
             raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to "
                                "a single memory location. Please clone() the tensor before performing the "
@@ -305,6 +315,11 @@ class Tensor(TensorAPI):
             _save_original_self(result._grad_fn, self)
         np.copyto(self._data, result._data, casting="unsafe")
         self._version_counter.value += 1
+        if rebase:
+            _rebase_view(self, result)
+            if result._grad_fn is not None:
+                result._grad_fn._rebind_output(result, self)
+            return
         if tracking and result._grad_fn is not None:
             node = result._grad_fn
             self._grad_fn = node
@@ -388,7 +403,7 @@ class Tensor(TensorAPI):
 
     def __bool__(self):
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self._data.reshape(()))
 
     def __float__(self):
@@ -423,6 +438,47 @@ class Tensor(TensorAPI):
 
     def __reduce__(self):
         return (_rebuild, (self._data.copy(), self._requires_grad and self._grad_fn is None))
+
+
+def _rebase_view(view, result):
+    """After an in-place op on a view, give the base (and the views between) the history of their
+    new value, like PyTorch's CopySlices: each parent's new value is its old value with the
+    child's region replaced, built from table ops (index_put for an index view, the inverse
+    reshape or permute otherwise); then the views are replayed from the base's new value
+    (PyTorch shows such regenerated view nodes as AsStridedBackward0)."""
+    chain = []
+    t = view
+    while t._view_of is not None:
+        chain.append(t)
+        t = t._view_of[0]
+    base = t
+    new = result
+    for k, v in enumerate(chain):
+        parent, op, attrs, extra = v._view_of
+        name = "CopySlices" if k == len(chain) - 1 else None
+        if op.name == "index":
+            new = Tensor._apply(op_get("index_put"), [parent, new, *extra], {"key": attrs["key"]},
+                                name or "IndexPutBackward0")
+        elif op.name == "reshape":
+            new = Tensor._apply(op_get("reshape"), [new], {"shape": list(parent.shape)}, name or "ViewBackward0")
+        elif op.name == "permute":
+            dims = list(attrs["dims"])
+            new = Tensor._apply(op_get("permute"), [new], {"dims": [dims.index(i) for i in range(len(dims))]},
+                                name or "PermuteBackward0")
+        else:  # expand views are read-only: the write above has already failed
+            raise RuntimeError(f"gradc cannot write through a view made by gradc.{op.name}")
+    if new._grad_fn is not None:
+        base._grad_fn, base._output_nr, base._requires_grad = new._grad_fn, 0, True
+    cur = new
+    for v in reversed(chain):
+        parent, op, attrs, extra = v._view_of
+        cur = Tensor._apply(op, [cur, *extra], attrs, "AsStridedBackward0")
+        if cur._grad_fn is not None:
+            v._grad_fn, v._output_nr, v._requires_grad = cur._grad_fn, 0, True
+
+
+def op_get(name):
+    return registry.get(name)
 
 
 def _save_original_self(node, t):

@@ -30,6 +30,21 @@ class Size(tuple):
     def numel(self) -> int:
         return math.prod(self)
 
+    def __getitem__(self, key):
+        out = tuple.__getitem__(self, key)
+        return Size(out) if isinstance(key, slice) else out
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+    def __radd__(self, other):
+        return Size(tuple(other) + tuple(self))
+
+    def __mul__(self, n):
+        return Size(tuple(self) * n)
+
+    __rmul__ = __mul__
+
 
 T_0D_WARNING = ("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases. "
                 "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4321.)")
@@ -549,26 +564,51 @@ class TensorAPI(TensorLikeMeta):
     def __setitem__(self, key, value):
         self._check_setitem_leaf(key)
         key, tensors = encode_index(key, self)
-        if not is_tensor_like(value):
+        value_is_tensor = is_tensor_like(value)
+        if not value_is_tensor:
             value = self._scalar(value, self.dtype)
         elif value.dtype is not self.dtype:
             value = value.to(self.dtype)
-        out = apply("index_put", self, value, *tensors, key=key,
-                    _name="IndexPutBackward0" if tensors else "CopySlices")
+        # PyTorch's node: CopySlices when it writes through a view (an int, None or partial slice),
+        # else index_put_ (IndexPutBackward0), fill_ (FillBackward3) or copy_ (CopyBackwards)
+        if self._writes_through_view(key):
+            name = "CopySlices"
+        elif tensors:
+            name = "IndexPutBackward0"
+        else:
+            name = "CopyBackwards" if value_is_tensor and value.ndim else "FillBackward3"
+        out = apply("index_put", self, value, *tensors, key=key, _name=name)
         self._assign_inplace(out)
 
     def _check_setitem_leaf(self, key):
-        """PyTorch writes through a view when the key has an int, None or a partial slice: then a leaf
-        that requires grad reports 'a view of a leaf Variable'."""
+        """A leaf that requires grad reports 'a view of a leaf Variable' when PyTorch would write
+        through a view."""
         if not (self.requires_grad and self.is_leaf and _grad_enabled()):
             return
-        items = key if isinstance(key, tuple) else (key,)
-        view = builtins.any(
-            k is None or isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
-            or isinstance(k, slice) and not (k.start in (None, 0) and k.step in (None, 1) and k.stop is None)
-            for k in items)
-        raise RuntimeError(("a view of a leaf Variable" if view else "a leaf Variable")
+        key, _ = encode_index(key, self)
+        raise RuntimeError(("a view of a leaf Variable" if self._writes_through_view(key) else "a leaf Variable")
                            + " that requires grad is being used in an in-place operation.")
+
+    def _writes_through_view(self, key) -> bool:
+        """Whether PyTorch's setitem takes a view first: the encoded key has an int, a None or a
+        slice that does not cover its whole dim."""
+        dim = 0
+        consumed = builtins.sum(1 for e in key if e[0] in ("int", "slice", "tensor"))
+        for e in key:
+            kind = e[0]
+            if kind in ("int", "none"):
+                return True
+            if kind == "slice":
+                start, stop, step = e[1], e[2], e[3]
+                size = self.shape[dim] if dim < self.ndim else 0
+                if not (start in (None, 0) and step in (None, 1) and (stop is None or stop >= size)):
+                    return True
+                dim += 1
+            elif kind == "ellipsis":
+                dim += self.ndim - consumed
+            else:
+                dim += 1
+        return False
 
     def gather(self, dim, index):
         if not is_tensor_like(index) or index.dtype is not dtypes.int64:
@@ -782,6 +822,33 @@ def _check_index_values(x, index, dim, select=False):
         raise IndexError(f"index {int(bad.flat[0])} is out of bounds for dimension {dim} with size {size}")
 
 
+def _check_advanced_bounds(cur, advanced):
+    """PyTorch checks index values while it walks the broadcast indices element by element, and
+    names an index tensor's dimension by its place among the index tensors (a k-dim mask counts k)."""
+    checks, ordinal = [], 0
+    for d, t in advanced:
+        if t.dtype is dtypes.bool_:
+            ordinal += t.ndim
+            continue
+        data = getattr(t, "_data", None)
+        if data is not None:
+            checks.append((ordinal, cur.shape[d], data))
+        ordinal += 1
+    if not checks:
+        return
+    try:
+        arrays = np.broadcast_arrays(*[c[2] for c in checks])
+    except ValueError:
+        return
+    bad = np.stack([((a < -size) | (a >= size)).reshape(-1) for (_, size, _), a in zip(checks, arrays)])
+    if bad.size and bad.any():
+        element = int(np.argmax(bad.any(axis=0)))
+        k = int(np.argmax(bad[:, element]))
+        ordinal, size, _ = checks[k]
+        value = int(arrays[k].reshape(-1)[element])
+        raise IndexError(f"index {value} is out of bounds for dimension {ordinal} with size {size}")
+
+
 def getitem(x, key):
     """``x[key]`` as PyTorch evaluates it: the basic entries left to right, each its own view
     (SelectBackward0 for an int, SliceBackward0 for a slice, UnsqueezeBackward0 for None; a
@@ -801,23 +868,21 @@ def getitem(x, key):
     consumed = builtins.sum(width)
     if consumed > x.ndim:
         raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
-    cur, dim, real, seen_ellipsis = x, 0, 0, False
+    cur, dim, seen_ellipsis = x, 0, False
     advanced = []
     for i, e in enumerate(enc):
         kind = e[0]
         if kind == "int":
             size = cur.shape[dim]
             if not -size <= e[1] < size:
-                raise IndexError(f"index {e[1]} is out of bounds for dimension {real} with size {size}")
+                raise IndexError(f"index {e[1]} is out of bounds for dimension {i} with size {size}")
             cur = apply("index", cur, key=[_FULL] * dim + [e], _name="SelectBackward0")
-            real += 1
         elif kind == "slice":
             start, stop, step = e[1], e[2], e[3]
             full = start in (None, 0) and step in (None, 1) and (stop is None or stop >= cur.shape[dim])
             if single or not full:
                 cur = apply("index", cur, key=[_FULL] * dim + [e], _name="SliceBackward0")
             dim += 1
-            real += 1
         elif kind == "none":
             cur = apply("index", cur, key=[_FULL] * dim + [e], _name="UnsqueezeBackward0")
             if i in bools:
@@ -827,21 +892,32 @@ def getitem(x, key):
             n = 0 if seen_ellipsis else x.ndim - consumed
             seen_ellipsis = True
             dim += n
-            real += n
         else:
-            t = tensors[e[1]]
+            advanced.append((dim, tensors[e[1]]))
+            dim += width[i]
+    if advanced:
+        # PyTorch's order of checks: masks, then broadcasting of the indices, then their bounds
+        for d, t in advanced:
             if t.dtype is dtypes.bool_:
-                want = tuple(cur.shape[dim:dim + t.ndim])
+                want = tuple(cur.shape[d:d + t.ndim])
                 if tuple(t.shape) != want:
                     j = next((j for j, (a, b) in enumerate(zip(t.shape, want)) if a != b), 0)
                     raise IndexError(f"The shape of the mask {list(t.shape)} at index {j} does not match the shape "
-                                     f"of the indexed tensor {list(cur.shape)} at index {dim + j}")
-            else:
-                _check_index_values(cur, t, dim)
-            advanced.append((dim, t))
-            dim += width[i]
-            real += width[i]
-    if advanced:
+                                     f"of the indexed tensor {list(cur.shape)} at index {d + j}")
+        shapes = []
+        for _, t in advanced:
+            data = getattr(t, "_data", None)
+            if t.dtype is not dtypes.bool_:
+                shapes.append(tuple(t.shape))
+            elif data is not None:
+                shapes.append((int(np.count_nonzero(data)),))
+        try:
+            np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                             + ", ".join(str(list(sh)) for sh in shapes)) from None
+        if cur.numel():
+            _check_advanced_bounds(cur, advanced)
         key, pos = [], 0
         for k, (d, t) in enumerate(advanced):
             key += [_FULL] * (d - pos) + [["tensor", k]]
@@ -850,19 +926,6 @@ def getitem(x, key):
     if cur is x:
         return apply("index", x, key=[["ellipsis"]], _name="AliasBackward0")
     return cur
-
-
-def index_node_name(key) -> str:
-    kinds = {e[0] for e in key}
-    if "tensor" in kinds:
-        return "IndexBackward0"
-    if "int" in kinds:
-        return "SelectBackward0"
-    if "slice" in kinds:
-        return "SliceBackward0"
-    if "none" in kinds:
-        return "UnsqueezeBackward0"
-    return "AliasBackward0"
 
 
 # ---- free functions (torch.* spellings) -------------------------------------------------

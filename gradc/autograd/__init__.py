@@ -73,7 +73,26 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                 else:
                     t._grad = t._grad + g
         return
+    if create_graph:
+        _warn_create_graph_cycle()
     run_backward(roots, root_grads, retain_graph=retain_graph, create_graph=create_graph)
+
+
+_CYCLE_WARNED = False
+CREATE_GRAPH_CYCLE_WARNING = (
+    "Using backward() with create_graph=True will create a reference cycle between the parameter and its gradient "
+    "which can cause a memory leak. We recommend using autograd.grad when creating the graph to avoid this. If you "
+    "have to use this function, make sure to reset the .grad fields of your parameters to None after use to break "
+    "the cycle and avoid the leak. (Triggered internally at /__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:1307.)")
+
+
+def _warn_create_graph_cycle():
+    """PyTorch warns once per process (TORCH_WARN_ONCE) when backward() builds a graph."""
+    global _CYCLE_WARNED
+    if not _CYCLE_WARNED:
+        _CYCLE_WARNED = True
+        import warnings
+        warnings.warn(CREATE_GRAPH_CYCLE_WARNING, UserWarning, stacklevel=3)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,

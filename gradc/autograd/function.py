@@ -23,11 +23,8 @@ class FunctionCtx:
         saved = getattr(self, "_saved", ())
         for t, v in zip(saved, getattr(self, "_versions", ())):
             if t is not None and t._version != v:
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified by an inplace "
-                    f"operation: [torch.{t.dtype.tensor_type} [{', '.join(map(str, t.shape))}]] is at version "
-                    f"{t._version}; expected version {v} instead. Hint: enable anomaly detection to find the "
-                    "operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+                from .node import version_error
+                raise version_error(t, v)
         return saved
 
     @saved_tensors.setter
@@ -62,16 +59,34 @@ class _FunctionNode(Node):
 
     def apply(self, grads, retain_graph=True):
         from ..tensor import zeros_for
-        from ..ops.registry import TypeInfo
         full = [g if g is not None else zeros_for(t) for g, t in zip(grads, self._types)]
         result = self._fn.backward(self.ctx, *full)
         if not isinstance(result, tuple):
             result = (result,)
-        n = len(self._next)
-        if len(result) < n:
+        n = self._nargs
+        if len(result) > n and all(g is None for g in result[n:]):
+            result = result[:n]
+        if len(result) != n:
             raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients "
                                f"(expected {n}, got {len(result)})")
-        return list(result[:n])
+        for i, g in enumerate(result):
+            if i not in self._positions and g is not None:
+                raise RuntimeError(f"function {self.name()} returned a gradient different than None at position "
+                                   f"{i + 1}, but the corresponding forward input was not a Variable")
+        return [result[i] for i in self._positions]   # one per edge: the Tensor arguments
+
+
+_BACKWARD_CLASSES: dict = {}
+
+
+def _backward_class(fn_cls):
+    """One node class per Function subclass, named and placed like PyTorch's
+    (``<torch.autograd.function.MyFnBackward object at 0x...>``)."""
+    cls = _BACKWARD_CLASSES.get(fn_cls)
+    if cls is None:
+        cls = _BACKWARD_CLASSES[fn_cls] = type(f"{fn_cls.__name__}Backward", (_FunctionNode,),
+                                               {"__module__": "torch.autograd.function"})
+    return cls
 
 
 class Function:
@@ -97,8 +112,11 @@ class Function:
             out = cls.forward(ctx, *args, **kwargs)
         outputs = out if isinstance(out, tuple) else (out,)
         if grad_mode.is_grad_enabled() and any(t.requires_grad for t in tensor_args):
-            edges = tuple(a._grad_edge() if isinstance(a, Tensor) and a.requires_grad else (None, 0) for a in args)
-            node = type(f"{cls.__name__}Backward", (_FunctionNode,), {})(cls, ctx, edges, len(outputs))
+            positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+            # PyTorch's node has an edge per Tensor argument only
+            edges = tuple(args[i]._grad_edge() if args[i].requires_grad else (None, 0) for i in positions)
+            node = _backward_class(cls)(cls, ctx, edges, len(outputs))
+            node._positions, node._nargs = positions, len(args)
             node._types = [TypeInfo(tuple(o.shape), o.dtype) for o in outputs]
             fixed = []
             for k, o in enumerate(outputs):

@@ -11,9 +11,58 @@ from .rules import fmt_shape, unbroadcast
 INDEX = frozenset({PURE, "index"})
 
 
-def _decode(key, arrays):
-    from ..tensor_api import decode_index
-    return decode_index(key, arrays)
+def split_index(ndim, key, arrays):
+    """PyTorch's reading of an index key, as (basic, advanced) NumPy indices: the basic entries
+    (ints, slices, None, ...) select a view first, then the index tensors index that view at the
+    dims where they stood (``advanced`` is None when there are none). This differs from NumPy's
+    reading of the whole key when an int and an index tensor are separated, e.g. x[0, :, [0, 1]]:
+    NumPy treats the int as an advanced index and moves the broadcast dims to the front."""
+    def width(e):
+        if e[0] in ("int", "slice"):
+            return 1
+        if e[0] == "tensor":
+            a = arrays[e[1]]
+            return a.ndim if a.dtype == np.bool_ else 1
+        return 0
+    consumed = sum(width(e) for e in key)
+    basic, placed, out_dim, seen_ellipsis = [], [], 0, False
+    for e in key:
+        kind = e[0]
+        if kind == "int":
+            basic.append(e[1])
+        elif kind == "slice":
+            basic.append(slice(e[1], e[2], e[3]))
+            out_dim += 1
+        elif kind == "none":
+            basic.append(None)
+            out_dim += 1
+        elif kind == "ellipsis":
+            n = 0 if seen_ellipsis else max(ndim - consumed, 0)
+            seen_ellipsis = True
+            basic.extend([slice(None)] * n)
+            out_dim += n
+        elif kind == "tensor":
+            w = width(e)
+            basic.extend([slice(None)] * w)
+            placed.append((out_dim, arrays[e[1]], w))
+            out_dim += w
+        else:
+            raise ValueError(f"bad index entry {e!r}")
+    advanced = None
+    if placed:
+        advanced, pos = [], 0
+        for d, a, w in placed:
+            advanced += [slice(None)] * (d - pos) + [a]
+            pos = d + w
+        advanced = tuple(advanced)
+    # the trailing Ellipsis keeps x[1] of a vector a 0-d view rather than a NumPy scalar copy
+    return tuple(basic) + (Ellipsis,), advanced
+
+
+def _view(x, key, arrays):
+    """(x's view by the basic entries, the advanced index into that view or None)."""
+    basic, advanced = split_index(x.ndim, key, arrays)
+    return x[basic], advanced
 
 
 def _probe(op, types, key, base_shape, dtype):
@@ -28,17 +77,16 @@ def _probe(op, types, key, base_shape, dtype):
         arrays.append(np.zeros(t.shape, dtype=np.int64))
     base = np.broadcast_to(np.zeros((), dtype.np), tuple(base_shape))
     try:
-        return base[_decode(key, arrays)].shape
+        view, advanced = _view(base, key, arrays)
+        return view.shape if advanced is None else view[advanced].shape
     except IndexError as e:
         raise ShapeError(f"{e} (in gradc.{op} of a tensor of shape {fmt_shape(base_shape)})") from None
 
 
 def index_forward(x, *idx, key):
-    index = _decode(key, idx)
-    if not any(i is Ellipsis for i in index):
-        index = index + (Ellipsis,)   # x[1] of a vector is then a 0-d view, not a NumPy scalar copy
     try:
-        return np.asarray(x[index])
+        view, advanced = _view(x, key, idx)
+        return np.asarray(view if advanced is None else view[advanced])
     except IndexError as e:
         msg = str(e).replace(" for axis ", " for dimension ")
         raise IndexError(f"{msg} (indexing a tensor of shape {fmt_shape(x.shape)})") from None
@@ -83,11 +131,12 @@ def scatter_add_at(out, index, values):
 
 def _index_backward_forward(g, *idx, key, shape):
     out = np.zeros(tuple(shape), dtype=g.dtype)
-    index = _decode(key, idx)
-    if not idx:                      # basic indexing never repeats an element
-        out[index] = g
-        return out
-    return scatter_add_at(out, index, g)
+    view, advanced = _view(out, key, idx)
+    if advanced is None:             # basic indexing never repeats an element
+        view[...] = g
+    else:                            # scatter into a contiguous buffer, then into the view
+        view += scatter_add_at(np.zeros(view.shape, dtype=g.dtype), advanced, g)
+    return out
 
 
 def _index_backward_vjp(ctx, g):
@@ -118,9 +167,13 @@ def _index_put_infer(types, attrs):
 
 def _index_put_forward(x, v, *idx, key):
     out = np.array(x, copy=True)
-    target = out[_decode(key, idx)]
+    view, advanced = _view(out, key, idx)
+    target = view if advanced is None else view[advanced]
     vv = v.reshape(v.shape[v.ndim - np.ndim(target):]) if v.ndim > np.ndim(target) else v
-    out[_decode(key, idx)] = vv
+    if advanced is None:
+        view[...] = vv
+    else:
+        view[advanced] = vv
     return out
 
 

@@ -19,7 +19,9 @@ it reduces the same dims as the group's other reductions.
 Matmuls and indexing ops stay separate kernels; an elementwise op consuming a
 matmul (bias add, activation) starts a new group right after it (an epilogue).
 The fused op's operands are the group's external inputs, bound to the region's
-block arguments; ``gradc.yield`` returns the group's outputs.
+block arguments; ``gradc.yield`` returns the group's outputs. A group none of whose
+results is used outside it is dead code: it is not outlined (a kernel without results
+would outlive dce), its ops stay for dce to remove.
 """
 from __future__ import annotations
 
@@ -97,7 +99,14 @@ def find_groups(func: Function) -> list[_Group]:
         group_of[op] = g
     for g in groups:
         g.ops.sort(key=lambda o: position[o])
-    return [g for g in groups if _worth_fusing(g)]
+    return [g for g in groups if _worth_fusing(g) and not _is_dead(g)]
+
+
+def _is_dead(g: _Group) -> bool:
+    """No result of the group is used outside it: a kernel would have no results (and dce
+    could never remove it), so the ops stay as they are for dce."""
+    members = set(g.ops)
+    return not any(u not in members for op in g.ops for r in op.results for u in r.users())
 
 
 def _join_target(op, group_of, position):

@@ -15,6 +15,14 @@ Residuals are the values saved for backward. Policies:
   views, broadcasts) in backward; expensive ops (matmul, reductions, indexing)
   are never recomputed. Saving a primal input costs nothing extra (the caller
   holds it anyway), as in PyTorch, where saved inputs add no memory.
+
+Only values that backward actually reads (directly or through recomputed ops)
+are residuals. ``partition`` raises ``PartitionError`` (a ``ValueError``) for an
+unknown policy or a function that is not a joint function from ``autodiff``
+(missing or inconsistent ``gradc.num_outputs``/``gradc.num_cotangents``/``gradc.wrt``).
+The ``partition`` pass replaces each joint function by its two halves, leaves
+functions it produced itself (``gradc.residuals``) alone, and reports any other
+function as an error rather than passing it through unsplit.
 """
 from __future__ import annotations
 
@@ -24,11 +32,40 @@ from ..ir.clone import clone_op
 from ..ir.core import RETURN, Function, Module
 from ..ops.registry import ELEMENTWISE, VIEW
 from .autodiff import NUM_COTANGENTS, NUM_OUTPUTS, WRT
+from .manager import PassError
 from .maxflow import INF, FlowGraph
 
 POLICIES = ("save-all", "min-memory")
 DEFAULT_POLICY = "min-memory"
 RESIDUALS = "gradc.residuals"
+
+
+class PartitionError(PassError, ValueError):
+    """Bad input to partition: an unknown policy or a function that is not a joint function."""
+
+
+def check_policy(policy) -> str:
+    if policy not in POLICIES:
+        raise PartitionError(f"partition: unknown policy '{policy}' (expected one of {', '.join(POLICIES)})")
+    return policy
+
+
+def check_joint(joint: Function) -> None:
+    """Raise ``PartitionError`` unless ``joint`` carries a consistent autodiff joint layout."""
+    missing = [k for k in (NUM_OUTPUTS, NUM_COTANGENTS, WRT) if k not in joint.attrs]
+    if missing:
+        raise PartitionError(f"partition: @{joint.name} is not a joint function from autodiff (missing "
+                             f"{', '.join(missing)}); run autodiff first")
+    n_out, n_ct, wrt = joint.attrs[NUM_OUTPUTS], joint.attrs[NUM_COTANGENTS], joint.attrs[WRT]
+    n_primal = len(joint.args) - n_ct if isinstance(n_ct, int) else -1
+    ok = (isinstance(n_out, int) and not isinstance(n_out, bool) and isinstance(n_ct, int)
+          and not isinstance(n_ct, bool) and isinstance(wrt, list) and 0 <= n_ct <= len(joint.args)
+          and 0 <= n_out and n_out + len(wrt) == len(joint.outputs)
+          and all(isinstance(i, int) and 0 <= i < n_primal for i in wrt))
+    if not ok:
+        raise PartitionError(f"partition: @{joint.name} has an inconsistent joint layout ({NUM_OUTPUTS} = "
+                             f"{n_out!r}, {NUM_COTANGENTS} = {n_ct!r}, {WRT} = {wrt!r} for "
+                             f"{len(joint.args)} arguments and {len(joint.outputs)} results)")
 
 
 def recomputable(op) -> bool:
@@ -90,11 +127,8 @@ def _needed_ops(joint: Function, roots):
 
 
 def partition(joint: Function, policy: str = DEFAULT_POLICY) -> Partition:
-    if policy not in POLICIES:
-        raise ValueError(f"partition: unknown policy '{policy}' (expected one of {', '.join(POLICIES)})")
-    for key in (NUM_OUTPUTS, NUM_COTANGENTS, WRT):
-        if key not in joint.attrs:
-            raise ValueError(f"partition: @{joint.name} is not a joint function from autodiff (missing {key})")
+    check_policy(policy)
+    check_joint(joint)
     primals, n_out, tangent_dep, outputs = _split_sets(joint)
     primal_outputs, grads = outputs[:n_out], outputs[n_out:]
     backward_ops = [op for op in _needed_ops(joint, grads) if any(r in tangent_dep for r in op.results)]
@@ -195,12 +229,22 @@ def _min_cut(primals, fwd_ops, needed, outputs):
     for v in needed:
         g.add_edge(("out", v), sink, INF)
     _, reach = g.min_cut(src, sink)
-    saved = []
+    cut = set()
     candidates = list(primals) + [r for op in fwd_ops for r in op.results]
     for v in candidates:
         if ("in", v) in reach and ("out", v) not in reach:
-            saved.append(v)
-    return saved
+            cut.add(v)
+    # A zero-cost edge (a primal input) is on the source side's boundary whether or not
+    # anything needs it: keep only the cut values that rebuilding ``needed`` reads.
+    read, stack = set(), list(needed)
+    while stack:
+        v = stack.pop()
+        if v in read:
+            continue
+        read.add(v)
+        if v not in cut and hasattr(v.owner, "operands"):
+            stack.extend(v.owner.operands)
+    return [v for v in candidates if v in cut and v in read]
 
 
 from .manager import Pass, register_pass  # noqa: E402
@@ -213,18 +257,16 @@ class PartitionPass(Pass):
     summary = "split joint functions into forward (outputs + residuals) and backward"
 
     def __init__(self, policy: str = DEFAULT_POLICY):
-        if policy not in POLICIES:
-            raise ValueError(f"partition: unknown policy '{policy}' (expected one of {', '.join(POLICIES)})")
-        self.policy = policy
+        self.policy = check_policy(policy)
 
     def run_on_module(self, module) -> bool:
         out, changed = [], False
         for f in module.functions:
-            if NUM_COTANGENTS in f.attrs and WRT in f.attrs and RESIDUALS not in f.attrs:
-                p = partition(f, self.policy)
-                out += [p.forward, p.backward]
-                changed = True
-            else:
+            if RESIDUALS in f.attrs:     # already a forward or backward half
                 out.append(f)
+                continue
+            p = partition(f, self.policy)
+            out += [p.forward, p.backward]
+            changed = True
         module.functions = out
         return changed

@@ -2,11 +2,25 @@
 
 A pattern names the ops it matches and implements ``match_and_rewrite(op, rewriter)``,
 returning True when it changed the IR. The driver revisits the users and producers
-of every changed op until nothing matches.
+of every changed op, and every op a pattern creates through ``rewriter.builder_before``,
+until nothing matches, so one run reaches a fixed point.
 """
 from __future__ import annotations
 
 from ..ir.core import Builder, Function, Operation, Value
+
+
+class _NotifyingBuilder(Builder):
+    """A Builder that puts every op it creates on the driver's worklist."""
+
+    def __init__(self, rewriter: "Rewriter", block, index, loc):
+        super().__init__(block, index, loc)
+        self._rewriter = rewriter
+
+    def insert(self, op: Operation) -> Operation:
+        super().insert(op)
+        self._rewriter.notify(op)
+        return op
 
 
 class Rewriter:
@@ -17,7 +31,8 @@ class Rewriter:
         self.erased: set = set()
 
     def builder_before(self, op: Operation) -> Builder:
-        return Builder.before(op)
+        """A builder inserting before ``op``; the ops it creates are revisited by the driver."""
+        return _NotifyingBuilder(self, op.parent, op.parent.ops.index(op), op.loc)
 
     def notify(self, op: Operation) -> None:
         self._worklist.append(op)
