@@ -40,6 +40,8 @@ class Executor:
             slots[a] = len(slots)
         self.n_args = len(func.args)
         steps = []
+        if backend is not None and hasattr(backend, "precompile"):
+            backend.precompile([op for op in func.body.ops if op.name == FUSED])
         for op in func.body.ops:
             if op.name == RETURN:
                 break

@@ -10,10 +10,12 @@ to ``matmul_cpu`` (BLAS) and leaves other ops to their NumPy references.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import itertools
 import logging
 import sys
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -88,13 +90,48 @@ class CPUBackend:
     def __init__(self, math_mode: str = "ir"):
         self.math_mode = math_mode
         self.kernels = []          # compiled kernels, for dump-ir --stage kernels / inspection
+        self._ready = {}           # fused op -> (kernel, compiled) from precompile
+
+    def _lower(self, op):
+        """Kernel IR for a fused op, named by a hash of its text so that the names (and the
+        disk cache keys of the compiled objects) are the same in every process."""
+        kernel = lower_fused(op, name="fused")
+        kernel.name = "fused_" + hashlib.sha1(str(kernel).encode()).hexdigest()[:16]
+        return kernel
+
+    def precompile(self, ops) -> None:
+        """Compile the kernels of several fused ops at once, on all cores (LLVM releases the GIL)."""
+        from .runtime_cpu import compile_kernel, num_threads
+        todo = []
+        for op in ops:
+            try:
+                todo.append((op, self._lower(op)))
+            except (Unlowerable, NotImplementedError):
+                continue
+        if len(todo) < 2 or num_threads() < 2:
+            return
+        with ThreadPoolExecutor(min(num_threads(), len(todo))) as pool:
+            compiled = list(pool.map(lambda item: self._try_compile(item[1]), todo))
+        for (op, kernel), ck in zip(todo, compiled):
+            if ck is not None:
+                self._ready[op] = (kernel, ck)
+
+    def _try_compile(self, kernel):
+        from .runtime_cpu import compile_kernel
+        try:
+            return compile_kernel(kernel, math_mode=self.math_mode)
+        except NotImplementedError:
+            return None
 
     def compile_fused(self, op):
         from ..executor import _run_region
         from .runtime_cpu import compile_kernel
         try:
-            kernel = lower_fused(op, name=f"fused_{next(_ids)}")
-            ck = compile_kernel(kernel, math_mode=self.math_mode)
+            if op in self._ready:
+                kernel, ck = self._ready.pop(op)
+            else:
+                kernel = self._lower(op)
+                ck = compile_kernel(kernel, math_mode=self.math_mode)
         except (Unlowerable, NotImplementedError) as e:
             log.info("fused region runs interpreted: %s", e)
             return _run_region(op)
