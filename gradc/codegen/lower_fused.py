@@ -116,6 +116,12 @@ def _lower_op(kb, o, get, space):
         if o.attrs["keepdim"]:
             return r, tuple(None if d in dims else a for d, a in enumerate(amap))
         return r, tuple(a for d, a in enumerate(amap) if d not in dims)
+    if name == "iota":
+        amap = _right_aligned(out_shape, space)
+        axis = amap[o.attrs["dim"]]
+        if axis is None:      # a size-1 dim: the index is always 0
+            return kb.constant(0, "i64"), amap
+        return kb.index(axis), amap
     if name == "constant":
         value = o.attrs["value"]
         if isinstance(value, list):

@@ -239,3 +239,22 @@ def _constant_forward(value, shape, dtype):
 
 defop("constant", infer=_constant_infer, forward=_constant_forward,
       traits=frozenset({PURE, NONDIFF, "constant"}), num_inputs=0, attr_names=("value", "shape", "dtype"))
+
+
+# ---- iota: the index along one dim (IR only; the decompose pass builds one-hot masks with it) --
+def _iota_infer(types, attrs):
+    shape = tuple(attrs["shape"])
+    if not 0 <= attrs["dim"] < len(shape):
+        raise ShapeError(f"gradc.iota: dim {attrs['dim']} out of range for shape {list(shape)}")
+    return [TypeInfo(shape, dtypes.int64)]
+
+
+def _iota_forward(shape, dim):
+    shape = tuple(shape)
+    view = [1] * len(shape)
+    view[dim] = shape[dim]
+    return np.broadcast_to(np.arange(shape[dim], dtype=np.int64).reshape(view), shape).copy()
+
+
+defop("iota", infer=_iota_infer, forward=_iota_forward, traits=frozenset({PURE, NONDIFF, ELEMENTWISE}),
+      num_inputs=0, attr_names=("shape", "dim"))

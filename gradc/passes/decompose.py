@@ -11,6 +11,13 @@ autodiff, so gradients still come from the compact rules.
     log_softmax(x, d)   = (x - m) - log(sum(exp(x - m), d))
 The max shift is treated as a constant (no gradient flows through it), as in the
 numerically stable definitions; a row of -inf keeps NumPy's answer via where().
+
+Picking one element per row (cross-entropy's ``x.gather(1, labels)`` and its
+adjoint ``scatter_add``) becomes a one-hot mask built from ``gradc.iota``, so it
+fuses with the row reductions and the softmax gradient around it:
+
+    gather(x, d, idx)        = sum(where(iota(d) == idx, x, 0), d, keepdim)   (idx of size 1 along d)
+    scatter_add(idx, src, d) = where(iota(d) == idx, src, 0)                   (idx of size 1 along d)
 """
 from __future__ import annotations
 
@@ -60,14 +67,44 @@ class _DecomposeAll(_Decompose):
     op_names = ("gradc.logsumexp", "gradc.softmax", "gradc.log_softmax")
 
 
+def _one_hot(b, idx, d, shape):
+    """Bool mask of ``shape``: true where the index along ``d`` equals ``idx`` (size 1 along d)."""
+    iota = IRTensor(b.op("iota", shape=list(shape), dim=d), b)
+    return iota == IRTensor(idx, b).expand(*shape)
+
+
+class _OneHotPick(RewritePattern):
+    op_names = ("gradc.gather", "gradc.scatter_add")
+
+    def match_and_rewrite(self, op, rw):
+        from ..tensor_api import where
+        d = op.attrs["dim"]
+        if op.name == "gradc.gather":
+            x, idx = op.operands
+            shape = tuple(x.type.shape)
+        else:
+            idx, src = op.operands
+            shape = tuple(op.attrs["shape"])
+        if idx.type.shape[d] != 1 or any(a != b for k, (a, b) in enumerate(zip(idx.type.shape, shape)) if k != d):
+            return False
+        b = rw.builder_before(op)
+        mask = _one_hot(b, idx, d, shape)
+        if op.name == "gradc.gather":
+            out = where(mask, IRTensor(x, b), 0.0).sum(d, keepdim=True)
+        else:
+            out = where(mask, IRTensor(src, b).expand(*shape), 0.0)
+        rw.replace_op(op, out.value)
+        return True
+
+
 def decompose(func: Function) -> bool:
-    return apply_patterns_greedily(func, [_DecomposeAll()])
+    return apply_patterns_greedily(func, [_DecomposeAll(), _OneHotPick()])
 
 
 @register_pass
 class DecomposePass(Pass):
     name = "decompose"
-    summary = "spell logsumexp/softmax/log_softmax with fusible primitives (run after autodiff)"
+    summary = "spell logsumexp/softmax/log_softmax and one-per-row gather with fusible primitives"
 
     def run(self, func) -> bool:
         return decompose(func)
