@@ -19,15 +19,15 @@ it reduces the same dims as the group's other reductions.
 Matmuls and indexing ops stay separate kernels; an elementwise op consuming a
 matmul (bias add, activation) starts a new group right after it (an epilogue).
 The fused op's operands are the group's external inputs, bound to the region's
-block arguments; ``gradc.yield`` returns the group's outputs. A group none of whose
-results is used outside it is dead code: it is not outlined (a kernel without results
-would outlive dce), its ops stay for dce to remove.
+block arguments; ``gradc.yield`` returns the group's outputs. Fusible ops whose
+results nothing reads (dead code; they are all pure) are erased first rather than
+grouped: their kernel would have no results, and dce never removes an op without results.
 """
 from __future__ import annotations
 
 from ..ir.clone import clone_op
 from ..ir.core import FUSED, RETURN, YIELD, Block, Function, Operation, Region
-from ..ops.registry import ELEMENTWISE, REDUCTION
+from ..ops.registry import ELEMENTWISE, PURE, REDUCTION
 
 FUSIBLE_REDUCTIONS = {"gradc.sum", "gradc.mean", "gradc.amax", "gradc.amin", "gradc.prod"}
 
@@ -99,14 +99,20 @@ def find_groups(func: Function) -> list[_Group]:
         group_of[op] = g
     for g in groups:
         g.ops.sort(key=lambda o: position[o])
-    return [g for g in groups if _worth_fusing(g) and not _is_dead(g)]
+    return [g for g in groups if _worth_fusing(g)]
 
 
-def _is_dead(g: _Group) -> bool:
-    """No result of the group is used outside it: a kernel would have no results (and dce
-    could never remove it), so the ops stay as they are for dce."""
-    members = set(g.ops)
-    return not any(u not in members for op in g.ops for r in op.results for u in r.users())
+def erase_dead_fusible_ops(func: Function) -> bool:
+    """Erase fusible ops (all pure) whose results nothing reads, dead chains in one sweep:
+    grouped, they would become kernels without results, which dce can never remove."""
+    changed = False
+    for op in reversed(list(func.body.ops)):
+        if op.name == RETURN or not (is_elementwise_like(op) or op.name in FUSIBLE_REDUCTIONS):
+            continue
+        if op.has_trait(PURE) and not any(r.uses for r in op.results):
+            op.erase()
+            changed = True
+    return changed
 
 
 def _join_target(op, group_of, position):
@@ -140,6 +146,8 @@ def _join_target(op, group_of, position):
         return g
     if not _broadcasts_to(r.type.shape, g.shape):
         return None
+    if op.name == "gradc.reshape" and not _broadcasts_to(op.operands[0].type.shape, g.shape):
+        return None     # its input could not be loaded in the group's space; reshape outside
     if outside and (_squeezed(r.type.shape) != _squeezed(g.shape) and g.reduce_dims is None
                     or op.name == "gradc.constant"):
         return None
@@ -264,11 +272,12 @@ def _compatible(a, b) -> bool:
 
 
 def fuse(func: Function) -> bool:
+    erased = erase_dead_fusible_ops(func)
     groups = find_groups(func)
     for g in groups:
         outline_group(func, g)
     merged = merge_siblings(func)
-    return bool(groups) or merged
+    return erased or bool(groups) or merged
 
 
 from .manager import Pass, register_pass  # noqa: E402

@@ -3,7 +3,8 @@
 Every top-level op of a function is one step of the schedule. Each result that
 needs memory gets a buffer; views (reshape, permute, expand) and the trivial
 forwarding of an argument alias their source instead, extending its lifetime.
-A buffer is live from its defining step to its last use; it is dead right after,
+A buffer is live from its defining step to its last use (a read inside a ``gradc.fused``
+body counts as a use at the fused op's step); it is dead right after,
 and its bytes can be reused. Function arguments belong to the caller and are never
 written; results returned by the function escape (live to the end, never reused).
 
@@ -55,6 +56,13 @@ class MemoryPlan:
                      escapes=b.escapes) for b in self.buffers]
 
 
+def _reads(op: Operation):
+    """The values ``op`` reads: its operands and those of the ops nested in its regions (a
+    fused body may read an enclosing value directly; that read happens at ``op``'s step)."""
+    for inner in op.walk():
+        yield from inner.operands
+
+
 def _is_alias(op: Operation) -> bool:
     d = op.opdef
     return d is not None and d.has(VIEW)
@@ -79,7 +87,7 @@ def plan_function(func: Function, *, keep_alive=()) -> MemoryPlan:
             b = Buffer(r, r.type.nbytes, step, step)
             buffers.append(b)
             root[r] = b
-        for v in op.operands:
+        for v in _reads(op):
             b = root.get(v)
             if b is not None:
                 b.last = max(b.last, step)

@@ -1,4 +1,4 @@
-// RUN: %gradc opt %s --split-input-file -p canonicalize | filecheck %s
+// RUN: %gradc opt %s --split-input-file -p canonicalize --verify-each | filecheck %s
 // RUN: %gradc opt %s --split-input-file -p canonicalize,dce --verify-each | filecheck %s --check-prefix=DCE
 
 // One run reaches a fixed point (see @double_neg and the unit-dim sum_to in @sum_to).

@@ -246,3 +246,27 @@ func.func @nothing_to_fuse(%x: tensor<3xf32>, %w: tensor<4x2xf32>) -> (tensor<f3
   %4:2 = gradc.max_dim %3 {dim = 1, keepdim = false} : (tensor<3x2xf32>) -> (tensor<3xf32>, tensor<3xi64>)
   func.return %0, %3, %4#0 : tensor<f32>, tensor<3x2xf32>, tensor<3xf32>
 }
+
+// -----
+
+// Fusible ops nothing reads (a dead chain, here exp -> neg feeding nothing) are erased
+// rather than made into a kernel without results, which dce could never remove; a dead
+// op that is not fusible (the matmul) is left for dce, and so is its operand's producer
+// (merged with the live sin, as both read only %x).
+// CHECK-LABEL: func.func @dead_code
+// CHECK-NEXT:    [[F:%[0-9]+]]:2 = gradc.fused %x ({
+// CHECK-NEXT:    ^bb0([[X:%arg[0-9]+]]: tensor<3x3xf32>):
+// CHECK-NEXT:      [[T:%[0-9]+]] = gradc.tanh [[X]]
+// CHECK-NEXT:      [[S:%[0-9]+]] = gradc.sin [[X]]
+// CHECK-NEXT:      gradc.yield [[T]], [[S]]
+// CHECK-NEXT:    })
+// CHECK-NEXT:    gradc.matmul [[F]]#0, %w
+// CHECK-NEXT:    func.return [[F]]#1
+func.func @dead_code(%x: tensor<3x3xf32>, %w: tensor<3x3xf32>) -> tensor<3x3xf32> {
+  %0 = gradc.exp %x : (tensor<3x3xf32>) -> tensor<3x3xf32>
+  %1 = gradc.neg %0 : (tensor<3x3xf32>) -> tensor<3x3xf32>
+  %2 = gradc.tanh %x : (tensor<3x3xf32>) -> tensor<3x3xf32>
+  %3 = gradc.matmul %2, %w : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32>
+  %4 = gradc.sin %x : (tensor<3x3xf32>) -> tensor<3x3xf32>
+  func.return %4 : tensor<3x3xf32>
+}

@@ -8,7 +8,7 @@
 // (largest first). Worked by hand below; f32 is 4 bytes, i64 8.
 
 // Running the pass again changes nothing (only the first run prints a dump per function).
-// ONCE-COUNT-7: IR Dump After plan-buffers
+// ONCE-COUNT-8: IR Dump After plan-buffers
 // ONCE-NOT:     IR Dump After plan-buffers
 
 // A chain of 16-byte values: A=exp [0,1], B=neg [1,2], C=tanh [2,3], D=sin escapes [3,4].
@@ -82,6 +82,25 @@ func.func @fused(%a: tensor<4xf32>) -> tensor<f32> {
   }) : (tensor<4xf32>) -> tensor<4xf32>
   %3 = gradc.sum %0 {dims = [0], keepdim = false} : (tensor<4xf32>) -> tensor<f32>
   func.return %3 : tensor<f32>
+}
+
+// -----
+
+// A fused body may read an enclosing value directly (the verifier allows it): that read
+// happens at the fused op's step, so exp stays live until then and keeps its own bytes.
+// A=exp 16 [0,2], B=neg 16 [1,2], R=fused 16 escapes [2,3].
+// Live: s0 16, s1 32, s2 48, s3 16 -> peak 48; A@0, B overlaps A -> @16: arena 32.
+// CHECK-LABEL: func.func @fused_reads_outer_value
+// CHECK-SAME:    attributes {gradc.arena_bytes = 32, gradc.buffers = {{\[}}[0, 2, 0, 16], [1, 2, 16, 16], [2, 3, -1, 16]], gradc.peak_bytes = 48}
+func.func @fused_reads_outer_value(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = gradc.exp %x : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = gradc.neg %x : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = gradc.fused %1 ({
+  ^bb0(%a: tensor<4xf32>):
+    %3 = gradc.add %a, %0 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    gradc.yield %3 : tensor<4xf32>
+  }) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %2 : tensor<4xf32>
 }
 
 // -----

@@ -84,6 +84,23 @@ def test_keep_alive_values_escape():
     assert (plan.peak_bytes, plan.arena_bytes) == (32, 0)
 
 
+def test_reads_inside_a_fused_body_keep_a_buffer_alive():
+    # exp A [0,2] is read inside the kernel at step 2; neg B [1,2]; the kernel's result R
+    # escapes [2,3]. Live: s0 16, s1 32, s2 48, s3 16 -> peak 48; A and B overlap: arena 32.
+    f = parse_function(fn(f"""
+  %0 = gradc.exp %x : ({T4}) -> {T4}
+  %1 = gradc.neg %x : ({T4}) -> {T4}
+  %2 = gradc.fused %1 ({{
+  ^bb0(%a: {T4}):
+    %3 = gradc.add %a, %0 : ({T4}, {T4}) -> {T4}
+    gradc.yield %3 : {T4}
+  }}) : ({T4}) -> {T4}
+  func.return %2 : {T4}"""))
+    plan = check_plan(f)
+    assert buffers(plan) == [[0, 2, 0, 16], [1, 2, 16, 16], [2, 3, -1, 16]]
+    assert (plan.peak_bytes, plan.arena_bytes) == (48, 32)
+
+
 def test_annotate_and_pass_record_the_plan():
     text = fn(f"""
   %0 = gradc.exp %x : ({T4}) -> {T4}
@@ -179,6 +196,19 @@ def check_plan(func):
     for op in func.body.ops[:-1]:
         if op.opdef is None or "view" not in op.opdef.traits:
             assert all(id(r) in owned for r in op.results)
+    # soundness: whatever an op reads (views resolved to their buffer, reads inside a fused
+    # body included) is live at that op's step
+    buffer_of = {}
+    for b in plan.buffers:
+        buffer_of[id(b.value)] = b
+        for a in b.aliases:
+            buffer_of[id(a)] = b
+    for step, op in enumerate(func.body.ops[:-1]):
+        for inner in op.walk():
+            for v in inner.operands:
+                b = buffer_of.get(id(v))
+                if b is not None:
+                    assert b.first <= step <= b.last, f"{inner.name} at step {step} reads a dead buffer"
     return plan
 
 
