@@ -1157,3 +1157,12 @@ def test_random_setitem(seed):
                 np.testing.assert_allclose(np.asarray(g[k]), np.asarray(t[k]), rtol=1e-12)
         else:
             assert g[1:] == t[1:]
+
+
+def test_grad_of_the_same_output_twice_sums():
+    torch = pytest.importorskip("torch")
+    x = gradc.tensor([1.0, 2.0], requires_grad=True)
+    s = (x * x).sum()
+    xt = torch.tensor([1.0, 2.0], requires_grad=True)
+    st = (xt * xt).sum()
+    assert gradc.autograd.grad([s, s], [x])[0].tolist() == torch.autograd.grad([st, st], [xt])[0].tolist()

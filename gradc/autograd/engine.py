@@ -72,7 +72,7 @@ def _collect(roots):
     """Count, for every reachable node, how many edges lead into it."""
     deps: dict = {}
     seen = set()
-    stack = [n for n in roots if n is not None]
+    stack = list(dict.fromkeys(n for n in roots if n is not None))   # a root given twice counts once
     for n in stack:
         seen.add(n)
     while stack:
