@@ -1,20 +1,24 @@
-"""fuse: group elementwise ops, broadcasts and the reduction that consumes them
-into ``gradc.fused`` region ops, each one loop nest in codegen.
+"""fuse: group elementwise ops, broadcasts and the reductions around them into
+``gradc.fused`` region ops, each one loop nest (kernel) in codegen.
 
-A group has an iteration shape: the output shape of its root (for a reduction,
-the shape of the reduced input). Walking the schedule backwards, a producer joins
-the group of its consumers when
+A group has an iteration space: the output shape of its root, or the input shape of
+its reductions. Walking the schedule backwards, a producer joins the group(s) of its
+consumers when
 
-- it is fusible: elementwise (incl. constants, casts, where, comparisons),
-  ``expand`` (a broadcast load) or a ``reshape`` that only adds or drops unit dims;
-- its result broadcasts to the group's iteration shape;
-- every user is in that group, or (multi-output fusion) the group also stores it,
-  which needs its shape to equal the iteration shape and its outside users to run
-  after the group.
+- it is fusible: elementwise (incl. constants, iota, casts, where, comparisons),
+  ``expand`` (a broadcast load) or a ``reshape`` that only adds or drops unit dims
+  (and whose input can itself be loaded in the space);
+- its result fits the space: it broadcasts to it, or is it with unit dims added or dropped;
+- every user is in one group; or every user is in some group and the op is cheap: then
+  it is duplicated into each consuming group (recomputing beats a round trip through
+  memory); or (multi-output fusion) it joins the earliest consuming group, which also
+  stores it for its other users, all of which run after that group.
 
-A reduction joins the group of its consumers too (an epilogue in the same loop
-nest: softmax, layernorm) when its input shape is the group's iteration shape and
-it reduces the same dims as the group's other reductions.
+A reduction joins its consumers' group too (an epilogue in the same loop nest:
+softmax, layernorm) when it reduces the same dims as the group's other reductions;
+a group of per-row values grows into the space of the reduction feeding it.
+After outlining, sibling kernels over the same space whose inputs already exist at
+the earlier one are merged (horizontal fusion: a small graph's backward is one kernel).
 
 Matmuls and indexing ops stay separate kernels; an elementwise op consuming a
 matmul (bias add, activation) starts a new group right after it (an epilogue).
@@ -89,14 +93,15 @@ def find_groups(func: Function) -> list[_Group]:
             continue
         if len(op.results) != 1:
             continue
-        target = _join_target(op, group_of, position)
-        if target is not None:
-            target.ops.append(op)
-            group_of[op] = target
+        targets = _join_targets(op, group_of, position)
+        if targets:
+            for target in targets:
+                target.ops.append(op)
+            group_of[op] = targets
             continue
         g = _Group(op, _iteration_shape(op))
         groups.append(g)
-        group_of[op] = g
+        group_of[op] = [g]
     for g in groups:
         g.ops.sort(key=lambda o: position[o])
     return [g for g in groups if _worth_fusing(g)]
@@ -115,18 +120,39 @@ def erase_dead_fusible_ops(func: Function) -> bool:
     return changed
 
 
-def _join_target(op, group_of, position):
+MAX_DUPLICATES = 4
+
+
+def _fits(op, g) -> bool:
+    if not _broadcasts_to(op.results[0].type.shape, g.shape):
+        return False
+    return op.name != "gradc.reshape" or _broadcasts_to(op.operands[0].type.shape, g.shape)
+
+
+def _join_targets(op, group_of, position) -> list:
+    """The groups ``op`` joins: one, or (duplication) every consuming group when a cheap
+    elementwise op is read only by kernels: recomputing it in each is cheaper than writing
+    it to memory and reading it back."""
     r = op.results[0]
     users = r.users()
-    inside = {group_of.get(u) for u in users if group_of.get(u) is not None}
+    inside = {g for u in users for g in group_of.get(u, ())}
     if not inside:
-        return None
+        return []
+    if (op.name not in FUSIBLE_REDUCTIONS and 1 < len(inside) <= MAX_DUPLICATES
+            and all(group_of.get(u) for u in users) and all(_fits(op, g) for g in inside)):
+        return sorted(inside, key=lambda grp: position[grp.anchor])
+    g = _join_target(op, group_of, position, users, inside)
+    return [] if g is None else [g]
+
+
+def _join_target(op, group_of, position, users, inside):
+    r = op.results[0]
     # join the earliest consuming group; later groups read the value it stores
     g = min(inside, key=lambda grp: position[grp.anchor])
-    outside = [u for u in users if group_of.get(u) is not g]
+    outside = [u for u in users if g not in group_of.get(u, ())]
     if any(u.name != RETURN and position.get(u, 1 << 30) < position[g.anchor] for u in outside):
         return None
-    if any(group_of.get(u) is not None and position[group_of[u].anchor] <= position[g.anchor]
+    if any(group_of.get(u) and min(position[h.anchor] for h in group_of[u]) <= position[g.anchor]
            for u in outside):
         return None
     if op.name in FUSIBLE_REDUCTIONS:
@@ -159,16 +185,21 @@ def _worth_fusing(g: _Group) -> bool:
     return len(real) >= 1 and not (len(g.ops) == 1 and g.ops[0].name in ("gradc.constant", "gradc.reshape"))
 
 
-def outline_group(func: Function, g: _Group) -> Operation:
-    """Replace the group's ops by one ``gradc.fused`` op placed at the group's anchor."""
+def outline_group(func: Function, g: _Group, copies=None) -> Operation:
+    """Replace the group's ops by one ``gradc.fused`` op placed at the group's anchor.
+
+    ``copies`` maps an op duplicated into several groups to those groups: a use by an op of
+    another group that has its own copy is not an output of this one."""
     members = set(g.ops)
+    copies = copies or {}
     inputs, outputs = [], []
     for op in g.ops:
         for v in op.operands:
             if (not isinstance(v.owner, Operation) or v.owner not in members) and v not in inputs:
                 inputs.append(v)
+        own = copies.get(op, ())
         for r in op.results:
-            if any(u not in members for u in r.users()):
+            if any(u not in members and not any(u in h.ops for h in own if h is not g) for u in r.users()):
                 outputs.append(r)
     block = Block([v.type for v in inputs])
     mapping = dict(zip(inputs, block.args))
@@ -181,7 +212,8 @@ def outline_group(func: Function, g: _Group) -> Operation:
         r.replace_all_uses_with(nr)
         nr.name_hint = r.name_hint
     for op in reversed(g.ops):
-        op.erase()
+        if not any(r.uses for r in op.results):   # a duplicated op goes with its last group
+            op.erase()
     return fused
 
 
@@ -274,8 +306,14 @@ def _compatible(a, b) -> bool:
 def fuse(func: Function) -> bool:
     erased = erase_dead_fusible_ops(func)
     groups = find_groups(func)
+    copies: dict = {}
     for g in groups:
-        outline_group(func, g)
+        for op in g.ops:
+            copies.setdefault(op, []).append(g)
+    copies = {op: gs for op, gs in copies.items() if len(gs) > 1}
+    for g in groups:
+        outline_group(func, g, copies)
+    erase_dead_fusible_ops(func)      # originals of duplicated ops whose groups were all outlined
     merged = merge_siblings(func)
     return erased or bool(groups) or merged
 
