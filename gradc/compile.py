@@ -154,7 +154,7 @@ class CompiledFunctionBackward(Node):
         arrays = spec.backward.run(residuals + [c._data for c in cts])
         grads = []
         for a, fresh in zip(arrays, spec.fresh_grads):
-            t = Tensor(np.asarray(a))
+            t = Tensor._wrap(np.asarray(a))
             t._fresh = fresh     # nobody else holds this array: AccumulateGrad may keep it
             grads.append(t)
         return grads
@@ -287,14 +287,14 @@ class CompiledFunction:
         arrays = [t._data for t in tensors]
         if not spec.wrt:
             outs = _own(spec.forward.run(arrays), arrays, spec.copy_outputs)
-            result = [Tensor(np.asarray(a)) for a in outs]
+            result = [Tensor._wrap(np.asarray(a)) for a in outs]
         else:
             results = spec.forward.run(arrays)
             outs = _own(results[:spec.n_outputs], arrays, spec.copy_outputs)
             residuals = list(results[spec.n_outputs:])
             for k in spec.saved_inputs:
                 residuals[k] = None   # read from the (version-checked) input at backward time
-            result = [Tensor(np.asarray(a)) for a in outs]
+            result = [Tensor._wrap(np.asarray(a)) for a in outs]
             edges = tuple(tensors[i]._grad_edge() for i in spec.wrt)
             out_types = [r.type if r.type.dtype.is_floating_point else None
                          for r in spec.partition.forward.outputs[:spec.n_outputs]]

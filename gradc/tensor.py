@@ -260,6 +260,13 @@ class Tensor(TensorAPI):
                         outs[k]._requires_grad = True
         return outs[0] if op.num_outputs == 1 else tuple(outs)
 
+    @classmethod
+    def _wrap(cls, array):
+        """A new leaf Tensor owning ``array`` (already one of gradc's dtypes): no checks or copies."""
+        t = cls.__new__(cls)
+        t._init_result(array)
+        return t
+
     def _init_result(self, array):
         self._data = array
         self._dtype = dtypes.from_numpy(array.dtype)
