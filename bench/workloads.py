@@ -18,10 +18,10 @@ def w1_loss(x):
 
 
 def w1_numpy(x):
-    y = x + 2
-    loss = np.mean(y * y * 2, dtype=np.float32)
-    gx = y * np.float32(4.0 / x.size)
-    return loss, (gx,)
+    y = x + 2                                  # the one full-size temporary, reused as the gradient
+    loss = np.float32(2.0 / x.size) * np.dot(y, y)
+    y *= np.float32(4.0 / x.size)
+    return loss, (y,)
 
 
 def w2_inputs(rng):
@@ -59,14 +59,13 @@ def w3_loss(logits, labels):
 
 def w3_numpy(logits, labels):
     m = logits.max(1, keepdims=True)
-    e = np.exp(logits - m)
-    s = e.sum(1, keepdims=True)
-    lse = np.log(s) + m
+    g = np.subtract(logits, m)                 # one full-size buffer, reused for exp and the gradient
+    np.exp(g, out=g)
+    s = g.sum(1, keepdims=True)
     rows = np.arange(logits.shape[0])
-    loss = np.mean(lse[:, 0] - logits[rows, labels])
-    g = e / s
-    g[rows, labels] -= 1
-    g *= np.float32(1.0 / logits.shape[0])
+    loss = np.mean(np.log(s[:, 0]) + m[:, 0] - logits[rows, labels])
+    g *= np.float32(1.0 / logits.shape[0]) / s
+    g[rows, labels] -= np.float32(1.0 / logits.shape[0])
     return loss, (g,)
 
 
@@ -86,19 +85,23 @@ def w4_loss(x, gamma, beta):
 def w4_numpy(x, gamma, beta):
     n = x.shape[-1]
     mu = x.mean(-1, keepdims=True)
-    xc = x - mu
-    var = (xc * xc).mean(-1, keepdims=True)
-    rstd = 1 / np.sqrt(var + np.float32(1e-5))
-    xhat = xc * rstd
-    y = xhat * gamma + beta
-    loss = (y * y).sum()
-    gy = 2 * y
-    gbeta = gy.sum(0)
-    ggamma = (gy * xhat).sum(0)
-    gxhat = gy * gamma
-    gx = rstd * (gxhat - gxhat.mean(-1, keepdims=True) - xhat * (gxhat * xhat).mean(-1, keepdims=True))
-    del n
-    return loss, (gx, ggamma, gbeta)
+    xhat = x - mu                              # full-size buffers: xhat, y, g (reused in place)
+    rstd = 1 / np.sqrt(np.einsum("ij,ij->i", xhat, xhat)[:, None] / n + np.float32(1e-5))
+    xhat *= rstd
+    y = xhat * gamma
+    y += beta
+    loss = np.einsum("ij,ij->", y, y)
+    y *= 2                                     # y is now dL/dy
+    gbeta = y.sum(0)
+    ggamma = np.einsum("ij,ij->j", y, xhat)
+    y *= gamma                                 # dL/dxhat
+    a = y.mean(-1, keepdims=True)
+    b = np.einsum("ij,ij->i", y, xhat)[:, None] / n
+    xhat *= b
+    y -= a
+    y -= xhat
+    y *= rstd                                  # dL/dx
+    return loss, (y, ggamma, gbeta)
 
 
 def w5_inputs(rng):
