@@ -55,23 +55,9 @@ def stream_bandwidth(mib=64):
     return 2 * src.nbytes / min(t_kernel, t_numpy)
 
 
-def gradc_step(loss_fn, inputs, wrt, compiled):
-    tensors = {k: gradc.tensor(v, requires_grad=k in wrt) for k, v in inputs.items()}
-    fn = gradc.compile(loss_fn) if compiled else loss_fn
-    args = list(tensors.values())
-    leaves = [tensors[k] for k in wrt]
-
-    def step():
-        for t in leaves:
-            t.grad = None
-        fn(*args).backward()
-    return step, fn
-
-
-def torch_step(loss_fn, inputs, wrt, compile_mode):
-    import torch
-    tensors = {k: torch.tensor(v, requires_grad=k in wrt) for k, v in inputs.items()}
-    fn = torch.compile(loss_fn) if compile_mode else loss_fn
+def make_step(make_tensor, fn, inputs, wrt):
+    """One forward+backward of ``fn`` on fresh leaves made by ``make_tensor`` (gradc or torch)."""
+    tensors = {k: make_tensor(v, requires_grad=k in wrt) for k, v in inputs.items()}
     args = list(tensors.values())
     leaves = [tensors[k] for k in wrt]
 
@@ -80,6 +66,15 @@ def torch_step(loss_fn, inputs, wrt, compile_mode):
             t.grad = None
         fn(*args).backward()
     return step
+
+
+def gradc_step(loss_fn, inputs, wrt, compiled):
+    return make_step(gradc.tensor, gradc.compile(loss_fn) if compiled else loss_fn, inputs, wrt)
+
+
+def torch_step(loss_fn, inputs, wrt, compile_mode):
+    import torch
+    return make_step(torch.tensor, torch.compile(loss_fn) if compile_mode else loss_fn, inputs, wrt)
 
 
 def main(argv=None):
@@ -103,13 +98,13 @@ def main(argv=None):
         inputs, wrt = make_inputs(rng)
         unit, scale = ("us", 1e6) if name.startswith("W5") else ("ms", 1e3)
         res = {}
-        step, fn = gradc_step(loss_fn, inputs, wrt, compiled=True)
+        step = gradc_step(loss_fn, inputs, wrt, compiled=True)
         t0 = time.perf_counter()
         step()
         first = time.perf_counter() - t0
         res["gradc compiled"] = median_time(step, args.repeat)
         compile_s = max(first - res["gradc compiled"], 0.0)
-        step_e, _ = gradc_step(loss_fn, inputs, wrt, compiled=False)
+        step_e = gradc_step(loss_fn, inputs, wrt, compiled=False)
         res["gradc eager"] = median_time(step_e, max(3, args.repeat // 4))
         res["numpy by hand"] = median_time(lambda: numpy_fn(*inputs.values()), args.repeat)
         if torch is not None:

@@ -101,7 +101,7 @@ class CPUBackend:
 
     def precompile(self, ops) -> None:
         """Compile the kernels of several fused ops at once, on all cores (LLVM releases the GIL)."""
-        from .runtime_cpu import compile_kernel, num_threads
+        from .runtime_cpu import num_threads
         todo = []
         for op in ops:
             try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..ir.core import YIELD, Operation
 from ..ops.registry import ELEMENTWISE
-from .kernel_ir import Index, KernelBuilder, contiguous_strides
+from .kernel_ir import Index, Kernel, KernelBuilder, contiguous_strides
 
 REDUCE_KIND = {"gradc.sum": "sum", "gradc.mean": "mean", "gradc.amax": "max", "gradc.amin": "min",
                "gradc.prod": "prod"}
@@ -67,7 +67,7 @@ def _broadcast_maps(maps, shapes, out_shape):
     return tuple(out)
 
 
-def lower_fused(op: Operation, name: str = "fused") -> "Kernel":
+def lower_fused(op: Operation, name: str = "fused") -> Kernel:
     block = op.regions[0].blocks[0]
     space = iteration_space(op)
     kb = KernelBuilder(name, space)

@@ -43,7 +43,6 @@ from .. import dtypes
 from ..autograd import grad_mode
 from ..ops.registry import NONDIFF, VIEW
 from ..tensor import CPU, Tensor
-from ..tensor_api import Size
 from .core import Builder, Function, Value
 from .emitter import IRTensor
 from .types import TensorType
@@ -151,14 +150,6 @@ class Proxy(IRTensor):
         self._stale: str | None = None      # where the base was modified in place
 
     # ---- metadata ------------------------------------------------------------------------
-    @property
-    def shape(self) -> Size:
-        return Size(self.value.type.shape)
-
-    @property
-    def dtype(self):
-        return self.value.type.dtype
-
     @property
     def device(self):
         return CPU

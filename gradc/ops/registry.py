@@ -8,7 +8,7 @@ Lowerings for the code generators are attached by the backends, keyed by name.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from .. import dtypes

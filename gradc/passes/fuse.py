@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from ..ir.clone import clone_op
 from ..ir.core import FUSED, RETURN, YIELD, Block, Function, Operation, Region
-from ..ops.registry import ELEMENTWISE, PURE, REDUCTION
+from ..ops.registry import ELEMENTWISE, PURE
 
 FUSIBLE_REDUCTIONS = {"gradc.sum", "gradc.mean", "gradc.amax", "gradc.amin", "gradc.prod"}
 

@@ -1,7 +1,7 @@
 """Named pipelines used by @gradc.compile and the CLI, run through the PassManager."""
 from __future__ import annotations
 
-from ..ir.core import Function, Module
+from ..ir.core import Module
 from .manager import PassManager
 
 OPTIMIZE = "canonicalize,cse,dce"
