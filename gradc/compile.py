@@ -70,7 +70,7 @@ def optimize(func: Function) -> Function:
 class _Specialization:
     """Everything compiled for one guard key."""
 
-    def __init__(self, func: Function, wrt, memory: str, backend, n_outputs: int):
+    def __init__(self, func: Function, wrt, memory: str, backend, n_outputs: int, backward: str = "auto"):
         from .executor import Executor
         from .passes.autodiff import differentiate
         from .passes.fuse import fuse
@@ -81,7 +81,21 @@ class _Specialization:
         self.n_outputs = n_outputs
         self.backend = backend
         self.memory = memory
-        if self.wrt:
+        self.precompute = bool(self.wrt) and backward != "separate" and _scalar_loss(func)
+        if backward == "precompute" and self.wrt and not self.precompute:
+            raise ValueError(f"@gradc.compile(backward='precompute'): {func.name} must return one 0-d "
+                             "floating point tensor")
+        if self.precompute:
+            # One pass computes the loss and its gradients for a cotangent of 1; backward
+            # scales them by the real cotangent (a scalar: the gradient is linear in it).
+            joint = optimize(differentiate(func, self.wrt))
+            self.joint = joint
+            fwd = optimize(_with_unit_cotangent(joint))
+            fuse(fwd)
+            self.precomputed = fwd
+            self.forward = Executor(fwd, backend)
+            fwd_func, grads_func, grads = fwd, fwd, fwd.outputs[n_outputs:]
+        elif self.wrt:
             joint = optimize(differentiate(func, self.wrt))
             self.joint = joint
             self.partition = partition(joint, memory)
@@ -90,17 +104,20 @@ class _Specialization:
             self.forward = Executor(self.partition.forward, backend)
             self.backward = Executor(self.partition.backward, backend)
             self.saved_inputs = {k: self._primal_index(k) for k in self.partition.saved_input_indices}
+            fwd_func, grads_func = self.partition.forward, self.partition.backward
+            grads = grads_func.outputs
         else:
             fwd = optimize(clone_function(func))
             fuse(fwd)
             self.forward_only = fwd
             self.forward = Executor(fwd, backend)
-        fwd_func = self.partition.forward if self.wrt else self.forward_only
+            fwd_func = fwd
         self.copy_outputs = _maybe_aliasing(fwd_func, fwd_func.outputs[:n_outputs])
+        self.out_types = [v.type if v.type.dtype.is_floating_point else None
+                          for v in fwd_func.outputs[:n_outputs]]
         if self.wrt:
-            outs = self.partition.backward.outputs
-            self.fresh_grads = [k not in _maybe_aliasing(self.partition.backward, outs)
-                                and outs.count(v) == 1 for k, v in enumerate(outs)]
+            aliasing = _maybe_aliasing(grads_func, grads)
+            self.fresh_grads = [k not in aliasing and grads.count(v) == 1 for k, v in enumerate(grads)]
         self._grad_fn_compiled = None
         self.compile_seconds = time.perf_counter() - t0
 
@@ -148,6 +165,8 @@ class CompiledFunctionBackward(Node):
         inputs = [s.unpack() for s in self._inputs]   # version-counter check of saved inputs
         if grad_mode.is_grad_enabled():   # create_graph=True: differentiate the adjoint too
             return list(spec.grad_function()(*inputs, *cts))
+        if spec.precompute:
+            return self._scaled_precomputed(inputs, cts[0])
         residuals = list(self._residuals)
         for k, i in spec.saved_inputs.items():
             residuals[k] = inputs[i]._data
@@ -159,14 +178,37 @@ class CompiledFunctionBackward(Node):
             grads.append(t)
         return grads
 
+    def _scaled_precomputed(self, inputs, ct):
+        """Gradients computed by the forward for a cotangent of 1, times ``ct``. They are handed
+        over once (AccumulateGrad may keep them); a retained graph's next backward recomputes them
+        from the saved, version-checked inputs."""
+        spec = self._spec
+        arrays = self._residuals
+        owned = arrays[0] is not None
+        if not owned:
+            arrays = spec.forward.run([t._data for t in inputs])[spec.n_outputs:]
+        self._residuals = [None] * len(arrays)
+        scale = ct._data
+        grads = []
+        for a, fresh in zip(arrays, spec.fresh_grads):
+            a = np.asarray(a)
+            if scale != 1:
+                a = np.multiply(a, scale, out=a) if fresh else a * scale
+                fresh = True
+            t = Tensor._wrap(a)
+            t._fresh = fresh
+            grads.append(t)
+        return grads
+
 
 class CompiledFunction:
     """The callable returned by ``gradc.compile``."""
 
-    def __init__(self, fn, *, target="cpu", memory="min-memory", fallback=False, name=None):
+    def __init__(self, fn, *, target="cpu", memory="min-memory", fallback=False, name=None, backward="auto"):
         self.fn = fn
         self.target = target
         self.memory = memory
+        self.backward = backward
         self.fallback = fallback
         self.__name__ = name or getattr(fn, "__name__", "compiled")
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -257,7 +299,7 @@ class CompiledFunction:
         func, n_out, single = self._trace(args, key)
         wrt = [i for i, k in enumerate(key[0]) if k[3] and key[2]]
         backend = self._backend if self._ir is not None else _backend(self.target)
-        spec = _Specialization(func, wrt, self.memory, backend, n_out)
+        spec = _Specialization(func, wrt, self.memory, backend, n_out, self.backward)
         spec.single = single
         spec.total_seconds = time.perf_counter() - t0
         return spec
@@ -292,13 +334,11 @@ class CompiledFunction:
             results = spec.forward.run(arrays)
             outs = _own(results[:spec.n_outputs], arrays, spec.copy_outputs)
             residuals = list(results[spec.n_outputs:])
-            for k in spec.saved_inputs:
+            for k in getattr(spec, "saved_inputs", ()):
                 residuals[k] = None   # read from the (version-checked) input at backward time
             result = [Tensor._wrap(np.asarray(a)) for a in outs]
             edges = tuple(tensors[i]._grad_edge() for i in spec.wrt)
-            out_types = [r.type if r.type.dtype.is_floating_point else None
-                         for r in spec.partition.forward.outputs[:spec.n_outputs]]
-            node = CompiledFunctionBackward(spec, tensors, residuals, edges, out_types)
+            node = CompiledFunctionBackward(spec, tensors, residuals, edges, spec.out_types)
             for k, t in enumerate(result):
                 if t.dtype.is_floating_point:
                     t._grad_fn, t._output_nr, t._requires_grad = node, k, True
@@ -316,6 +356,29 @@ def _fmt(v):
     if isinstance(v, tuple):
         return "[" + ", ".join(map(str, v)) + "]"
     return str(v)
+
+
+def _scalar_loss(func: Function) -> bool:
+    outs = func.outputs
+    return len(outs) == 1 and outs[0].type.shape == () and outs[0].type.dtype.is_floating_point
+
+
+def _with_unit_cotangent(joint: Function) -> Function:
+    """The joint function with its cotangent argument replaced by the constant 1:
+    (primals) -> (outputs, gradients)."""
+    from .ir.core import Builder
+    from .passes.autodiff import NUM_COTANGENTS, NUM_OUTPUTS, WRT
+    f = clone_function(joint, joint.name.replace("_joint", "") + "_precomputed")
+    n_ct = f.attrs[NUM_COTANGENTS]
+    b = Builder(f.body, 0)
+    for k in range(n_ct):
+        arg = f.args[len(f.args) - n_ct + k]
+        arg.replace_all_uses_with(b.constant(1.0, arg.type.shape, arg.type.dtype))
+    for k in range(n_ct):
+        f.erase_argument(len(f.args) - 1)
+    for key in (NUM_COTANGENTS, WRT, NUM_OUTPUTS):
+        f.attrs.pop(key, None)
+    return f
 
 
 def _maybe_aliasing(func: Function, values) -> set:
@@ -342,13 +405,27 @@ def _own(outs, inputs, candidates):
     return fixed
 
 
-def compile(fn=None, *, target="cpu", memory="min-memory", fallback=False, **options):
-    """``@gradc.compile``, ``gradc.compile(fn)`` or ``@gradc.compile(target="cpu", memory=...)``."""
+BACKWARD_MODES = ("auto", "precompute", "separate")
+
+
+def compile(fn=None, *, target="cpu", memory="min-memory", fallback=False, backward="auto", **options):
+    """``@gradc.compile``, ``gradc.compile(fn)`` or ``@gradc.compile(target="cpu", memory=...)``.
+
+    ``memory``: the partition policy of the separate forward/backward (``min-memory`` or ``save-all``).
+    ``backward``: ``separate`` runs a partitioned forward and a backward kernel schedule;
+    ``precompute`` computes the gradients in the forward pass, for a cotangent of 1, and scales
+    them by the real cotangent in backward (for functions returning one 0-d float tensor, the
+    usual loss: inputs are read once and backward does no work); ``auto`` (the default) uses
+    ``precompute`` for such functions and ``separate`` otherwise.
+    """
     if options:
         raise TypeError(f"gradc.compile: unknown option(s) {', '.join(sorted(options))}")
     from .passes.partition import POLICIES
     if memory not in POLICIES:
         raise ValueError(f"gradc.compile: memory must be one of {', '.join(POLICIES)}, got '{memory}'")
+    if backward not in BACKWARD_MODES:
+        raise ValueError(f"gradc.compile: backward must be one of {', '.join(BACKWARD_MODES)}, got '{backward}'")
+    kw = dict(target=target, memory=memory, fallback=fallback, backward=backward)
     if fn is None:
-        return lambda f: CompiledFunction(f, target=target, memory=memory, fallback=fallback)
-    return CompiledFunction(fn, target=target, memory=memory, fallback=fallback)
+        return lambda f: CompiledFunction(f, **kw)
+    return CompiledFunction(fn, **kw)

@@ -42,7 +42,7 @@ def test_stages_match_gradc_compile(case, memory):
     rng = np.random.default_rng(0)
     tensors = [gradc.tensor(rng.standard_normal(shape).astype(np.float32), requires_grad=g) for shape, g in args]
     specs = [ArgSpec(n, shape, gradc.float32, g) for n, (shape, g) in zip(fn.__code__.co_varnames, args)]
-    cf = gradc.compile(fn, memory=memory)
+    cf = gradc.compile(fn, memory=memory, backward="separate")   # stages show the partitioned pipeline
     cf(*tensors)
     spec = cf.ir()
     st = stages.build(fn, specs, memory=memory)

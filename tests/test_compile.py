@@ -209,3 +209,56 @@ def test_save_all_and_min_memory_agree():
         grads.append([t.grad.numpy().copy() for t in (x, w1, w2)])
     for a, b in zip(*grads):
         np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+# ---- backward="precompute" (the default for scalar losses) against backward="separate" -------------
+@pytest.mark.parametrize("seed", range(12))
+def test_precompute_and_separate_give_the_same_gradients(seed):
+    rng = np.random.default_rng(seed)
+    arrays = [rng.standard_normal((4, 5)), rng.standard_normal((5, 3)), rng.standard_normal(3)]
+
+    def loss(x, w, b):
+        return ((x @ w + b).tanh() ** 2).sum() + (x.exp() * 0.1).mean()
+    grads = {}
+    for mode in ("precompute", "separate"):
+        ts = [gradc.tensor(a, requires_grad=True) for a in arrays]
+        f = gradc.compile(loss, backward=mode)
+        out = f(*ts)
+        (out * 3.0).backward()                # a cotangent other than 1
+        assert next(iter(f._cache.values())).precompute == (mode == "precompute")
+        grads[mode] = [t.grad.numpy() for t in ts]
+    for a, b in zip(grads["precompute"], grads["separate"]):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["precompute", "separate"])
+def test_retain_graph_recomputes_or_reuses_and_then_frees(mode):
+    inp, w1, w2, w3 = _leaves()
+    loss = gradc.compile(seed003, backward=mode)(inp, w1, w2, w3)
+    loss.backward(retain_graph=True)
+    w1.grad.zero_()                      # in place on the gradient handed out first
+    loss.backward(retain_graph=True)
+    assert w1.grad.item() == 28.0 and inp.grad.tolist() == [[28.0, 28.0], [28.0, 28.0]]
+    loss.backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        loss.backward()
+
+
+@pytest.mark.parametrize("mode", ["precompute", "separate"])
+def test_version_counter_and_hooks_in_both_modes(mode):
+    x = gradc.tensor([1.0, 2.0], requires_grad=True)
+    b = x * 1
+    loss = gradc.compile(lambda t: (t * t).sum(), backward=mode)(b)
+    loss.register_hook(lambda g: g * 10)
+    loss.backward(retain_graph=True)
+    assert x.grad.tolist() == [20.0, 40.0]
+    b.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+
+
+def test_precompute_needs_a_scalar_output():
+    with pytest.raises(ValueError, match="must return one 0-d"):
+        gradc.compile(lambda t: t * 2, backward="precompute")(gradc.ones(2, requires_grad=True))
+    with pytest.raises(ValueError, match="backward must be one of"):
+        gradc.compile(lambda t: t, backward="later")

@@ -21,6 +21,7 @@ import numpy as np
 
 from .kernel_ir import build_matmul, np_dtype
 from .lower_fused import Unlowerable, lower_fused
+from .split_reduce import split_full_reduction
 
 log = logging.getLogger("gradc.codegen")
 _ids = itertools.count()
@@ -144,7 +145,29 @@ class CPUBackend:
                 ck(*[np.ascontiguousarray(a) for a in arrays], *res, check=False)
                 return tuple(res)
             return run
+        split = split_full_reduction(kernel)
+        if split is not None:
+            try:
+                return self._split_runner(kernel, *split)
+            except NotImplementedError:
+                pass
         return make_runner(ck, kernel)
+
+    def _split_runner(self, kernel, split_kernel, combine):
+        """Run a full reduction as PARTS partial rows on all cores, then fold the partials."""
+        from .runtime_cpu import compile_kernel
+        ck = compile_kernel(split_kernel, math_mode=self.math_mode)
+        run = make_runner(ck, split_kernel)
+        outputs = kernel.outputs
+        folds = [(combine.get(p.name), p.shape, np_dtype(p.dtype)) for p in outputs]
+
+        def run_split(*arrays):
+            results = run(*arrays)
+            return tuple(r if fold is None else
+                         np.asarray(fold.reduce(r, dtype=np.float64 if fold is np.add else None),
+                                    dtype=dt).reshape(shape)
+                         for r, (fold, shape, dt) in zip(results, folds))
+        return run_split
 
     def compile_op(self, op):
         if op.name != "gradc.matmul":
