@@ -75,13 +75,14 @@ class _Specialization:
         from .passes.autodiff import differentiate
         from .passes.fuse import fuse
         from .passes.partition import partition
+        from .passes.precompute import is_scalar_loss, with_unit_cotangent
         t0 = time.perf_counter()
         self.traced = func
         self.wrt = list(wrt)
         self.n_outputs = n_outputs
         self.backend = backend
         self.memory = memory
-        self.precompute = bool(self.wrt) and backward != "separate" and _scalar_loss(func)
+        self.precompute = bool(self.wrt) and backward != "separate" and is_scalar_loss(func)
         if backward == "precompute" and self.wrt and not self.precompute:
             raise ValueError(f"@gradc.compile(backward='precompute'): {func.name} must return one 0-d "
                              "floating point tensor")
@@ -90,7 +91,7 @@ class _Specialization:
             # scales them by the real cotangent (a scalar: the gradient is linear in it).
             joint = optimize(differentiate(func, self.wrt))
             self.joint = joint
-            fwd = optimize(_with_unit_cotangent(joint))
+            fwd = optimize(with_unit_cotangent(joint))
             fuse(fwd)
             self.precomputed = fwd
             self.forward = Executor(fwd, backend)
@@ -356,29 +357,6 @@ def _fmt(v):
     if isinstance(v, tuple):
         return "[" + ", ".join(map(str, v)) + "]"
     return str(v)
-
-
-def _scalar_loss(func: Function) -> bool:
-    outs = func.outputs
-    return len(outs) == 1 and outs[0].type.shape == () and outs[0].type.dtype.is_floating_point
-
-
-def _with_unit_cotangent(joint: Function) -> Function:
-    """The joint function with its cotangent argument replaced by the constant 1:
-    (primals) -> (outputs, gradients)."""
-    from .ir.core import Builder
-    from .passes.autodiff import NUM_COTANGENTS, NUM_OUTPUTS, WRT
-    f = clone_function(joint, joint.name.replace("_joint", "") + "_precomputed")
-    n_ct = f.attrs[NUM_COTANGENTS]
-    b = Builder(f.body, 0)
-    for k in range(n_ct):
-        arg = f.args[len(f.args) - n_ct + k]
-        arg.replace_all_uses_with(b.constant(1.0, arg.type.shape, arg.type.dtype))
-    for k in range(n_ct):
-        f.erase_argument(len(f.args) - 1)
-    for key in (NUM_COTANGENTS, WRT, NUM_OUTPUTS):
-        f.attrs.pop(key, None)
-    return f
 
 
 def _maybe_aliasing(func: Function, values) -> set:

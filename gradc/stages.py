@@ -5,8 +5,12 @@ the IR at each stage, for ``gradc dump-ir``, ``gradc graph`` and
 ``gradc explain-memory``. It runs the same passes, in the same order, as
 ``@gradc.compile`` (``gradc.compile._Specialization``)::
 
-    trace -> autodiff{wrt=<args marked :grad>} -> canonicalize,cse,dce
+    trace -> autodiff{wrt=<args marked :grad>} -> decompose,canonicalize,cse,dce
           -> partition{policy=<memory>} -> fuse
+
+(``@gradc.compile(backward="separate")``; for a function returning one 0-d float tensor
+its default runs the ``precomputed`` stage instead: the adjoint with a cotangent of 1,
+``precompute-grads`` then ``decompose,canonicalize,cse,dce,fuse``, loss and gradients in one pass)
 
 each through the PassManager (so ``print_ir_after_all`` prints MLIR-style
 headers), keeping a copy of the IR after each step:
@@ -17,6 +21,7 @@ adjoint   the joint forward+backward function after autodiff and cleanup
 forward   the forward function after partition, before fuse
 backward  the backward function after partition, before fuse
 optimized forward and backward after fuse (what the executor runs)
+precomputed loss and gradients in one fused function (scalar losses; see above)
 kernels   kernel IR of each ``gradc.fused`` op (and each matmul) of ``optimized``
 llvm      LLVM IR of those kernels for the host CPU
 ptx       PTX of those kernels (no GPU needed; ``sm`` picks the target)
@@ -46,8 +51,8 @@ from .ir.core import FUSED, Function, Module
 from .ir.printer import print_function, print_module
 from .ir.tracer import ArgSpec, trace
 
-STAGES = ("traced", "adjoint", "forward", "backward", "optimized", "kernels", "llvm", "ptx")
-OPTIMIZE = "canonicalize,cse,dce"     # what gradc.compile.optimize runs
+STAGES = ("traced", "adjoint", "forward", "backward", "optimized", "precomputed", "kernels", "llvm", "ptx")
+OPTIMIZE = "decompose,canonicalize,cse,dce"     # what gradc.compile.optimize runs (OPTIMIZE_PIPELINE)
 DTYPES = {"f32": dtypes.float32, "f64": dtypes.float64, "i64": dtypes.int64, "i1": dtypes.bool_,
           "float32": dtypes.float32, "float64": dtypes.float64, "int64": dtypes.int64, "bool": dtypes.bool_}
 _ARG_RE = re.compile(r"\s*([A-Za-z_]\w*)\s*=\s*([A-Za-z_]\w*)\s*\[([^\]]*)\]\s*(:\s*\w+)?\s*")
@@ -196,6 +201,7 @@ class Stages:
     forward: Function | None = None          # after partition, before fuse
     backward: Function | None = None
     optimized: Module | None = None          # after fuse
+    precomputed: Module | None = None        # scalar losses: loss and gradients in one function
     custom: bool = False                     # a --pipeline replaced the default one
     _kernels: list | None = None
 
@@ -235,6 +241,11 @@ class Stages:
             return print_function(self._function(stage))
         if stage == "optimized":
             return print_module(self.optimized)
+        if stage == "precomputed":
+            if self.precomputed is None:
+                raise StageError("stage 'precomputed' needs an argument marked :grad and a function returning "
+                                 "one 0-d floating point tensor")
+            return print_module(self.precomputed)
         if stage == "kernels":
             return self._kernel_text("//", lambda k: str(k.kernel))
         if stage == "llvm":
@@ -321,6 +332,9 @@ def build(fn, specs, *, name: str | None = None, memory: str = "min-memory", pip
                                       f"partition{{policy={memory}}}").functions
     if order >= STAGES.index("optimized"):
         st.optimized = run(Module([clone_function(st.forward), clone_function(st.backward)]), "fuse")
+    from .passes.precompute import is_scalar_loss
+    if order >= STAGES.index("precomputed") and is_scalar_loss(traced):
+        st.precomputed = run(Module([clone_function(st.adjoint)]), f"precompute-grads,{OPTIMIZE},fuse")
     return st
 
 

@@ -141,7 +141,7 @@ def test_dump_ir_output_file_parses_with_opt(seed, tmp_path):
 def test_dump_ir_print_ir_after_all(seed):
     r = ok("dump-ir", seed, *SEED_ARGS, "--print-ir-after-all")
     passes = re.findall(r"^// -----// IR Dump After (\S+) //----- //$", r.stderr, re.M)
-    assert passes == ["autodiff", "canonicalize", "cse", "dce", "partition", "fuse"]
+    assert passes == ["autodiff", "decompose", "canonicalize", "cse", "dce", "partition", "fuse"]
     assert "gradc.fused" in r.stdout
 
 
@@ -324,3 +324,10 @@ def test_default_demo_reaches_95_percent():
     r = ok("demo", timeout=120)
     assert _accuracy(r.stdout) >= 95.0
     assert time.perf_counter() - t0 < 60
+
+
+def test_dump_ir_precomputed_stage(seed):
+    r = ok("dump-ir", seed, *SEED_ARGS, "--stage", "precomputed")
+    assert "func.func @loss_precomputed(" in r.stdout
+    # loss and the four gradients come out of one fused kernel, with no cotangent argument
+    assert r.stdout.count("gradc.fused") == 1 and "%ct" not in r.stdout

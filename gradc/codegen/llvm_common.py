@@ -286,6 +286,12 @@ def acc_dtype(kind: str, dtype: str) -> str:
     return "f64" if dtype == "f32" and kind in ("sum", "prod") else dtype
 
 
+def block_sum(kind: str, dtype: str) -> bool:
+    """Whether a reduction accumulates blocks in its own dtype before the wide accumulator
+    (f32 sums on the CPU; prod stays f64 throughout: an f32 partial product can overflow)."""
+    return kind == "sum" and dtype == "f32"
+
+
 def identity(kind: str, dtype: str) -> ir.Constant:
     inf = float("inf")
     if kind == "sum":
@@ -439,12 +445,17 @@ def split_stores(kernel: Kernel):
     return outer, inner
 
 
-def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer=None):
+def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer=None,
+               loop_blocked=None):
     """Emit the work of one outer point.
 
     ``loop_reduced(env, body)`` emits a loop over the reduced axes calling ``body(inner_env)``;
     ``finish(kind, dtype, acc)`` combines per-thread partial results (GPU), identity on CPU;
     ``guard_outer(emit)`` wraps stores that do not vary over the reduced axes (GPU: one thread).
+    ``loop_blocked(env, body, begin, end)`` (CPU, optional): like ``loop_reduced`` but the
+    innermost reduced axis runs in blocks, calling ``begin()`` before and ``end()`` after each
+    block.  With it, f32 sums accumulate each block in f32 (``block_sum``: vector-width
+    partial sums, no conversions in the loop) and add the block's sum to an f64 total.
     """
     ctx, k = em.ctx, em.k
     b = ctx.b
@@ -455,17 +466,38 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
             adt = acc_dtype(r.kind, r.result.dtype)
             slot = ctx.alloca(LL[adt])
             b.store(identity(r.kind, adt), slot)
-            slots.append((r, adt, slot))
+            local = None
+            if loop_blocked is not None and block_sum(r.kind, r.result.dtype):
+                local = ctx.alloca(LL[r.result.dtype])
+            slots.append((r, adt, slot, local))
 
         def body(ienv, slots=slots):
-            for r, adt, slot in slots:
+            for r, adt, slot, local in slots:
                 x = em.value(r.operand, ienv)
+                if local is not None:
+                    dt = r.result.dtype
+                    b.store(combine(ctx, r.kind, dt, b.load(local, typ=LL[dt]), x), local)
+                    continue
                 if adt != r.result.dtype:
                     x = b.fpext(x, F64)
                 b.store(combine(ctx, r.kind, adt, b.load(slot, typ=LL[adt]), x), slot)
 
-        loop_reduced(env, body)
-        for r, adt, slot in slots:
+        blocked = [(r, adt, slot, local) for r, adt, slot, local in slots if local is not None]
+        if blocked:
+            def begin(blocked=blocked):
+                for r, adt, slot, local in blocked:
+                    b.store(identity(r.kind, r.result.dtype), local)
+
+            def end(blocked=blocked):
+                for r, adt, slot, local in blocked:
+                    part = b.load(local, typ=LL[r.result.dtype])
+                    if adt != r.result.dtype:
+                        part = b.fpext(part, LL[adt])
+                    b.store(combine(ctx, r.kind, adt, b.load(slot, typ=LL[adt]), part), slot)
+            loop_blocked(env, body, begin, end)
+        else:
+            loop_reduced(env, body)
+        for r, adt, slot, local in slots:
             acc = b.load(slot, typ=LL[adt])
             if finish is not None:
                 acc = finish(r.kind, adt, acc)

@@ -119,6 +119,38 @@ def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str
         for_range(b, 0, k.space[ax], lambda i: loop_reduced(env.child({ax: i}), body, depth + 1),
                   name=f"r{ax}")
 
+    def loop_blocked(env, body, begin, end, depth=0):
+        """``loop_reduced`` with the innermost reduced axis in blocks of ``SUM_BLOCK``: a
+        constant-trip-count inner loop per block, then a remainder block."""
+        if not red:
+            begin()
+            body(env.child())
+            end()
+            return
+        ax = red[depth]
+        if depth < len(red) - 1:
+            for_range(b, 0, k.space[ax], lambda i: loop_blocked(env.child({ax: i}), body, begin, end,
+                                                                 depth + 1), name=f"r{ax}")
+            return
+        n = k.space[ax]
+
+        def block(base, size):
+            begin()
+            if base is None:
+                for_range(b, 0, size, lambda i: body(env.child({ax: i})), name=f"r{ax}")
+            else:
+                for_range(b, 0, size, lambda i: body(env.child({ax: b.add(base, i, flags=("nsw",))})),
+                          name=f"r{ax}")
+            end()
+        nfull, rest = divmod(n, SUM_BLOCK)
+        if n <= SUM_BLOCK:
+            block(None, n)
+            return
+        for_range(b, 0, nfull, lambda jb: block(b.mul(jb, ir.Constant(I64, SUM_BLOCK), flags=("nsw",)),
+                                                SUM_BLOCK), name=f"r{ax}b")
+        if rest:
+            block(ir.Constant(I64, nfull * SUM_BLOCK), rest)
+
     # Reductions whose innermost axis is an outer axis (column sums): run LANES neighbouring
     # outer points together so the inner loop is unit-stride over them.
     lanes_axis = outer[-1] if (k.reductions and outer and outer[-1] == len(k.space) - 1
@@ -126,7 +158,7 @@ def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str
 
     def outer_loops(idx, depth):
         if depth == len(outer):
-            emit_point(em, Env(dict(idx), ChainMap()), loop_reduced)
+            emit_point(em, Env(dict(idx), ChainMap()), loop_reduced, loop_blocked=loop_blocked)
             return
         ax = outer[depth]
         lo, hi = (start, end) if depth == 0 else (0, k.space[ax])
@@ -163,6 +195,9 @@ def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str
 
 
 LANES = 1024
+# f32 sums: elements per block summed in f32 (the vectorizer keeps VF x interleave partial
+# sums of it) before the block's total is added to the f64 accumulator.
+SUM_BLOCK = 512
 
 
 def emit_lanes(em: BodyEmitter, env: Env, ax: int, j0, jn, loop_reduced):

@@ -40,7 +40,9 @@ def test_exp_and_reduction_loops_are_vectorized():
     kb.store(kb.output("o", "f32", (64, 1024)), kb.op("div", e, kb.reduce("sum", e, (1,))))
     asm = llvm_cpu.emit_assembly(kb.build())
     assert re.search(r"vfmadd\d+ps[^\n]*%[yz]mm", asm), "exp polynomial not vectorized"
-    assert re.search(r"vaddpd[^\n]*%[yz]mm", asm), "f64-accumulated f32 sum not vectorized"
+    assert re.search(r"vaddps[^\n]*%[yz]mm", asm), "blocked f32 sum not vectorized"
+    # f32 sums keep f32 vector partial sums: no per-element widening to f64 in the loop
+    assert not re.search(r"vcvtps2pd[^\n]*%[yz]mm", asm), "f32 sum widened to f64 per element"
     assert re.search(r"vmaxps[^\n]*%[yz]mm", asm), "max reduction not vectorized"
 
 
