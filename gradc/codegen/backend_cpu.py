@@ -177,12 +177,35 @@ class CPUBackend:
         dt = op.operands[0].type.dtype
         if not dt.is_floating_point or 0 in a or 0 in b:
             return None
-        kernel = build_matmul(f"matmul_{next(_ids)}", a, b, dt.ir_name)
-        plan = compile_kernel(kernel)
-        out_shape, npdt = kernel.outputs[0].shape, np_dtype(dt.ir_name)
+        out_shape, npdt = None, np_dtype(dt.ir_name)
+        plans = {}
+
+        def plan_for(ta: bool, tb: bool):
+            """The BLAS plan for operands given as their transposes' contiguous memory (a 2-D
+            operand that is a transposed view needs no copy: BLAS takes the transpose flag)."""
+            key = (ta, tb)
+            if key not in plans:
+                st_a = (1, a[0]) if ta else None
+                st_b = (1, b[0]) if tb else None
+                kernel = build_matmul(f"matmul_{next(_ids)}", a, b, dt.ir_name, a_strides=st_a, b_strides=st_b)
+                plans[key] = (compile_kernel(kernel), kernel.outputs[0].shape)
+            return plans[key]
+        pool = {}
+
+        def operand(x, two_d):
+            if two_d and not x.flags.c_contiguous and x.flags.f_contiguous and x.dtype == npdt:
+                return x.T, True
+            return np.ascontiguousarray(x, dtype=npdt), False
 
         def run(x, y):
-            out = np.empty(out_shape, npdt)
-            plan(np.ascontiguousarray(x, dtype=npdt), np.ascontiguousarray(y, dtype=npdt), out, check=False)
+            x, ta = operand(x, len(a) == 2)
+            y, tb = operand(y, len(b) == 2)
+            plan, shape = plan_for(ta, tb)
+            rec = pool.get(shape)
+            if rec is None:
+                rec = pool[shape] = Recycler(shape, npdt)
+            out = rec.get()[0]
+            plan(x, y, out, check=False)
             return out
+        plan_for(False, False)
         return run
