@@ -9,7 +9,11 @@
   loop over the reduced axes and the cross-thread combine supplied by the backend.
 
 Floats: maximum/minimum propagate NaN (``llvm.maximum``/``llvm.minimum``) like PyTorch;
-f32 sum/prod accumulate in f64 with ``reassoc`` so the vectorizer can split them.
+f32 prod (and f32 sums on the GPU) accumulate in f64 with ``reassoc`` so the vectorizer can
+split them; on the CPU f32 sums are blocked (``emit_point(loop_blocked=...)``): each block of
+``llvm_cpu.SUM_BLOCK`` elements is summed in f32 with ``reassoc`` (the vectorizer keeps
+VF x interleave independent vector partial sums, no f32->f64 converts, full vector width)
+and the block's sum is added to an f64 total.
 """
 from __future__ import annotations
 
@@ -318,15 +322,19 @@ def combine(ctx: LowerCtx, kind: str, dtype: str, acc, x):
 # body emission
 # ---------------------------------------------------------------------------------------------
 class Env:
-    """Iteration indices (axis -> i64 ir.Value) and the SSA cache of one scope."""
+    """Iteration indices (axis -> i64 ir.Value) and the SSA cache of one scope.
 
-    def __init__(self, idx: dict, cache: ChainMap):
-        self.idx, self.cache = idx, cache
+    ``inner``: the axis of the innermost loop the scope is in (None: unknown); a child that
+    binds one new axis is inside that axis's loop."""
+
+    def __init__(self, idx: dict, cache: ChainMap, inner=None):
+        self.idx, self.cache, self.inner = idx, cache, inner
 
     def child(self, more_idx: dict | None = None) -> "Env":
         idx = dict(self.idx)
         idx.update(more_idx or {})
-        return Env(idx, self.cache.new_child())
+        inner = next(reversed(more_idx)) if more_idx else self.inner
+        return Env(idx, self.cache.new_child(), inner)
 
 
 class BodyEmitter:
@@ -365,9 +373,11 @@ class BodyEmitter:
                          align=ALIGN[s.buffer.dtype])
             r = b.icmp_unsigned("!=", raw, ir.Constant(I8, 0)) if s.buffer.dtype == "i1" else raw
         elif isinstance(s, Compute):
-            args = [self.value(o, env) for o in s.operands]
-            r = lower_op(self.ctx, s.op, args, [o.dtype for o in s.operands], s.result.dtype, s.attr,
-                         [self.consts.get(o.id) for o in s.operands])
+            r = self.loop_special(s, env) if self.ctx.target == "cpu" and env.inner is not None else None
+            if r is None:
+                args = [self.value(o, env) for o in s.operands]
+                r = lower_op(self.ctx, s.op, args, [o.dtype for o in s.operands], s.result.dtype, s.attr,
+                             [self.consts.get(o.id) for o in s.operands])
         elif isinstance(s, AxisIndex):
             r = env.idx[s.axis]
         elif isinstance(s, Reduce):
@@ -376,6 +386,35 @@ class BodyEmitter:
             raise TypeError(s)
         env.cache[v.id] = r
         return r
+
+    def preload(self, env: Env, varying):
+        """Load, in ``env`` (before a loop), every buffer element that does not vary over the
+        axes in ``varying``: the loop's stores may alias it as far as LLVM knows, so it
+        would otherwise stay in the loop, and an i64 load there halves the vector width."""
+        for s in self.k.body:
+            if isinstance(s, Load) and not (s.result.axes & set(varying)) and s.index.axes() <= set(env.idx):
+                self.value(s.result, env)
+
+    def loop_special(self, s: Compute, env: Env):
+        """CPU lowerings that depend on the innermost loop axis ``env.inner`` (None: default):
+        ``x / c`` with ``c`` invariant in the loop and ``x`` not becomes ``x * (1/c)`` (the
+        reciprocal is hoisted; one vector multiply instead of a divide per element, within
+        ~1.5 ulp instead of 0.5; 0, inf and NaN divisors give what the division gives, a
+        divisor below ~1/FLT_MAX in magnitude overflows the reciprocal).
+
+        (Tried: comparing ``index == label`` as i32 after clamping the label; InstCombine
+        widens it back to i64, so it changed nothing.  What keeps one-hot loops at float
+        vector width is ``preload``.)
+        """
+        b, ax = self.ctx.b, env.inner
+        ops = s.operands
+        if s.op == "div" and _isf(s.result.dtype):
+            x, c = ops
+            if ax in x.axes and ax not in c.axes:
+                rc = b.fdiv(const(s.result.dtype, 1.0), self.value(c, env))
+                return b.fmul(self.value(x, env), rc)
+            return None
+        return None
 
     def store(self, s: Store, env: Env):
         v = self.value(s.value, env)
@@ -446,7 +485,7 @@ def split_stores(kernel: Kernel):
 
 
 def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer=None,
-               loop_blocked=None):
+               loop_blocked=None, preload=False):
     """Emit the work of one outer point.
 
     ``loop_reduced(env, body)`` emits a loop over the reduced axes calling ``body(inner_env)``;
@@ -456,9 +495,12 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
     innermost reduced axis runs in blocks, calling ``begin()`` before and ``end()`` after each
     block.  With it, f32 sums accumulate each block in f32 (``block_sum``: vector-width
     partial sums, no conversions in the loop) and add the block's sum to an f64 total.
+    ``preload``: load the elements that do not vary over the reduced axes before the loops.
     """
     ctx, k = em.ctx, em.k
     b = ctx.b
+    if preload:
+        em.preload(env, k.reduce_axes)
     phases, _ = reduction_phases(k)
     for group in phases:
         slots = []

@@ -46,6 +46,41 @@ def test_exp_and_reduction_loops_are_vectorized():
     assert re.search(r"vmaxps[^\n]*%[yz]mm", asm), "max reduction not vectorized"
 
 
+def xent_like(n=64, m=1024):
+    """max, sum of exp and a one-hot picked value per row, then a full-size gradient store."""
+    kb = KernelBuilder("vec_xent", (n, m))
+    t = kb.load(kb.input("t", "i64", (n, 1)))
+    x = kb.load(kb.input("x", "f32", (n, m)))
+    hot = kb.op("eq", kb.index(1), t)
+    zero = kb.constant(0.0, "f32")
+    picked = kb.reduce("sum", kb.op("where", hot, x, zero), (1,))
+    mx = kb.reduce("max", x, (1,))
+    s = kb.reduce("sum", kb.op("exp", kb.op("sub", x, mx)), (1,))
+    kb.store(kb.output("picked", "f32", (n, 1)), picked)
+    g = kb.op("sub", kb.op("div", kb.op("exp", kb.op("sub", x, mx)), s),
+              kb.op("where", hot, kb.constant(1.0, "f32"), zero))
+    kb.store(kb.output("g", "f32", (n, m)), g)
+    return kb.build()
+
+
+def test_row_loops_avoid_i64_and_divides():
+    """The i64 label is loaded before the row loops (so the store loop needs no runtime alias
+    checks, and its widest loaded type is f32, not i64: full float vector width), and the division by the per-row sum is a multiply
+    by its reciprocal."""
+    opt = llvm_cpu.emit_llvm(xent_like(), optimized=True)
+    assert "LVerDomain" not in opt, "row loop versioned for aliasing: label load left in the loop"
+    assert not re.search(r"fdiv <\d+ x float>", opt), "per-element divide in the row loop"
+
+
+@x86
+def test_xent_row_loops_use_full_width_vectors():
+    asm = llvm_cpu.emit_assembly(xent_like())
+    width = "zmm" if "+avx512f" in llvm_cpu.host_features() else "ymm"
+    # every packed-float instruction uses the widest register class the host allows
+    found = {reg for _, reg in VEC.findall(asm)}
+    assert width in found, f"no {width} float ops"
+
+
 def test_llvm_ir_uses_gep_not_ptrtoint():
     text = llvm_cpu.emit_llvm(elementwise(16))
     assert "getelementptr" in text and "ptrtoint" not in text and "inttoptr" not in text

@@ -216,3 +216,70 @@ def test_large_parallel_softmax():
     ck(x, out)
     ref = np.exp(x - x.max(1, keepdims=True))
     np.testing.assert_allclose(out, ref / ref.sum(1, keepdims=True), rtol=1e-4, atol=1e-7)
+
+
+def test_one_hot_mask_compares_exactly():
+    """``where(index == label, ...)`` in a row loop is compared as i32 after clamping the
+    label: labels out of range (negative, >= extent, beyond 2**32) never match."""
+    n, m = 6, 700
+    kb = KernelBuilder("onehot", (n, m))
+    x = kb.load(kb.input("x", "f32", (n, m)))
+    t = kb.load(kb.input("t", "i64", (n, 1)))
+    j = kb.index(1)
+    z = kb.constant(0.0, "f32")
+    picked = kb.reduce("sum", kb.op("where", kb.op("eq", j, t), x, z), (1,))
+    below = kb.reduce("sum", kb.op("where", kb.op("lt", j, t), x, z), (1,))
+    kb.store(kb.output("picked", "f32", (n,)), picked)
+    kb.store(kb.output("below", "f32", (n,)), below)
+    kb.store(kb.output("g", "f32", (n, m)), kb.op("where", kb.op("ge", t, j), x, z))
+    labels = np.array([0, 699, -1, 700, (1 << 32) + 5, -(1 << 32) + 3], np.int64).reshape(n, 1)
+    xs = np.random.default_rng(1).standard_normal((n, m)).astype(np.float32)
+    picked_, below_, g = np.empty(n, np.float32), np.empty(n, np.float32), np.empty((n, m), np.float32)
+    runtime_cpu.compile_kernel(kb.build())(xs, labels, picked_, below_, g)
+    cols = np.arange(m)
+    mask = cols[None, :] == labels
+    np.testing.assert_allclose(picked_, np.where(mask, xs, 0).sum(1), rtol=1e-6)
+    np.testing.assert_allclose(below_, np.where(cols[None, :] < labels, xs, 0).astype(np.float64).sum(1),
+                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(g, np.where(labels >= cols[None, :], xs, 0))
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+def test_division_by_loop_invariant(dtype):
+    """``x / c`` with ``c`` invariant in the inner loop becomes ``x * (1/c)`` on the CPU:
+    within ~1.5 ulp, and 0, inf and NaN divisors behave like a division."""
+    n, m = 5, 300
+    kb = KernelBuilder("divinv", (n, m))
+    x = kb.load(kb.input("x", dtype, (n, m)))
+    c = kb.load(kb.input("c", dtype, (n, 1)))
+    s = kb.reduce("sum", kb.op("div", x, c), (1,))
+    kb.store(kb.output("s", dtype, (n,)), s)
+    kb.store(kb.output("y", dtype, (n, m)), kb.op("div", x, kb.op("add", c, s)))
+    xs = np.random.default_rng(2).standard_normal((n, m)).astype(NP[dtype])
+    xs[:, 0] = 0.0
+    xs[:, 1] = np.inf
+    cs = np.array([3.0, 0.0, np.inf, np.nan, -7.5], NP[dtype]).reshape(n, 1)
+    s_, y = np.empty(n, NP[dtype]), np.empty((n, m), NP[dtype])
+    runtime_cpu.compile_kernel(kb.build())(xs, cs, s_, y)
+    with np.errstate(all="ignore"):
+        ref_s = (xs / cs).sum(1, dtype=np.float64)
+        ref_y = xs / (cs + s_[:, None])
+    eps = np.finfo(NP[dtype]).eps
+    np.testing.assert_allclose(s_, ref_s, rtol=1e-5 if dtype == "f32" else 1e-12)
+    np.testing.assert_allclose(y, ref_y, rtol=2 * eps, atol=0)
+
+
+def test_elementwise_row_broadcast_i64_load():
+    """A per-row i64 value loaded before the inner loop (not in it) and compared with the
+    column index: elementwise one-hot."""
+    n, m = 7, 40
+    kb = KernelBuilder("oh_ew", (n, m))
+    t = kb.load(kb.input("t", "i64", (n, 1)))
+    w = kb.load(kb.input("w", "f32", (n, 1)))
+    kb.store(kb.output("o", "f32", (n, m)),
+             kb.op("where", kb.op("eq", kb.index(1), t), w, kb.constant(0.0, "f32")))
+    labels = np.array([0, 39, 40, -1, 5, 5, 1 << 40], np.int64).reshape(n, 1)
+    ws = np.arange(1, n + 1, dtype=np.float32).reshape(n, 1)
+    out = np.empty((n, m), np.float32)
+    runtime_cpu.compile_kernel(kb.build())(labels, ws, out)
+    np.testing.assert_array_equal(out, np.where(np.arange(m)[None, :] == labels, ws, 0))
