@@ -106,16 +106,25 @@ class CPUBackend:
         todo = []
         for op in ops:
             try:
-                todo.append((op, self._lower(op)))
+                todo.append((op, self._plan(op)))
             except (Unlowerable, NotImplementedError):
                 continue
         if len(todo) < 2 or num_threads() < 2:
             return
         with ThreadPoolExecutor(min(num_threads(), len(todo))) as pool:
-            compiled = list(pool.map(lambda item: self._try_compile(item[1]), todo))
-        for (op, kernel), ck in zip(todo, compiled):
+            compiled = list(pool.map(lambda item: self._try_compile(item[1][1]), todo))
+        for (op, plan), ck in zip(todo, compiled):
             if ck is not None:
-                self._ready[op] = (kernel, ck)
+                self._ready[op] = (plan, ck)
+
+    def _plan(self, op):
+        """(kernel, kernel to compile, split combine or None): a full reduction is compiled
+        only in its split form (partial rows on all cores), the other kernels as lowered."""
+        kernel = self._lower(op)
+        split = split_full_reduction(kernel)
+        if split is not None:
+            return kernel, split[0], split[1]
+        return kernel, kernel, None
 
     def _try_compile(self, kernel):
         from .runtime_cpu import compile_kernel
@@ -129,37 +138,29 @@ class CPUBackend:
         from .runtime_cpu import compile_kernel
         try:
             if op in self._ready:
-                kernel, ck = self._ready.pop(op)
+                (kernel, target, combine), ck = self._ready.pop(op)
             else:
-                kernel = self._lower(op)
-                ck = compile_kernel(kernel, math_mode=self.math_mode)
+                kernel, target, combine = self._plan(op)
+                ck = compile_kernel(target, math_mode=self.math_mode)
         except (Unlowerable, NotImplementedError) as e:
             log.info("fused region runs interpreted: %s", e)
             return _run_region(op)
         self.kernels.append(kernel)
         if not hasattr(ck, "run_args"):       # a contraction plan (BLAS) has its own calling convention
-            outs = [(np_dtype(p.dtype), p.shape) for p in kernel.outputs]
+            outs = [(np_dtype(p.dtype), p.shape) for p in target.outputs]
 
             def run(*arrays):
                 res = [np.empty(shape, dt) for dt, shape in outs]
                 ck(*[np.ascontiguousarray(a) for a in arrays], *res, check=False)
                 return tuple(res)
             return run
-        split = split_full_reduction(kernel)
-        if split is not None:
-            try:
-                return self._split_runner(kernel, *split)
-            except NotImplementedError:
-                pass
+        if combine is not None:
+            return self._split_runner(kernel, make_runner(ck, target), combine)
         return make_runner(ck, kernel)
 
-    def _split_runner(self, kernel, split_kernel, combine):
-        """Run a full reduction as PARTS partial rows on all cores, then fold the partials."""
-        from .runtime_cpu import compile_kernel
-        ck = compile_kernel(split_kernel, math_mode=self.math_mode)
-        run = make_runner(ck, split_kernel)
-        outputs = kernel.outputs
-        folds = [(combine.get(p.name), p.shape, np_dtype(p.dtype)) for p in outputs]
+    def _split_runner(self, kernel, run, combine):
+        """Fold the partial rows of a split full reduction into the kernel's outputs."""
+        folds = [(combine.get(p.name), p.shape, np_dtype(p.dtype)) for p in kernel.outputs]
 
         def run_split(*arrays):
             results = run(*arrays)
