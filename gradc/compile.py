@@ -189,11 +189,11 @@ class CompiledFunctionBackward(Node):
         if not owned:
             arrays = spec.forward.run([t._data for t in inputs])[spec.n_outputs:]
         self._residuals = [None] * len(arrays)
-        scale = ct._data
+        scale = float(ct._data)
         grads = []
         for a, fresh in zip(arrays, spec.fresh_grads):
             a = np.asarray(a)
-            if scale != 1:
+            if scale != 1.0:
                 a = np.multiply(a, scale, out=a) if fresh else a * scale
                 fresh = True
             t = Tensor._wrap(a)

@@ -30,7 +30,7 @@ def _make_grads(outputs, grads):
             if not o.dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
                                    f"{o.dtype}")
-            g = Tensor(np.ones(o.shape, dtype=o.dtype.np))
+            g = Tensor._wrap(np.ones(o._data.shape, dtype=o._data.dtype))
         else:
             if not isinstance(g, Tensor):
                 g = Tensor(np.asarray(g, dtype=o.dtype.np))
