@@ -305,7 +305,16 @@ class CompiledFunction:
         spec.total_seconds = time.perf_counter() - t0
         return spec
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        if kwargs:        # keyword arguments (and defaults) become positional, as the trace sees them
+            try:
+                bound = inspect.signature(self.fn).bind(*args, **kwargs)
+            except TypeError as e:
+                raise TypeError(f"@gradc.compile({self.__name__}): {e}") from None
+            bound.apply_defaults()
+            if bound.kwargs:
+                raise TypeError(f"@gradc.compile({self.__name__}): keyword-only arguments are not supported")
+            args = bound.args
         key = self._key(args)
         spec = self._cache.get(key)
         if spec is None:

@@ -262,3 +262,16 @@ def test_precompute_needs_a_scalar_output():
         gradc.compile(lambda t: t * 2, backward="precompute")(gradc.ones(2, requires_grad=True))
     with pytest.raises(ValueError, match="backward must be one of"):
         gradc.compile(lambda t: t, backward="later")
+
+
+def test_keyword_arguments_and_defaults():
+    f = gradc.compile(lambda a, scale=2.0: (a * scale).sum())
+    x = gradc.ones(3, requires_grad=True)
+    assert f(x).item() == 6.0 and f(x, scale=3.0).item() == 9.0 and f(a=x).item() == 6.0
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        f(x, colour=1)
+
+
+def test_shape_errors_in_compiled_code_name_the_line():
+    with pytest.raises(gradc.ShapeError, match=r"must match the size of tensor b \(4\).*at test_compile.py:\d+"):
+        gradc.compile(lambda a, b: (a + b).sum())(gradc.ones(2, 3), gradc.ones(4))

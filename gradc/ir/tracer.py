@@ -41,7 +41,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd import grad_mode
-from ..ops.registry import NONDIFF, VIEW
+from ..ops.registry import NONDIFF, VIEW, ShapeError
 from ..tensor import CPU, Tensor
 from .core import Builder, Function, Value
 from .emitter import IRTensor
@@ -103,7 +103,11 @@ class _Trace:
         self._captured: dict[int, tuple] = {}   # id(tensor) -> (tensor, version, value)
 
     def emit(self, name: str, operands, attrs):
-        return self.builder.create(name, list(operands), attrs, loc=user_location())
+        loc = user_location()
+        try:
+            return self.builder.create(name, list(operands), attrs, loc=loc)
+        except ShapeError as e:      # the shape rule rejected the user's op: say where it was
+            raise ShapeError(f"{e} at {loc}" if loc else str(e)) from None
 
     def constant(self, array: np.ndarray, dtype) -> Value:
         dt = dtypes.as_dtype(dtype)
