@@ -215,7 +215,7 @@ def run(steps: int = 500, hidden: int = 64, seed: int = 0, lr: float = 0.02, poi
         if bench_steps > 0:
             _benchmark(result, hidden, init_state, lr, x, y, bench_steps)
     out.write(f"final training accuracy: {result.accuracy * 100:.1f}% ({n_correct}/{len(Y)})\n")
-    out.write(f"compile time: {result.compile_seconds:.2f} s (trace, autodiff, partition, fuse, LLVM; first step); "
+    out.write(f"compile time: {result.compile_seconds:.2f} s (trace, autodiff, passes, fuse, LLVM; first step); "
               f"training took {train_seconds:.1f} s\n")
     if bench_steps > 0:
         out.write(f"speed over {bench_steps} steps each: compiled {result.compiled_step_ms:.2f} ms/step, "
