@@ -50,10 +50,7 @@ def _backend(target: str):
     if target == "interp":
         return None
     if target == "cpu":
-        try:
-            from .codegen.backend_cpu import CPUBackend
-        except ImportError:
-            return None
+        from .codegen.backend_cpu import CPUBackend
         return CPUBackend()
     if target == "cuda":
         from .cuda import require_cuda
@@ -354,8 +351,10 @@ class CompiledFunction:
                     t._grad_fn, t._output_nr, t._requires_grad = node, k, True
         return result[0] if spec.single else tuple(result)
 
-    def ir(self, stage="optimized"):
-        """The IR of the most recent specialisation (traced, joint, forward, backward)."""
+    def ir(self):
+        """The most recent specialisation: its ``traced`` and ``joint`` functions, and either
+        ``precomputed`` (scalar losses, backward="auto") or ``partition.forward``/``backward``,
+        or ``forward_only``; ``backend.kernels`` holds the compiled kernels."""
         spec = self._cache.get(self._last_key)
         if spec is None:
             raise RuntimeError(f"{self.__name__} has not been called yet")
