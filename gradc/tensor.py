@@ -220,7 +220,7 @@ class Tensor(TensorAPI):
                 raise TypeError(f"gradc.{op.name}: expected Tensor inputs, got {type(x).__name__}")
         dev = inputs[0]._device if inputs else CPU
         for x in inputs[1:]:
-            if x._device != dev:
+            if x._device is not dev and x._device != dev:
                 raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
                                    f"devices, {dev} and {x._device}!")
         types = [TypeInfo(x._data.shape, x._dtype) for x in inputs]
@@ -240,7 +240,7 @@ class Tensor(TensorAPI):
             outs.append(t)
         if op.has(VIEW) or op.name == "index":
             for t in outs[:1]:
-                if np.shares_memory(t._data, inputs[0]._data):
+                if np.may_share_memory(t._data, inputs[0]._data):   # a NumPy view of the input
                     t._version_counter = inputs[0]._version_counter
                     t._base = inputs[0] if inputs[0]._base is None else inputs[0]._base
                     t._view_of = (inputs[0], op, attrs, tuple(inputs[1:]))   # for in-place rebase
