@@ -4,7 +4,10 @@ joined to the eager autograd graph.
 A ``CompiledFunction`` specialises on every tensor argument's shape, dtype,
 device and requires_grad, on grad mode and on the values of non-tensor
 arguments. Each specialisation holds a forward executor and, when some input
-requires grad, a backward executor. Calling it returns eager tensors whose
+requires grad, either a backward executor (``backward="separate"``: the joint
+function partitioned by the ``memory`` policy) or, for a function returning one
+scalar (``backward="auto"``), a forward that also computes the gradients for a
+cotangent of 1, which backward scales. Calling it returns eager tensors whose
 ``grad_fn`` is a ``CompiledFunctionBackward`` node leading to the inputs' nodes,
 so compiled and eager code mix in one ``backward()``. Residuals are freed after
 backward unless ``retain_graph``; inputs saved for backward are version-checked;
@@ -40,10 +43,6 @@ class _ArgKey:
     dtype: str
     device: str
     requires_grad: bool
-
-    def describe(self) -> str:
-        return (f"shape [{', '.join(map(str, self.shape))}], dtype {self.dtype}, device {self.device}, "
-                f"requires_grad={self.requires_grad}")
 
 
 def _backend(target: str):
