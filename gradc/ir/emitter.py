@@ -57,10 +57,14 @@ class IRTensor(TensorAPI):
         outs = tuple(owner._wrap(r) for r in created.results)
         return outs[0] if len(outs) == 1 else outs
 
+    def _constant(self, array: np.ndarray) -> Value:
+        """A ``gradc.constant`` holding ``array`` (subclasses may record more, e.g. a location)."""
+        return self._const_from_array(array)
+
     def _scalar(self, value, dtype):
         dt = dtypes.as_dtype(dtype)
         py = bool(value) if dt is dtypes.bool_ else (int(value) if dt is dtypes.int64 else float(value))
-        return self._wrap(self.builder.constant(py, (), dt))
+        return self._wrap(self._constant(np.asarray(py, dtype=dt.np)))
 
     def _index_tensor(self, value):
         arr = np.asarray(value)
@@ -70,7 +74,7 @@ class IRTensor(TensorAPI):
             arr = arr.astype(np.int64)
         if arr.dtype.kind in "iu":
             arr = arr.astype(np.int64)
-        return self._wrap(self._const_from_array(arr))
+        return self._wrap(self._constant(arr))
 
     def _assign_inplace(self, result):
         self.value = result.value

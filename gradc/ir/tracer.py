@@ -200,20 +200,8 @@ class Proxy(IRTensor):
     def _wrap(self, value: Value) -> "Proxy":
         return Proxy(value, self._trace)
 
-    def _scalar(self, value, dtype):
-        dt = dtypes.as_dtype(dtype)
-        py = bool(value) if dt is dtypes.bool_ else (int(value) if dt is dtypes.int64 else float(value))
-        return self._wrap(self._trace.constant(np.asarray(py, dtype=dt.np), dt))
-
-    def _index_tensor(self, value):
-        arr = np.asarray(value)
-        if arr.dtype.kind not in "biu":
-            if arr.size:
-                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            arr = arr.astype(np.int64)
-        if arr.dtype.kind in "iu":
-            arr = arr.astype(np.int64)
-        return self._wrap(self._trace.constant(arr, dtypes.from_numpy(arr.dtype)))
+    def _constant(self, array: np.ndarray) -> Value:
+        return self._trace.constant(array, dtypes.from_numpy(array.dtype))   # with the user's location
 
     def _assign_inplace(self, result):
         if self._base is not None:
