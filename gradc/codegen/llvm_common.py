@@ -446,6 +446,18 @@ def for_range(b: ir.IRBuilder, lo, hi, body, step=1, name="i"):
     b.position_at_end(done)
 
 
+def reduced_loops(b: ir.IRBuilder, space, red):
+    """``loop(env, body)``: nested loops over the reduced axes ``red`` of ``space``, calling
+    ``body`` with the environment extended by each axis index (shared by CPU and GPU)."""
+    def loop(env, body, depth=0):
+        if depth == len(red):
+            body(env.child())
+            return
+        ax = red[depth]
+        for_range(b, 0, space[ax], lambda i: loop(env.child({ax: i}), body, depth + 1), name=f"r{ax}")
+    return loop
+
+
 def reduction_phases(kernel: Kernel):
     """Group consecutive reductions that do not depend on each other into one loop each."""
     defs = kernel.defs()

@@ -51,7 +51,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from .kernel_ir import Kernel, coalesce
-from .llvm_common import (LL, BodyEmitter, Env, LowerCtx, acc_dtype, combine, emit_point, for_range,
+from .llvm_common import (reduced_loops, LL, BodyEmitter, Env, LowerCtx, acc_dtype, combine, emit_point, for_range,
                           identity, reduction_phases, split_stores, I64)
 
 PTR = ir.PointerType()
@@ -141,13 +141,7 @@ def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str
     em = BodyEmitter(ctx, k, ptrs)
     outer, red = k.outer_axes, k.reduce_axes
 
-    def loop_reduced(env, body, depth=0):
-        if depth == len(red):
-            body(env.child())
-            return
-        ax = red[depth]
-        for_range(b, 0, k.space[ax], lambda i: loop_reduced(env.child({ax: i}), body, depth + 1),
-                  name=f"r{ax}")
+    loop_reduced = reduced_loops(b, k.space, red)
 
     def loop_blocked(env, body, begin, end, depth=0):
         """``loop_reduced`` with the innermost reduced axis in blocks of ``SUM_BLOCK``: a

@@ -28,7 +28,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from .kernel_ir import Kernel, Store, coalesce, match_contraction
-from .llvm_common import (F64, I1, I32, I64, LL, BodyEmitter, Env, LowerCtx, acc_dtype, add_kernel_annotation,
+from .llvm_common import (reduced_loops, F64, I1, I32, I64, LL, BodyEmitter, Env, LowerCtx, acc_dtype, add_kernel_annotation,
                           combine, decompose, emit_point, for_range, identity)
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -201,13 +201,7 @@ def _lower_generic(kernel: Kernel, name: str):
     elif n_red <= ROW_MODE_MAX or not red:
         mode = "rows"
 
-        def loop_reduced(env, body, depth=0):
-            if depth == len(red):
-                body(env.child())
-                return
-            ax = red[depth]
-            for_range(b, 0, k.space[ax], lambda i: loop_reduced(env.child({ax: i}), body, depth + 1),
-                      name=f"r{ax}")
+        loop_reduced = reduced_loops(b, k.space, red)
         _grid_stride(g, n_outer, lambda o: emit_point(
             g.em, Env(decompose(b, o, outer, k.space), ChainMap()), loop_reduced))
     else:
