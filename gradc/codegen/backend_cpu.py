@@ -178,7 +178,7 @@ class CPUBackend:
         dt = op.operands[0].type.dtype
         if not dt.is_floating_point or 0 in a or 0 in b:
             return None
-        out_shape, npdt = None, np_dtype(dt.ir_name)
+        npdt = np_dtype(dt.ir_name)
         plans = {}
 
         def plan_for(ta: bool, tb: bool):
