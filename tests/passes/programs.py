@@ -54,3 +54,18 @@ def mlp(x, w1, w2):
 
 def chain(x):
     return ((x + 2) * (x + 2) * 2).mean()
+
+
+def finite_differences(f, arrays, eps=1e-6):
+    """Central differences of the scalar ``f(arrays)`` with respect to each array."""
+    grads = []
+    for k, a in enumerate(arrays):
+        num = np.zeros_like(a)
+        for i in np.ndindex(a.shape):
+            hi = [x.copy() for x in arrays]
+            lo = [x.copy() for x in arrays]
+            hi[k][i] += eps
+            lo[k][i] -= eps
+            num[i] = (f(hi) - f(lo)) / (2 * eps)
+        grads.append(num)
+    return grads
