@@ -21,7 +21,7 @@ import numpy as np
 
 from .kernel_ir import build_matmul, np_dtype
 from .lower_fused import Unlowerable, lower_fused
-from .split_reduce import split_full_reduction
+from .split_reduce import split_reduction
 
 log = logging.getLogger("gradc.codegen")
 _ids = itertools.count()
@@ -118,10 +118,11 @@ class CPUBackend:
                 self._ready[op] = (plan, ck)
 
     def _plan(self, op):
-        """(kernel, kernel to compile, split combine or None): a full reduction is compiled
-        only in its split form (partial rows on all cores), the other kernels as lowered."""
+        """(kernel, kernel to compile, split combine or None): a reduction over the leading
+        axis is compiled only in its split form (partial slices on all cores), the other
+        kernels as lowered."""
         kernel = self._lower(op)
-        split = split_full_reduction(kernel)
+        split = split_reduction(kernel)
         if split is not None:
             return kernel, split[0], split[1]
         return kernel, kernel, None
@@ -159,7 +160,7 @@ class CPUBackend:
         return make_runner(ck, kernel)
 
     def _split_runner(self, kernel, run, combine):
-        """Fold the partial rows of a split full reduction into the kernel's outputs."""
+        """Fold the partial slices of a split reduction (axis 0) into the kernel's outputs."""
         folds = [(combine.get(p.name), p.shape, np_dtype(p.dtype)) for p in kernel.outputs]
 
         def run_split(*arrays):

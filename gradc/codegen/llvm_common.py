@@ -22,7 +22,7 @@ from collections import ChainMap
 from llvmlite import ir
 
 from . import llvm_math
-from .kernel_ir import AxisIndex, Compute, Kernel, Load, Reduce, Store
+from .kernel_ir import AxisIndex, Compute, Kernel, Load, Reduce, Store, contiguous_strides
 
 F32, F64, I64, I32, I8, I1 = ir.FloatType(), ir.DoubleType(), ir.IntType(64), ir.IntType(32), ir.IntType(8), ir.IntType(1)
 LL = {"f32": F32, "f64": F64, "i64": I64, "i1": I1}
@@ -496,8 +496,54 @@ def split_stores(kernel: Kernel):
     return outer, inner
 
 
+# values worth keeping in memory rather than computing again in a later pass over the row
+EXPENSIVE_OPS = frozenset(("exp", "log", "tanh", "sigmoid", "sin", "cos", "pow", "log1p", "expm1", "erf"))
+
+
+def scratch_plan(kernel: Kernel) -> dict:
+    """{value id: inner Store} for expensive values that an earlier reduction pass computes
+    and the store pass needs again: the reduction pass writes the value into the store's
+    output (a dense, row-major output written by that one store), the store pass reads it
+    back (from L1: a row is small) before overwriting it with the result.  softmax's
+    gradient then computes ``exp`` once per element instead of twice."""
+    defs = kernel.defs()
+    red = set(kernel.reduce_axes)
+    dense = contiguous_strides(kernel.space)
+    stores_to = {}
+    for s in kernel.body:
+        if isinstance(s, Store):
+            stores_to.setdefault(s.buffer.name, []).append(s)
+
+    def reach(vid, out):
+        st = defs.get(vid)
+        if vid in out or not isinstance(st, Compute):
+            return out
+        out.add(vid)
+        for o in st.operands:
+            reach(o.id, out)
+        return out
+    in_reductions = set()
+    for r in kernel.reductions:
+        reach(r.operand.id, in_reductions)
+    plan = {}
+    used_buffers = set()
+    _, inner = split_stores(kernel)
+    for s in inner:
+        if (len(stores_to[s.buffer.name]) != 1 or s.index.offset or tuple(s.index.strides) != dense
+                or s.buffer.name in used_buffers):
+            continue
+        for vid in sorted(reach(s.value.id, set()) & in_reductions):
+            st = defs[vid]
+            if (st.op in EXPENSIVE_OPS and st.result.dtype == s.buffer.dtype
+                    and st.result.axes & red and vid not in plan):
+                plan[vid] = s
+                used_buffers.add(s.buffer.name)
+                break
+    return plan
+
+
 def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer=None,
-               loop_blocked=None, preload=False):
+               loop_blocked=None, preload=False, scratch=False):
     """Emit the work of one outer point.
 
     ``loop_reduced(env, body)`` emits a loop over the reduced axes calling ``body(inner_env)``;
@@ -508,12 +554,36 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
     block.  With it, f32 sums accumulate each block in f32 (``block_sum``: vector-width
     partial sums, no conversions in the loop) and add the block's sum to an f64 total.
     ``preload``: load the elements that do not vary over the reduced axes before the loops.
+    ``scratch``: keep expensive values for the store pass in its output (``scratch_plan``;
+    CPU: a thread owns whole rows).
     """
     ctx, k = em.ctx, em.k
     b = ctx.b
     if preload:
         em.preload(env, k.reduce_axes)
     phases, _ = reduction_phases(k)
+    plan = scratch_plan(k) if scratch else {}
+    written: dict = {}      # value id -> Store whose buffer holds it, once a pass wrote it
+
+    pending: dict = {}
+
+    def scratch_body(body):
+        """``body`` that first loads the values earlier passes kept and then keeps the
+        planned values it computed (committed once the pass's loops are emitted)."""
+        if not plan:
+            return body
+
+        def wrapped(ienv):
+            for vid, st in written.items():
+                ienv.cache[vid] = b.load(em.address(st.buffer, st.index, ienv), typ=LL[st.buffer.dtype],
+                                         align=ALIGN[st.buffer.dtype])
+            body(ienv)
+            for vid, st in plan.items():
+                if vid not in written and vid in ienv.cache:
+                    b.store(ienv.cache[vid], em.address(st.buffer, st.index, ienv), align=ALIGN[st.buffer.dtype])
+                    pending[vid] = st
+        return wrapped
+
     for group in phases:
         slots = []
         for r in group:
@@ -548,9 +618,10 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
                     if adt != r.result.dtype:
                         part = b.fpext(part, LL[adt])
                     b.store(combine(ctx, r.kind, adt, b.load(slot, typ=LL[adt]), part), slot)
-            loop_blocked(env, body, begin, end)
+            loop_blocked(env, scratch_body(body), begin, end)
         else:
-            loop_reduced(env, body)
+            loop_reduced(env, scratch_body(body))
+        written.update(pending)
         for r, adt, slot, local in slots:
             acc = b.load(slot, typ=LL[adt])
             if finish is not None:
@@ -572,7 +643,7 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
         def body(ienv):
             for s in inner:
                 em.store(s, ienv)
-        loop_reduced(env, body)
+        loop_reduced(env, scratch_body(body))
 
 
 def decompose(b: ir.IRBuilder, flat, axes, space) -> dict:

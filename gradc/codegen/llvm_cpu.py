@@ -51,8 +51,8 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from .kernel_ir import Kernel, coalesce
-from .llvm_common import (reduced_loops, LL, BodyEmitter, Env, LowerCtx, acc_dtype, combine, emit_point, for_range,
-                          identity, reduction_phases, split_stores, I64)
+from .llvm_common import (reduced_loops, LL, BodyEmitter, Env, LowerCtx, acc_dtype, block_sum, combine, emit_point,
+                          for_range, identity, reduction_phases, split_stores, I64)
 
 PTR = ir.PointerType()
 _init_lock = threading.Lock()
@@ -143,37 +143,40 @@ def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str
 
     loop_reduced = reduced_loops(b, k.space, red)
 
-    def loop_blocked(env, body, begin, end, depth=0):
-        """``loop_reduced`` with the innermost reduced axis in blocks of ``SUM_BLOCK``: a
-        constant-trip-count inner loop per block, then a remainder block."""
-        if not red:
-            begin()
-            body(env.child())
-            end()
-            return
-        ax = red[depth]
-        if depth < len(red) - 1:
-            for_range(b, 0, k.space[ax], lambda i: loop_blocked(env.child({ax: i}), body, begin, end,
-                                                                 depth + 1), name=f"r{ax}")
-            return
-        n = k.space[ax]
+    def blocked_loops(block_size):
+        def loop_blocked(env, body, begin, end, depth=0):
+            """``loop_reduced`` with the innermost reduced axis in blocks of ``block_size``: a
+            constant-trip-count inner loop per block, then a remainder block."""
+            if not red:
+                begin()
+                body(env.child())
+                end()
+                return
+            ax = red[depth]
+            if depth < len(red) - 1:
+                for_range(b, 0, k.space[ax], lambda i: loop_blocked(env.child({ax: i}), body, begin, end,
+                                                                     depth + 1), name=f"r{ax}")
+                return
+            n = k.space[ax]
 
-        def block(base, size):
-            begin()
-            if base is None:
-                for_range(b, 0, size, lambda i: body(env.child({ax: i})), name=f"r{ax}")
-            else:
-                for_range(b, 0, size, lambda i: body(env.child({ax: b.add(base, i, flags=("nsw",))})),
-                          name=f"r{ax}")
-            end()
-        nfull, rest = divmod(n, SUM_BLOCK)
-        if n <= SUM_BLOCK:
-            block(None, n)
-            return
-        for_range(b, 0, nfull, lambda jb: block(b.mul(jb, ir.Constant(I64, SUM_BLOCK), flags=("nsw",)),
-                                                SUM_BLOCK), name=f"r{ax}b")
-        if rest:
-            block(ir.Constant(I64, nfull * SUM_BLOCK), rest)
+            def block(base, size):
+                begin()
+                if base is None:
+                    for_range(b, 0, size, lambda i: body(env.child({ax: i})), name=f"r{ax}")
+                else:
+                    for_range(b, 0, size, lambda i: body(env.child({ax: b.add(base, i, flags=("nsw",))})),
+                              name=f"r{ax}")
+                end()
+            nfull, rest = divmod(n, block_size)
+            if n <= block_size:
+                block(None, n)
+                return
+            for_range(b, 0, nfull, lambda jb: block(b.mul(jb, ir.Constant(I64, block_size), flags=("nsw",)),
+                                                    block_size), name=f"r{ax}b")
+            if rest:
+                block(ir.Constant(I64, nfull * block_size), rest)
+        return loop_blocked if BLOCKED_SUMS else None
+    loop_blocked = blocked_loops(SUM_BLOCK)
 
     # Reductions whose innermost axis is an outer axis (column sums): run LANES neighbouring
     # outer points together so the inner loop is unit-stride over them.
@@ -184,8 +187,7 @@ def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str
         if depth == len(outer):
             if k.reductions:
                 env.inner = None      # the loops that matter are emit_point's own
-            emit_point(em, env, loop_reduced, loop_blocked=loop_blocked if BLOCKED_SUMS else None,
-                       preload=True)
+            emit_point(em, env, loop_reduced, loop_blocked=loop_blocked, preload=True, scratch=True)
             return
         ax = outer[depth]
         lo, hi = (start, end) if depth == 0 else (0, k.space[ax])
@@ -195,7 +197,8 @@ def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str
             def block(j0):
                 rem = b.sub(hi, j0)
                 jn = b.select(b.icmp_signed("<", rem, ir.Constant(I64, LANES)), rem, ir.Constant(I64, LANES))
-                emit_lanes(em, Env(dict(env.idx), ChainMap(), ax), ax, j0, jn, loop_reduced)
+                emit_lanes(em, Env(dict(env.idx), ChainMap(), ax), ax, j0, jn, loop_reduced,
+                           blocked_loops(LANE_SUM_BLOCK))
             for_range(b, lo, hi, block, step=LANES, name=f"o{ax}b")
             return
         if depth == len(outer) - 1 and not k.reductions:
@@ -227,13 +230,17 @@ LANES = 1024
 # f32 sums: elements per block summed in f32 (the vectorizer keeps VF x interleave partial
 # sums of it) before the block's total is added to the f64 accumulator.
 SUM_BLOCK = 512
+# column sums: rows per block that each lane sums in f32 before adding to its f64 total
+LANE_SUM_BLOCK = 64
 BLOCKED_SUMS = True
 
 
-def emit_lanes(em: BodyEmitter, env: Env, ax: int, j0, jn, loop_reduced):
+def emit_lanes(em: BodyEmitter, env: Env, ax: int, j0, jn, loop_reduced, loop_blocked=None):
     """``emit_point`` for the outer points ``j0 <= i_ax < j0 + jn`` at once: accumulators are
     LANES-element stack arrays and every loop over the reduced axes has an inner unit-stride
-    loop over the lanes (vectorizable), instead of one strided reduction per point."""
+    loop over the lanes (vectorizable), instead of one strided reduction per point.  With
+    ``loop_blocked``, f32 sums accumulate each block of rows in f32 lane arrays (full-width
+    vectors, no conversions) and add them to the f64 lane totals after the block."""
     ctx, k = em.ctx, em.k
     b = ctx.b
     done: dict = {}     # reduce result id -> (array, acc dtype)
@@ -248,26 +255,55 @@ def emit_lanes(em: BodyEmitter, env: Env, ax: int, j0, jn, loop_reduced):
 
     phases, _ = reduction_phases(k)
     for group in phases:
-        slots = [(r, acc_dtype(r.kind, r.result.dtype)) for r in group]
-        slots = [(r, adt, ctx.alloca(LL[adt], LANES)) for r, adt in slots]
+        slots = []
+        for r in group:
+            adt = acc_dtype(r.kind, r.result.dtype)
+            local = None
+            if loop_blocked is not None and block_sum(r.kind, r.result.dtype):
+                local = ctx.alloca(LL[r.result.dtype], LANES)
+            slots.append((r, adt, ctx.alloca(LL[adt], LANES), local))
 
         def init(j, jenv, slots=slots):
-            for r, adt, arr in slots:
+            for r, adt, arr, local in slots:
                 b.store(identity(r.kind, adt), b.gep(arr, [j]))
         lane_loop(env, init)
 
         def accumulate(renv, slots=slots):
             def lane(j, jenv):
                 bind(jenv, j)
-                for r, adt, arr in slots:
+                for r, adt, arr, local in slots:
                     x = em.value(r.operand, jenv)
+                    if local is not None:
+                        dt = r.result.dtype
+                        p = b.gep(local, [j])
+                        b.store(combine(ctx, r.kind, dt, b.load(p, typ=LL[dt]), x), p)
+                        continue
                     if adt != r.result.dtype:
                         x = b.fpext(x, LL[adt])
                     p = b.gep(arr, [j])
                     b.store(combine(ctx, r.kind, adt, b.load(p, typ=LL[adt]), x), p)
             lane_loop(renv, lane)
-        loop_reduced(env, accumulate)
-        for r, adt, arr in slots:
+        blocked = [sl for sl in slots if sl[3] is not None]
+        if blocked:
+            def begin(blocked=blocked):
+                def lane(j, jenv):
+                    for r, adt, arr, local in blocked:
+                        b.store(identity(r.kind, r.result.dtype), b.gep(local, [j]))
+                lane_loop(env, lane)
+
+            def end(blocked=blocked):
+                def lane(j, jenv):
+                    for r, adt, arr, local in blocked:
+                        part = b.load(b.gep(local, [j]), typ=LL[r.result.dtype])
+                        if adt != r.result.dtype:
+                            part = b.fpext(part, LL[adt])
+                        p = b.gep(arr, [j])
+                        b.store(combine(ctx, r.kind, adt, b.load(p, typ=LL[adt]), part), p)
+                lane_loop(env, lane)
+            loop_blocked(env, accumulate, begin, end)
+        else:
+            loop_reduced(env, accumulate)
+        for r, adt, arr, local in slots:
             done[r.result.id] = (arr, adt, r.result.dtype)
     outer, inner = split_stores(k)
 

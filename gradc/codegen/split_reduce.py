@@ -1,26 +1,29 @@
-"""Splitting a full reduction so both cores share it.
+"""Splitting a reduction over the leading axis so both cores share it.
 
-A kernel that reduces its whole (1-D, after ``coalesce``) space has no outer loop for the
-runtime to divide between threads. ``split_full_reduction`` rewrites it over the space
-``(P, N/P)``, reducing only the second axis: each of the P rows is an independent
-partial reduction (so the runtime splits rows over threads), elementwise stores keep
-their element order, and each stored reduction result becomes P partials that
-``combine`` folds (sum / max / min / prod). It applies only where that is exact: every
-value stored from a reduction is the reduction itself, or a sum scaled by a constant
-(a mean), and nothing else in the kernel reads a reduction result.
+The runtime divides a kernel's outermost *outer* (non-reduced) axis between threads. A
+kernel that reduces its leading axis (a full reduction, a column sum ``x.sum(0)``, the
+whole of a 2-D loss) has no such axis, or only a short, badly strided one, and ran on one
+core. ``split_reduction`` rewrites the leading axis ``M`` as ``(P, M/P)`` and reduces only
+the second part: each of the P slices is an independent partial reduction (the runtime
+splits slices over threads), elementwise stores keep their element order, and each stored
+reduction result becomes P partials (a new leading output axis) that ``combine`` folds
+(sum / max / min / prod along axis 0). It applies only where that is exact: every value
+stored from a reduction is the reduction itself, or a sum scaled by a constant (a mean),
+and nothing else in the kernel reads a reduction result.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .kernel_ir import Buffer, Compute, Index, Kernel, Load, Reduce, Store, Value, coalesce
+from .kernel_ir import AxisIndex, Buffer, Compute, Index, Kernel, Load, Reduce, Store, Value, coalesce
 
 MIN_ELEMENTS = 1 << 20
-PARTS = 64
+PARTS = 64            # slices of a 1-D full reduction
+PARTS_ND = 16         # slices of the leading axis of a multi-dimensional reduction
 _COMBINE = {"sum": np.add, "max": np.maximum, "min": np.minimum, "prod": np.multiply}
 
 
-def _linear_in_reduction(v, defs, reduces):
+def _linear_in_reduction(v, defs):
     """The Reduce a stored value is (or a sum of, scaled by constants), else None."""
     s = defs.get(v.id)
     if isinstance(s, Reduce):
@@ -29,22 +32,27 @@ def _linear_in_reduction(v, defs, reduces):
         a, b = s.operands
         cb = defs.get(b.id)
         if isinstance(cb, Compute) and cb.op == "constant":
-            r = _linear_in_reduction(a, defs, reduces)
+            r = _linear_in_reduction(a, defs)
             return r if r is not None and r.kind == "sum" else None
     return None
 
 
-def split_full_reduction(kernel: Kernel):
-    """(new kernel, {output name: combine ufunc}) or None when the split does not apply."""
-    k = coalesce(kernel)
-    if len(k.space) != 1 or k.reduce_axes != (0,) or k.space[0] < MIN_ELEMENTS or k.space[0] % PARTS:
-        return None
-    n = k.space[0]
-    inner = n // PARTS
+def _parts(k: Kernel) -> int | None:
+    m = k.space[0]
+    if len(k.space) == 1:
+        return PARTS if m % PARTS == 0 else None
+    for p in (PARTS_ND, 8, 4, 2):
+        if m % p == 0 and m // p >= 2:
+            return p
+    return None
+
+
+def _foldable_stores(k: Kernel) -> dict | None:
+    """{output name: combine ufunc} for the stores of reduction results, or None when some
+    reduction result is used in a way partials cannot reproduce."""
     defs = {s.result.id: s for s in k.body if not isinstance(s, Store)}
     reduces = {s.result.id for s in k.body if isinstance(s, Reduce)}
-    # values derived from a reduction result may only feed stores (through a linear scale)
-    derived = set(reduces)
+    derived = set(reduces)     # values computed from a reduction result
     for s in k.body:
         if isinstance(s, Compute) and any(o.id in derived for o in s.operands):
             derived.add(s.result.id)
@@ -53,48 +61,73 @@ def split_full_reduction(kernel: Kernel):
     combine = {}
     for s in k.body:
         if isinstance(s, Store) and s.value.id in derived:
-            r = _linear_in_reduction(s.value, defs, reduces)
-            if r is None or s.buffer.numel != 1:
+            r = _linear_in_reduction(s.value, defs)
+            if r is None or s.buffer.name in combine:
                 return None
             combine[s.buffer.name] = _COMBINE[r.kind]
-    for s in k.body:
+    stored = {s.value.id for s in k.body if isinstance(s, Store)}
+    for s in k.body:       # a derived value must be stored, or feed only other computations
         if isinstance(s, Compute) and s.result.id in derived and s.result.id not in reduces:
-            if not any(isinstance(t, Store) and t.value.id == s.result.id for t in k.body) and \
-                    not any(isinstance(t, Compute) and s.result in t.operands for t in k.body):
+            if s.result.id not in stored and not any(
+                    isinstance(t, Compute) and s.result in t.operands for t in k.body):
                 return None
+    if any(isinstance(s, Store) and s.buffer.name in combine and s.value.id not in derived for s in k.body):
+        return None        # the same output also stores elementwise values
+    return combine
+
+
+def split_reduction(kernel: Kernel):
+    """(new kernel, {output name: combine ufunc}) or None when the split does not apply."""
+    k = coalesce(kernel)
+    if not k.reduce_axes or k.reduce_axes[0] != 0 or k.numel < MIN_ELEMENTS:
+        return None
+    if any(isinstance(s, AxisIndex) and s.axis == 0 for s in k.body):
+        return None        # the element index would need the two parts recombined
+    parts = _parts(k)
+    combine = _foldable_stores(k) if parts else None
+    if combine is None:
+        return None
+    inner = k.space[0] // parts
     params, new_param = [], {}
     for p in k.params:
-        q = Buffer(p.name, p.dtype, (PARTS,), p.role) if p.name in combine else p
+        q = Buffer(p.name, p.dtype, (parts,) + tuple(p.shape), p.role) if p.name in combine else p
         params.append(q)
         new_param[p.name] = q
 
     def index(ix: Index) -> Index:
         st = ix.strides[0]
-        return Index((st * inner, st), ix.offset)
+        return Index((st * inner, st) + tuple(ix.strides[1:]), ix.offset)
+
+    def axes(old) -> set:
+        return {a + 1 for a in old} | ({0} if 0 in old else set())
 
     vals = {}
 
     def nv(v: Value) -> Value:
         if v.id not in vals:
-            axes = {1} if 0 in v.axes else set()
-            vals[v.id] = Value(v.id, v.dtype, axes)
+            vals[v.id] = Value(v.id, v.dtype, axes(v.axes))
         return vals[v.id]
 
+    red = (1,) + tuple(a + 1 for a in k.reduce_axes[1:])
     body = []
     for s in k.body:
         if isinstance(s, Load):
             body.append(Load(nv(s.result), new_param[s.buffer.name], index(s.index)))
         elif isinstance(s, Compute):
-            body.append(Compute(nv(s.result), s.op, tuple(nv(o) for o in s.operands), s.attrs))
+            ops = tuple(nv(o) for o in s.operands)
+            vals[s.result.id] = Value(s.result.id, s.result.dtype, frozenset().union(*(o.axes for o in ops)))
+            body.append(Compute(vals[s.result.id], s.op, ops, s.attrs))
+        elif isinstance(s, AxisIndex):
+            body.append(AxisIndex(nv(s.result), s.axis + 1))
         elif isinstance(s, Reduce):
-            r = Reduce(nv(s.result), s.kind, nv(s.operand), (1,))
-            vals[s.result.id] = Value(s.result.id, s.result.dtype, {0})
-            body.append(Reduce(vals[s.result.id], r.kind, r.operand, (1,)))
+            vals[s.result.id] = Value(s.result.id, s.result.dtype, axes(s.result.axes) | {0})
+            body.append(Reduce(vals[s.result.id], s.kind, nv(s.operand), red))
         elif isinstance(s, Store):
+            buf = new_param[s.buffer.name]
             if s.buffer.name in combine:
-                body.append(Store(new_param[s.buffer.name], Index((1, 0), 0), nv(s.value)))
+                ix = Index((s.buffer.numel, 0) + tuple(s.index.strides[1:]), s.index.offset)
             else:
-                body.append(Store(new_param[s.buffer.name], index(s.index), nv(s.value)))
-        else:
-            return None      # AxisIndex: the element index would need the two axes recombined
-    return Kernel(k.name + "_split", (PARTS, inner), tuple(params), tuple(body), (1,), dict(k.meta)), combine
+                ix = index(s.index)
+            body.append(Store(buf, ix, nv(s.value)))
+    space = (parts, inner) + tuple(k.space[1:])
+    return Kernel(k.name + "_split", space, tuple(params), tuple(body), red, dict(k.meta)), combine

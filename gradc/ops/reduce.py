@@ -237,6 +237,10 @@ def _logsumexp_forward(x, dims, keepdim):
 def _logsumexp_vjp(ctx, g):
     dims, keep, shape = _dims(ctx)
     x = ctx.input(0)
+    if len(dims) == 1:
+        # softmax(x) rather than exp(x - out): after decomposition the compiler's forward and
+        # backward share exp(x - max), so a fused kernel computes it once per element
+        return [expand_reduced(g[0], shape, dims, keep) * x.softmax(dims[0])]
     out = keep_reduced(ctx.output(0), shape, dims, keep)
     return [expand_reduced(g[0], shape, dims, keep) * (x - out).exp()]
 

@@ -18,7 +18,8 @@ A reduction joins its consumers' group too (an epilogue in the same loop nest:
 softmax, layernorm) when it reduces the same dims as the group's other reductions;
 a group of per-row values grows into the space of the reduction feeding it.
 After outlining, sibling kernels over the same space whose inputs already exist at
-the earlier one are merged (horizontal fusion: a small graph's backward is one kernel).
+the earlier one are merged (horizontal fusion: a small graph's backward is one kernel), and
+the ops that duplication copied into each of them are merged again (CSE of the body).
 
 Matmuls and indexing ops stay separate kernels; an elementwise op consuming a
 matmul (bias add, activation) starts a new group right after it (an epilogue).
@@ -30,8 +31,9 @@ grouped: their kernel would have no results, and dce never removes an op without
 from __future__ import annotations
 
 from ..ir.clone import clone_op
-from ..ir.core import FUSED, RETURN, YIELD, Block, Function, Operation, Region
+from ..ir.core import FUSED, RETURN, YIELD, Block, Builder, Function, Operation, Region
 from ..ops.registry import ELEMENTWISE, PURE
+from .cse import _cse_block
 
 FUSIBLE_REDUCTIONS = {"gradc.sum", "gradc.mean", "gradc.amax", "gradc.amin", "gradc.prod"}
 
@@ -120,7 +122,7 @@ def erase_dead_fusible_ops(func: Function) -> bool:
     return changed
 
 
-MAX_DUPLICATES = 4
+MAX_DUPLICATES = 6
 
 
 def _fits(op, g) -> bool:
@@ -303,8 +305,40 @@ def _compatible(a, b) -> bool:
     return a[1] is None or b[1] is None or a[1] == b[1]
 
 
+def split_total_reductions(func: Function) -> bool:
+    """Rewrite a sum/mean over every dim of an input that another reduction in ``func`` reduces
+    over its leading dims only (column sums beside a loss, as in a layernorm's backward) as
+    that leading-dims reduction followed by a small one over the rest: the big stage then
+    fuses with its sibling into one pass over the input instead of a second pass."""
+    ops = [op for op in func.body.ops if op.name in FUSIBLE_REDUCTIONS]
+    leading = {}
+    for op in ops:
+        shape = tuple(op.operands[0].type.shape)
+        dims = _reduce_dims(op)
+        if dims and dims == frozenset(range(max(dims) + 1)) and len(dims) < len(_squeezed(shape)):
+            leading.setdefault(shape, dims)
+    changed = False
+    for op in ops:
+        shape = tuple(op.operands[0].type.shape)
+        dims = leading.get(shape)
+        if (op.name not in ("gradc.sum", "gradc.mean") or dims is None
+                or _reduce_dims(op) != frozenset(d for d, n in enumerate(shape) if n != 1)):
+            continue
+        b = Builder.before(op)
+        part = b.op(op.name.split(".")[1], op.operands[0], dims=sorted(dims), keepdim=False)
+        rest = list(range(len(part.type.shape)))
+        total = b.op(op.name.split(".")[1], part, dims=rest, keepdim=bool(op.attrs.get("keepdim")))
+        if tuple(total.type.shape) != tuple(op.results[0].type.shape):
+            total = b.op("reshape", total, shape=list(op.results[0].type.shape))
+        op.results[0].replace_all_uses_with(total)
+        op.erase()
+        changed = True
+    return changed
+
+
 def fuse(func: Function) -> bool:
     erased = erase_dead_fusible_ops(func)
+    erased = split_total_reductions(func) or erased
     groups = find_groups(func)
     copies: dict = {}
     for g in groups:
@@ -315,6 +349,10 @@ def fuse(func: Function) -> bool:
         outline_group(func, g, copies)
     erase_dead_fusible_ops(func)      # originals of duplicated ops whose groups were all outlined
     merged = merge_siblings(func)
+    if merged:     # merged kernels hold the copies that duplication gave each of them
+        for op in func.body.ops:
+            if op.name == FUSED:
+                _cse_block(op.regions[0].blocks[0])
     return erased or bool(groups) or merged
 
 
