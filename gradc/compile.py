@@ -298,6 +298,8 @@ class CompiledFunction:
         backend = self._backend if self._ir is not None else _backend(self.target)
         spec = _Specialization(func, wrt, self.memory, backend, n_out, self.backward)
         spec.single = single
+        spec.wrong_device = next((str(t.device) for t in args if isinstance(t, Tensor) and t.device.type != "cpu"),
+                                 None)     # the key holds the devices: checked once per specialisation
         spec.total_seconds = time.perf_counter() - t0
         return spec
 
@@ -329,9 +331,8 @@ class CompiledFunction:
             log.info(msg)
         self._last_key = key
         tensors = [a for a in args if isinstance(a, Tensor)]
-        for t in tensors:
-            if t.device.type != "cpu":
-                raise RuntimeError(f"@gradc.compile({self.__name__}): target cpu got a tensor on {t.device}")
+        if spec.wrong_device:
+            raise RuntimeError(f"@gradc.compile({self.__name__}): target cpu got a tensor on {spec.wrong_device}")
         arrays = [t._data for t in tensors]
         if not spec.wrt:
             outs = _own(spec.forward.run(arrays), arrays, spec.copy_outputs)

@@ -1,6 +1,8 @@
 """gradc.autograd: backward(), grad(), Function, gradcheck, grad mode."""
 from __future__ import annotations
 
+import numpy as np
+
 from .engine import run_backward
 from .function import Function
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -19,6 +21,9 @@ def _as_tuple(x):
     return (x,)
 
 
+_ONES = {np.dtype(d): np.ones((), d) for d in ("float16", "float32", "float64")}
+
+
 def _make_grads(outputs, grads):
     from ..tensor import Tensor
     import numpy as np
@@ -30,7 +35,8 @@ def _make_grads(outputs, grads):
             if not o.dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
                                    f"{o.dtype}")
-            g = Tensor._wrap(np.ones(o._data.shape, dtype=o._data.dtype))
+            g = Tensor._wrap(_ONES[o._data.dtype].copy() if o._data.ndim == 0 and o._data.dtype in _ONES
+                             else np.ones(o._data.shape, dtype=o._data.dtype))
         else:
             if not isinstance(g, Tensor):
                 g = Tensor(np.asarray(g, dtype=o.dtype.np))
