@@ -28,11 +28,12 @@ from .autograd import grad_mode
 from .autograd.node import FREED_MESSAGE, Node, SavedTensor
 from .ir.clone import clone_function
 from .ir.core import Function
-from .tensor import Tensor
+from .codegen.cuda_driver import DeviceArray
+from .tensor import CPU, Tensor
 
 log = logging.getLogger("gradc.compile")
 
-TARGETS = ("cpu", "interp")
+TARGETS = ("auto", "cpu", "cuda", "interp")
 # after autodiff (or on a forward-only function), before partition and fuse
 OPTIMIZE_PIPELINE = "decompose,canonicalize,cse,dce"
 
@@ -45,6 +46,15 @@ class _ArgKey:
     requires_grad: bool
 
 
+def _wrap(a, device):
+    """An eager tensor owning executor output ``a`` (a NumPy or a device array)."""
+    if isinstance(a, DeviceArray):
+        t = Tensor._wrap(a)
+        t._device = device
+        return t
+    return Tensor._wrap(np.asarray(a))
+
+
 def _backend(target: str):
     if target == "interp":
         return None
@@ -52,8 +62,9 @@ def _backend(target: str):
         from .codegen.backend_cpu import CPUBackend
         return CPUBackend()
     if target == "cuda":
+        from .codegen.backend_cuda import CudaBackend
         from .cuda import require_cuda
-        require_cuda()
+        return CudaBackend(require_cuda())
     raise ValueError(f"gradc.compile: unknown target '{target}' (expected one of {', '.join(TARGETS)})")
 
 
@@ -146,6 +157,7 @@ class CompiledFunctionBackward(Node):
         self._residuals = residuals
         self._next = next_functions
         self._output_types = out_types
+        self._device = inputs[0]._device if inputs else CPU
 
     def release(self):
         self._residuals = None
@@ -158,7 +170,8 @@ class CompiledFunctionBackward(Node):
         for g, t in zip(grads, self._output_types):
             if t is None:
                 continue
-            cts.append(g if g is not None else Tensor(np.zeros(t.shape, dtype=t.dtype.np)))
+            cts.append(g if g is not None else
+                       Tensor(np.zeros(t.shape, dtype=t.dtype.np))._to_device(self._device))
         inputs = [s.unpack() for s in self._inputs]   # version-counter check of saved inputs
         if grad_mode.is_grad_enabled():   # create_graph=True: differentiate the adjoint too
             return list(spec.grad_function()(*inputs, *cts))
@@ -170,7 +183,7 @@ class CompiledFunctionBackward(Node):
         arrays = spec.backward.run(residuals + [c._data for c in cts])
         grads = []
         for a, fresh in zip(arrays, spec.fresh_grads):
-            t = Tensor._wrap(np.asarray(a))
+            t = _wrap(a, self._device)
             t._fresh = fresh     # nobody else holds this array: AccumulateGrad may keep it
             grads.append(t)
         return grads
@@ -185,9 +198,16 @@ class CompiledFunctionBackward(Node):
         if not owned:
             arrays = spec.forward.run([t._data for t in inputs])[spec.n_outputs:]
         self._residuals = [None] * len(arrays)
-        scale = float(ct._data)
+        scale = ct.item()
         grads = []
         for a, fresh in zip(arrays, spec.fresh_grads):
+            if isinstance(a, DeviceArray):
+                t = _wrap(a, self._device)
+                if scale != 1.0:
+                    t, fresh = t * scale, True
+                t._fresh = fresh
+                grads.append(t)
+                continue
             a = np.asarray(a)
             if scale != 1.0:
                 a = np.multiply(a, scale, out=a) if fresh else a * scale
@@ -201,7 +221,7 @@ class CompiledFunctionBackward(Node):
 class CompiledFunction:
     """The callable returned by ``gradc.compile``."""
 
-    def __init__(self, fn, *, target="cpu", memory="min-memory", fallback=False, name=None, backward="auto"):
+    def __init__(self, fn, *, target="auto", memory="min-memory", fallback=False, name=None, backward="auto"):
         self.fn = fn
         self.target = target
         self.memory = memory
@@ -295,11 +315,18 @@ class CompiledFunction:
         t0 = time.perf_counter()
         func, n_out, single = self._trace(args, key)
         wrt = [i for i, k in enumerate(key[0]) if k[3] and key[2]]
-        backend = self._backend if self._ir is not None else _backend(self.target)
+        devices = {str(t.device) for t in args if isinstance(t, Tensor)}
+        target = self.target
+        if target == "auto":
+            target = "cuda" if any(d.startswith("cuda") for d in devices) else "cpu"
+        wrong = sorted(d for d in devices if not d.startswith(target)) if target in ("cpu", "cuda") else []
+        if wrong:
+            raise RuntimeError(f"@gradc.compile({self.__name__}): target {target} got a tensor on {wrong[0]}"
+                               + (" (all tensor arguments must be on one device)" if self.target == "auto" else ""))
+        backend = self._backend if self._ir is not None else _backend(target)
         spec = _Specialization(func, wrt, self.memory, backend, n_out, self.backward)
         spec.single = single
-        spec.wrong_device = next((str(t.device) for t in args if isinstance(t, Tensor) and t.device.type != "cpu"),
-                                 None)     # the key holds the devices: checked once per specialisation
+        spec.device = next((t.device for t in args if isinstance(t, Tensor)), CPU)
         spec.total_seconds = time.perf_counter() - t0
         return spec
 
@@ -331,19 +358,18 @@ class CompiledFunction:
             log.info(msg)
         self._last_key = key
         tensors = [a for a in args if isinstance(a, Tensor)]
-        if spec.wrong_device:
-            raise RuntimeError(f"@gradc.compile({self.__name__}): target cpu got a tensor on {spec.wrong_device}")
         arrays = [t._data for t in tensors]
+        dev = spec.device
         if not spec.wrt:
             outs = _own(spec.forward.run(arrays), arrays, spec.copy_outputs)
-            result = [Tensor._wrap(np.asarray(a)) for a in outs]
+            result = [_wrap(a, dev) for a in outs]
         else:
             results = spec.forward.run(arrays)
             outs = _own(results[:spec.n_outputs], arrays, spec.copy_outputs)
             residuals = list(results[spec.n_outputs:])
             for k in getattr(spec, "saved_inputs", ()):
                 residuals[k] = None   # read from the (version-checked) input at backward time
-            result = [Tensor._wrap(np.asarray(a)) for a in outs]
+            result = [_wrap(a, dev) for a in outs]
             edges = tuple(tensors[i]._grad_edge() for i in spec.wrt)
             node = CompiledFunctionBackward(spec, tensors, residuals, edges, spec.out_types)
             for k, t in enumerate(result):
@@ -385,6 +411,11 @@ def _own(outs, inputs, candidates):
         return outs
     fixed = list(outs)
     for k in candidates:
+        if isinstance(fixed[k], DeviceArray):      # device buffers may be shared by a reshape
+            d = fixed[k]
+            fixed[k] = d.driver.empty(d.shape, d.dtype)
+            d.driver.copy(fixed[k], d)
+            continue
         a = np.asarray(fixed[k])
         if any(np.may_share_memory(a, x) for x in inputs) or not a.flags.writeable:
             fixed[k] = np.array(a, copy=True)
@@ -394,8 +425,12 @@ def _own(outs, inputs, candidates):
 BACKWARD_MODES = ("auto", "precompute", "separate")
 
 
-def compile(fn=None, *, target="cpu", memory="min-memory", fallback=False, backward="auto", **options):
+def compile(fn=None, *, target="auto", memory="min-memory", fallback=False, backward="auto", **options):
     """``@gradc.compile``, ``gradc.compile(fn)`` or ``@gradc.compile(target="cpu", memory=...)``.
+
+    ``target``: ``auto`` (the default) compiles for the device of the tensor arguments (the
+    CPU through LLVM, or ``cuda``: PTX kernels on the GPU); ``cpu`` and ``cuda`` insist on
+    that device; ``interp`` runs the optimised IR with the op table's NumPy references.
 
     ``memory``: the partition policy of the separate forward/backward (``min-memory`` or ``save-all``).
     ``backward``: ``separate`` runs a partitioned forward and a backward kernel schedule;
@@ -406,6 +441,8 @@ def compile(fn=None, *, target="cpu", memory="min-memory", fallback=False, backw
     """
     if options:
         raise TypeError(f"gradc.compile: unknown option(s) {', '.join(sorted(options))}")
+    if target not in TARGETS:
+        raise ValueError(f"gradc.compile: target must be one of {', '.join(TARGETS)}, got '{target}'")
     from .passes.partition import POLICIES
     if memory not in POLICIES:
         raise ValueError(f"gradc.compile: memory must be one of {', '.join(POLICIES)}, got '{memory}'")

@@ -27,9 +27,11 @@ def seed() -> int:
 
 
 def _finish(array, dtype, requires_grad, device):
-    check_device(device)
+    dev = check_device(device)
     array = np.asarray(array, dtype=dtypes.as_dtype(dtype).np if dtype is not None else None)
     t = Tensor(array if array.flags.c_contiguous else np.array(array, order="C"))
+    if dev.type == "cuda":
+        t = t._to_device(dev)
     if requires_grad:
         if not t.dtype.is_floating_point:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")

@@ -1,7 +1,13 @@
 """The eager Tensor: NumPy storage, dtype, device, version counter, autograd
 metadata, printing and conversions. Ops come from ``TensorAPI`` and run through
 ``Tensor._apply``, which executes the op table's NumPy reference and records a
-backward node whose VJP is the table's rule."""
+backward node whose VJP is the table's rule.
+
+A tensor on ``cuda`` holds a ``DeviceArray`` (``codegen/cuda_driver.py``) instead of a
+NumPy array; its ops run as compiled single-op GPU kernels (``codegen/backend_cuda.py``)
+and it is copied to the host only to print or convert it. Views of CUDA tensors are
+copies (gradc keeps no strided device views), so in-place changes to them do not reach
+their base."""
 from __future__ import annotations
 
 import warnings
@@ -10,7 +16,8 @@ import numpy as np
 
 from . import _printing, dtypes
 from .autograd import grad_mode
-from .autograd.node import AccumulateGrad, RemovableHandle, node_class
+from .autograd.node import AccumulateGrad, Node, RemovableHandle, node_class
+from .codegen.cuda_driver import DeviceArray
 from .ops import registry
 from .ops.registry import NONDIFF, VIEW, TypeInfo
 from .tensor_api import Size, TensorAPI
@@ -65,6 +72,7 @@ class device:
 
 
 CPU = device("cpu")
+CUDA0 = device("cuda", 0)
 
 
 def check_device(dev) -> device:
@@ -72,6 +80,9 @@ def check_device(dev) -> device:
     if d.type == "cuda":
         from .cuda import require_cuda
         require_cuda()
+        if d.index not in (None, 0):
+            raise RuntimeError(f"CUDA error: invalid device ordinal (gradc uses one GPU, cuda:0; got {d})")
+        return CUDA0
     return d
 
 
@@ -80,13 +91,16 @@ class Tensor(TensorAPI):
     _dispatch_priority = 1
 
     def __init__(self, data, requires_grad=False, *, _version=None):
-        if not isinstance(data, np.ndarray):
+        dev = CPU
+        if isinstance(data, DeviceArray):
+            dev = CUDA0
+        elif not isinstance(data, np.ndarray):
             data = np.asarray(data)
         self._data = data
         self._dtype = dtypes.from_numpy(data.dtype)
         if self._dtype.np != data.dtype:
             self._data = data = data.astype(self._dtype.np)
-        self._device = CPU
+        self._device = dev
         self._grad_fn = None
         self._output_nr = 0
         self._grad = None
@@ -210,6 +224,8 @@ class Tensor(TensorAPI):
         return st if dim is None else st[dim]
 
     def data_ptr(self) -> int:
+        if isinstance(self._data, DeviceArray):
+            return id(self._data.buffer) + self._data.offset
         return self._data.__array_interface__["data"][0]
 
     # ---- ops -----------------------------------------------------------------------------------
@@ -228,17 +244,24 @@ class Tensor(TensorAPI):
             out_types = op.infer(types, attrs)
         else:
             out_types = None
-        result = op.forward(*[x._data for x in inputs], **attrs)
-        arrays = result if isinstance(result, tuple) else (result,)
+        on_gpu = dev.type == "cuda"
+        if on_gpu:
+            arrays = _run_on_device(op, inputs, attrs, types, out_types)
+        else:
+            result = op.forward(*[x._data for x in inputs], **attrs)
+            arrays = result if isinstance(result, tuple) else (result,)
         outs = []
         for k, a in enumerate(arrays):
-            a = np.asarray(a)
-            if out_types is not None and a.dtype != out_types[k].dtype.np:
-                a = a.astype(out_types[k].dtype.np)
+            if not on_gpu:
+                a = np.asarray(a)
+                if out_types is not None and a.dtype != out_types[k].dtype.np:
+                    a = a.astype(out_types[k].dtype.np)
             t = Tensor.__new__(Tensor)
             t._init_result(a)
+            if on_gpu:
+                t._device = dev
             outs.append(t)
-        if op.has(VIEW) or op.name == "index":
+        if (op.has(VIEW) or op.name == "index") and not on_gpu:
             for t in outs[:1]:
                 if np.may_share_memory(t._data, inputs[0]._data):   # a NumPy view of the input
                     t._version_counter = inputs[0]._version_counter
@@ -291,19 +314,19 @@ class Tensor(TensorAPI):
 
     def _scalar(self, value, dtype):
         t = Tensor(np.asarray(value, dtype=dtypes.as_dtype(dtype).np))
-        t._device = self._device
-        return t
+        return t._to_device(self._device) if self._device.type != "cpu" else t
 
     def _index_tensor(self, value):
+        if isinstance(value, Tensor):
+            value = value._host()
         arr = np.asarray(value)
-        if arr.dtype.kind == "b":
-            return Tensor(arr)
-        if arr.dtype.kind not in "iu":
+        if arr.dtype.kind not in "iub":
             if arr.size == 0:
                 arr = arr.astype(np.int64)
             else:
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        return Tensor(arr.astype(np.int64))
+        t = Tensor(arr if arr.dtype.kind == "b" else arr.astype(np.int64))
+        return t._to_device(self._device) if self._device.type != "cpu" else t
 
     def _assign_inplace(self, result):
         tracking = grad_mode.is_grad_enabled()
@@ -318,9 +341,18 @@ class Tensor(TensorAPI):
             raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to "
                                "a single memory location. Please clone() the tensor before performing the "
                                "operation.")
+        if result._device != self._device:
+            raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
+                               f"{self._device} and {result._device}!")
         if tracking and result._grad_fn is not None:
             _save_original_self(result._grad_fn, self)
-        np.copyto(self._data, result._data, casting="unsafe")
+        if isinstance(self._data, DeviceArray):
+            src = result._data
+            if src.dtype != self._data.dtype or src.shape != self._data.shape:
+                src = result.detach().to(self._dtype).expand(*self._data.shape)._data
+            self._data.driver.copy(self._data, src)
+        else:
+            np.copyto(self._data, result._data, casting="unsafe")
         self._version_counter.value += 1
         if rebase:
             _rebase_view(self, result)
@@ -381,16 +413,27 @@ class Tensor(TensorAPI):
         if d == self._device:
             return self
         from .cuda import require_cuda
-        require_cuda()
+        drv = require_cuda()
+        data = drv.to_device(self._data) if d.type == "cuda" else drv.to_host(self._data)
+        out = Tensor(data)
+        out._device = d
+        if grad_mode.is_grad_enabled() and self._requires_grad:
+            node = ToCopyBackward0(self._device)
+            node._next = (self._grad_edge(),)
+            out._grad_fn, out._output_nr, out._requires_grad = node, 0, True
+        return out
 
     def cpu(self):
-        return self
+        return self._to_device("cpu")
 
     def cuda(self, device=None):
         return self._to_device("cuda" if device is None else device)
 
     # ---- conversions ---------------------------------------------------------------------
     def numpy(self, *, force=False):
+        if isinstance(self._data, DeviceArray):
+            raise TypeError(f"can't convert {self._device} device type tensor to numpy. Use Tensor.cpu() to copy "
+                            "the tensor to host memory first.")
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
@@ -400,18 +443,22 @@ class Tensor(TensorAPI):
         a = self.numpy()
         return a if dtype is None else a.astype(dtype)
 
+    def _host(self) -> np.ndarray:
+        """The values as a NumPy array (a host copy for a CUDA tensor)."""
+        return self._data.get() if isinstance(self._data, DeviceArray) else self._data
+
     def item(self):
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
-        return self._data.reshape(()).item()
+        return self._host().reshape(()).item()
 
     def tolist(self):
-        return self._data.tolist()
+        return self._host().tolist()
 
     def __bool__(self):
         if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        return bool(self._data.reshape(()))
+        return bool(self._host().reshape(()))
 
     def __float__(self):
         return float(self.item())
@@ -435,16 +482,16 @@ class Tensor(TensorAPI):
             suffix = f"grad_fn=<{type(self._grad_fn).__name__}>"
         elif self._requires_grad:
             suffix = "requires_grad=True"
-        return _printing.tensor_repr(self._data, self._dtype.name, device=str(self._device), grad_suffix=suffix)
+        return _printing.tensor_repr(self._host(), self._dtype.name, device=str(self._device), grad_suffix=suffix)
 
     __str__ = __repr__
 
     def __deepcopy__(self, memo):
-        t = Tensor(self._data.copy(), requires_grad=self._requires_grad and self._grad_fn is None)
-        return t
+        t = Tensor(self._host().copy(), requires_grad=self._requires_grad and self._grad_fn is None)
+        return t._to_device(self._device) if self._device.type == "cuda" else t
 
     def __reduce__(self):
-        return (_rebuild, (self._data.copy(), self._requires_grad and self._grad_fn is None))
+        return (_rebuild, (self._host().copy(), self._requires_grad and self._grad_fn is None, str(self._device)))
 
 
 def _rebase_view(view, result):
@@ -498,14 +545,46 @@ def _save_original_self(node, t):
         return
     for key, s in list(saved.items()):
         if key[0] == "in" and s.tensor is t:
-            snap = Tensor(t._data.copy())
+            snap = Tensor(t._data.copy()) if not isinstance(t._data, DeviceArray) else t.detach().clone()
             snap._device = t._device
             snap._grad_fn, snap._output_nr, snap._requires_grad = t._grad_fn, t._output_nr, t._requires_grad
             saved[key] = SavedTensor(snap)
 
 
-def _rebuild(data, requires_grad):
-    return Tensor(data, requires_grad=requires_grad)
+def _rebuild(data, requires_grad, device="cpu"):
+    t = Tensor(data)
+    if device != "cpu":
+        t = t._to_device(device)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+class ToCopyBackward0(Node):
+    """grad_fn of a copy between devices: the gradient goes back to the source device."""
+    __module__ = "builtins"
+
+    def __init__(self, source):
+        super().__init__()
+        self._source = source
+        self._output_types = (None,)
+
+    def apply(self, grads, retain_graph=True):
+        g = grads[0]
+        return [None if g is None else g._to_device(self._source)]
+
+    def release(self):
+        pass
+
+
+def _run_on_device(op, inputs, attrs, types, out_types):
+    """Outputs (device arrays) of ``op`` on CUDA tensors: a compiled single-op kernel, or the
+    NumPy reference on host copies where the output types depend on the data (mask indexing)."""
+    from .codegen import backend_cuda
+    drv = inputs[0]._data.driver
+    if out_types is None:
+        res = op.forward(*[x._host() for x in inputs], **attrs)
+        res = res if isinstance(res, tuple) else (res,)
+        return tuple(drv.to_device(np.asarray(r)) for r in res)
+    return backend_cuda.run_op(drv, op, [x._data for x in inputs], attrs, types)
 
 
 def _has_bool_index(op, inputs):

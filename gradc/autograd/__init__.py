@@ -37,6 +37,8 @@ def _make_grads(outputs, grads):
                                    f"{o.dtype}")
             g = Tensor._wrap(_ONES[o._data.dtype].copy() if o._data.ndim == 0 and o._data.dtype in _ONES
                              else np.ones(o._data.shape, dtype=o._data.dtype))
+            if o._device.type != "cpu":
+                g = g._to_device(o._device)
         else:
             if not isinstance(g, Tensor):
                 g = Tensor(np.asarray(g, dtype=o.dtype.np))

@@ -58,6 +58,7 @@ def _accumulate(node: AccumulateGrad, grad, create_graph: bool):
     else:
         acc = leaf._grad
         if (not acc._requires_grad and acc._data.shape == grad._data.shape and acc._dtype is grad._dtype
+                and isinstance(acc._data, np.ndarray) and isinstance(grad._data, np.ndarray)
                 and acc._data.flags.writeable):
             np.add(acc._data, grad._data, out=acc._data)     # grad += new_grad, in place
             acc._version_counter.value += 1

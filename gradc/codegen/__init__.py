@@ -8,7 +8,9 @@ llvm_cpu      kernel -> host LLVM IR -> O3 + vectorization -> machine code
 runtime_cpu   MCJIT + ctypes calls, 2-thread split, disk object cache (cache.py)
 matmul_cpu    matmul-shaped kernels: BLAS via ctypes (measured faster) or a generated blocked kernel
 ptx           kernel -> NVPTX LLVM IR -> PTX (elementwise, row/block reductions, tiled matmul)
-runtime_cuda  PyCUDA loading/launching (optional)
+cuda_driver   device memory and launches: PyCUDA, or the CPU simulator (GRADC_CUDA_SIMULATOR=1)
+backend_cuda  executor backend and eager ops on CUDA tensors
+gpusim        the SIMT simulator (GPU threads as CPU threads)
 backend_cpu   executor glue: gradc.fused regions (lower_fused) and matmul -> native kernels
 
 Submodules import llvmlite; this package imports nothing eagerly.

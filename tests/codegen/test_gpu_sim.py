@@ -4,7 +4,7 @@ import pytest
 
 from gradc.codegen import kernel_eval, ptx
 
-from . import gpusim
+from gradc.codegen import gpusim
 from .helpers import TOL, buffers
 from .programs import build_matmul, programs, reduce_program, softmax
 

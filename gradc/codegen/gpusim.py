@@ -1,5 +1,8 @@
 """A tiny SIMT simulator: runs the NVPTX-lowered LLVM IR of a kernel on the CPU.
 
+It backs the CUDA simulator driver (``GRADC_CUDA_SIMULATOR=1``, ``cuda_driver.py``) and the
+GPU schedule tests.
+
 The GPU module (before NVPTX code generation) is retargeted to the host: address spaces
 are dropped, special registers / ``barrier0`` / ``shfl.sync.down`` become calls into Python
 (ctypes callbacks), and every thread of a block is an OS thread calling the kernel, blocks
@@ -69,17 +72,40 @@ def host_ir(kernel):
     return text, launch
 
 
+class SimKernel:
+    """A kernel's GPU lowering compiled for the host once; ``launch(ptrs)`` simulates one launch."""
+
+    def __init__(self, kernel):
+        _install()
+        text, self.launch_desc = host_ir(kernel)
+        self.kernel = kernel
+        self._ee, addrs = jit_llvm_ir(text, [self.launch_desc.name])
+        self._fn = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * len(kernel.params))(addrs[self.launch_desc.name])
+
+    def launch(self, ptrs, block=None, grid=None, max_blocks=3, timeout=20.0):
+        launch = self.launch_desc
+        block = block or launch.block
+        grid = grid or launch.grid_for(sm_count=1)
+        if launch.mode != "matmul":
+            grid = (min(grid[0], max_blocks), 1, 1)      # few blocks: grid-stride loops iterate
+        _simulate(self._fn, ptrs, block, grid, timeout)
+
+
 def run(kernel, arrays, block=None, grid=None, timeout=20.0):
     """Simulate the kernel on ``arrays`` (one per param, outputs written in place)."""
-    _install()
-    text, launch = host_ir(kernel)
-    ee, addrs = jit_llvm_ir(text, [launch.name])
-    fn = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * len(kernel.params))(addrs[launch.name])
-    block = block or launch.block
-    grid = grid or launch.grid_for(sm_count=1)
-    if launch.mode != "matmul":
-        grid = (min(grid[0], 3), 1, 1)      # few blocks: grid-stride loops iterate
-    ptrs = [a.ctypes.data for a in arrays]
+    SimKernel(kernel).launch([a.ctypes.data for a in arrays], block=block, grid=grid, timeout=timeout)
+    return arrays
+
+
+_sim_lock = threading.Lock()     # one simulated launch at a time (the state is global)
+
+
+def _simulate(fn, ptrs, block, grid, timeout):
+    with _sim_lock:
+        _simulate_locked(fn, ptrs, block, grid, timeout)
+
+
+def _simulate_locked(fn, ptrs, block, grid, timeout):
     nthreads = block[0] * block[1] * block[2]
     errors = []
     for bz in range(grid[2]):
@@ -91,7 +117,7 @@ def run(kernel, arrays, block=None, grid=None, timeout=20.0):
                                                                                        timeout=timeout))
                                    for w in range(nwarps)]
 
-                def thread(lin, tx, ty, tz):
+                def thread(lin, tx, ty, tz, bx=bx, by=by, bz=bz):
                     _tls.regs = {"tid.x": tx, "tid.y": ty, "tid.z": tz, "ctaid.x": bx, "ctaid.y": by,
                                  "ctaid.z": bz, "ntid.x": block[0], "ntid.y": block[1], "ntid.z": block[2],
                                  "nctaid.x": grid[0], "nctaid.y": grid[1], "nctaid.z": grid[2]}
@@ -111,5 +137,3 @@ def run(kernel, arrays, block=None, grid=None, timeout=20.0):
                     t.join()
     if errors:
         raise errors[0]
-    del ee
-    return arrays
