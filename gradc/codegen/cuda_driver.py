@@ -5,7 +5,8 @@
 * ``PyCudaDriver``: an NVIDIA GPU through PyCUDA (``pip install 'gradc[cuda]'``). Kernels are
   emitted as PTX for the device's compute capability (``ptx.py``), loaded with
   ``module_from_buffer`` (cached per PTX text) and launched with the block/grid of their
-  ``GpuLaunch``.
+  ``GpuLaunch``; buffers come from PyCUDA's ``DeviceMemoryPool``, which keeps freed blocks for
+  reuse. This driver has not yet run on a GPU (none on the development machine).
 * ``SimulatorDriver`` (``GRADC_CUDA_SIMULATOR=1``, like numba's CUDA simulator): device memory
   is host memory that only the driver touches, and a launch runs the kernel's NVPTX-lowered
   LLVM IR on CPU threads (``gpusim.py``): every GPU schedule, index computation and
@@ -165,6 +166,8 @@ class PyCudaDriver:
             dev = drv.Device(device)
             self.context = dev.retain_primary_context()
             self.context.push()
+            import atexit
+            atexit.register(self._close)
         except CudaUnavailable:
             raise
         except Exception as e:
@@ -176,11 +179,20 @@ class PyCudaDriver:
         self.sm_count = dev.get_attribute(drv.device_attribute.MULTIPROCESSOR_COUNT)
         self._modules: dict = {}
         self._kernels = _LaunchCache()
+        from pycuda.tools import DeviceMemoryPool
+        self._pool = DeviceMemoryPool()   # freed buffers are kept for reuse: no cudaMalloc per launch
+
+    def _close(self):
+        try:
+            self._pool.stop_holding()
+            self.context.pop()
+        except Exception:   # the driver may already be shutting down
+            pass
 
     def empty(self, shape, dtype) -> DeviceArray:
         dtype = np.dtype(dtype)
         nbytes = max(math.prod(shape) * dtype.itemsize, 1)
-        return DeviceArray(self, self.drv.mem_alloc(nbytes), shape, dtype)
+        return DeviceArray(self, self._pool.allocate(nbytes), shape, dtype)
 
     def _ptr(self, d: DeviceArray) -> int:
         return int(d.buffer) + d.offset
