@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import dtypes
 from ..ir.core import Operation
-from ..ops.registry import PURE
+from ..ops.registry import ELEMENTWISE, PURE
 from .rewrite import RewritePattern, apply_patterns_greedily
 
 FOLD_MAX_ELEMENTS = 16
@@ -27,7 +27,18 @@ def constant_value(v):
     return np.broadcast_to(np.asarray(a["value"], dtype=dtypes.from_name(a["dtype"]).np), tuple(a["shape"]))
 
 
+def splat_value(v):
+    """The scalar of a ``gradc.constant`` whose value is one number (any shape), else None."""
+    op = v.owner
+    if not isinstance(op, Operation) or op.name != "gradc.constant" or isinstance(op.attrs["value"], list):
+        return None
+    return np.asarray(op.attrs["value"], dtype=dtypes.from_name(op.attrs["dtype"]).np)
+
+
 def is_splat(v, scalar) -> bool:
+    c = splat_value(v)
+    if c is not None:
+        return v.type.numel > 0 and bool(c == scalar)
     c = constant_value(v)
     return c is not None and c.size > 0 and bool(np.all(c == scalar))
 
@@ -141,10 +152,20 @@ class ConstantFold(RewritePattern):
         d = op.opdef
         if d is None or not d.has(PURE) or op.name == "gradc.constant" or not op.operands:
             return False
-        values = [constant_value(v) for v in op.operands]
-        if any(v is None for v in values):
-            return False
         out_types = [r.type for r in op.results]
+        splats = [splat_value(v) for v in op.operands]
+        if d.has(ELEMENTWISE) and all(v is not None for v in splats):
+            # every operand one number: fold on 0-d arrays, not on arrays of the full shape
+            result = d.forward(*splats, **op.attrs)
+            arrays = result if isinstance(result, tuple) else (result,)
+            folded = [(np.asarray(a, dtype=t.dtype.np).item(), t) for a, t in zip(arrays, out_types)]
+            if not any(isinstance(v, float) and np.isnan(v) for v, _ in folded):
+                b = rw.builder_before(op)
+                rw.replace_op(op, [b.constant(v, t.shape, t.dtype) for v, t in folded])
+                return True
+        values = [constant_value(v) for v in op.operands]
+        if any(v is None for v in values) or sum(v.size for v in values) > 64 * FOLD_MAX_ELEMENTS:
+            return False
         result = d.forward(*[np.array(v) for v in values], **op.attrs)
         arrays = result if isinstance(result, tuple) else (result,)
         folded = []
