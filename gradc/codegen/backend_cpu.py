@@ -15,7 +15,6 @@ import itertools
 import logging
 import sys
 import weakref
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -101,8 +100,8 @@ class CPUBackend:
         return kernel
 
     def precompile(self, ops) -> None:
-        """Compile the kernels of several fused ops at once, on all cores (LLVM releases the GIL)."""
-        from .runtime_cpu import num_threads
+        """Compile the kernels of several fused ops at once, on all cores (``compile_into_cache``)."""
+        from .runtime_cpu import compile_into_cache, num_threads
         todo = []
         for op in ops:
             try:
@@ -111,9 +110,13 @@ class CPUBackend:
                 continue
         if len(todo) < 2 or num_threads() < 2:
             return
-        with ThreadPoolExecutor(min(num_threads(), len(todo))) as pool:
-            compiled = list(pool.map(lambda item: self._try_compile(item[1][1]), todo))
-        for (op, plan), ck in zip(todo, compiled):
+        try:
+            compile_into_cache([plan[1] for _, plan in todo], self.math_mode)
+        except (OSError, NotImplementedError) as e:   # then compile_fused compiles them one by one
+            log.info("parallel kernel compilation skipped: %s", e)
+            return
+        for op, plan in todo:
+            ck = self._try_compile(plan[1])
             if ck is not None:
                 self._ready[op] = (plan, ck)
 

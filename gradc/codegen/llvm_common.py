@@ -496,6 +496,17 @@ def split_stores(kernel: Kernel):
     return outer, inner
 
 
+def early_stores(kernel: Kernel):
+    """(early, late) inner stores: early ones do not depend on any reduction result, so they run
+    inside the first reduction pass (one pass over the inputs fewer) instead of after the last."""
+    _, inner = split_stores(kernel)
+    if not kernel.reductions:
+        return [], inner
+    _, reds_used = reduction_phases(kernel)
+    early = [s for s in inner if not reds_used(s.value.id)]
+    return early, [s for s in inner if not any(s is e for e in early)]
+
+
 # values worth keeping in memory rather than computing again in a later pass over the row
 EXPENSIVE_OPS = frozenset(("exp", "log", "tanh", "sigmoid", "sin", "cos", "pow", "log1p", "expm1", "erf"))
 
@@ -527,7 +538,7 @@ def scratch_plan(kernel: Kernel) -> dict:
         reach(r.operand.id, in_reductions)
     plan = {}
     used_buffers = set()
-    _, inner = split_stores(kernel)
+    _, inner = early_stores(kernel)
     for s in inner:
         if (len(stores_to[s.buffer.name]) != 1 or s.index.offset or tuple(s.index.strides) != dense
                 or s.buffer.name in used_buffers):
@@ -562,6 +573,7 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
     if preload:
         em.preload(env, k.reduce_axes)
     phases, _ = reduction_phases(k)
+    early, late = early_stores(k)
     plan = scratch_plan(k) if scratch else {}
     written: dict = {}      # value id -> Store whose buffer holds it, once a pass wrote it
 
@@ -595,7 +607,7 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
                 local = ctx.alloca(LL[r.result.dtype])
             slots.append((r, adt, slot, local))
 
-        def body(ienv, slots=slots):
+        def body(ienv, slots=slots, stores=early if group is phases[0] else ()):
             for r, adt, slot, local in slots:
                 x = em.value(r.operand, ienv)
                 if local is not None:
@@ -605,6 +617,8 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
                 if adt != r.result.dtype:
                     x = b.fpext(x, F64)
                 b.store(combine(ctx, r.kind, adt, b.load(slot, typ=LL[adt]), x), slot)
+            for s in stores:
+                em.store(s, ienv)
 
         blocked = [(r, adt, slot, local) for r, adt, slot, local in slots if local is not None]
         if blocked:
@@ -629,7 +643,8 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
             if adt != r.result.dtype:
                 acc = b.fptrunc(acc, LL[r.result.dtype])
             env.cache[r.result.id] = acc
-    outer, inner = split_stores(k)
+    outer, _ = split_stores(k)
+    inner = late
     if outer:
         def emit_outer():
             oenv = env.child()

@@ -52,7 +52,7 @@ from llvmlite import ir
 
 from .kernel_ir import Kernel, coalesce
 from .llvm_common import (reduced_loops, LL, BodyEmitter, Env, LowerCtx, acc_dtype, block_sum, combine, emit_point,
-                          for_range, identity, reduction_phases, split_stores, I64)
+                          early_stores, for_range, identity, reduction_phases, split_stores, I64)
 
 PTR = ir.PointerType()
 _init_lock = threading.Lock()
@@ -117,6 +117,7 @@ class CpuKernelInfo:
     parallel_extent: int  # the [start, end) range the function accepts
     work: int            # iteration-space points (threading heuristic)
     parallel_ok: bool = True   # False when splitting [start, end) measured slower
+    speed_level: int = 3       # LLVM pipeline level (see LANES_SPEED_LEVEL)
 
 
 def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str = "ir"):
@@ -223,13 +224,19 @@ def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str
     # Splitting the lanes axis halves every row each thread streams: 1.6x slower than one
     # thread for a 4096x1024 column sum here, so those kernels stay on one thread.
     par_ok = not (lanes_axis is not None and len(outer) == 1)
-    return module, CpuKernelInfo(name, tuple(kernel.params), extent, max(kernel.numel, 1), par_ok)
+    level = LANES_SPEED_LEVEL if lanes_axis is not None else 3
+    return module, CpuKernelInfo(name, tuple(kernel.params), extent, max(kernel.numel, 1), par_ok, level)
 
 
 LANES = 1024
 # smaller column reductions keep one strided loop per point: the lane loops are several times
 # more code for LLVM to optimise (compile time), and such kernels take microseconds either way
 LANES_MIN_POINTS = 1 << 15
+# Column-reduction (lane loop) kernels are optimised at speed level 2: at level 3 LLVM took 2.5x
+# as long on them (0.19 s against 0.076 s for W2's [256, 1024] column sum, most of its first
+# call) and the code ran no faster (W4's column sums 0.90-0.96 ms at 3, 0.93-1.04 ms at 2;
+# W2's 0.23 ms at 3, 0.20 ms at 2).  Every other kernel gets level 3.
+LANES_SPEED_LEVEL = 2
 # f32 sums: elements per block summed in f32 (the vectorizer keeps VF x interleave partial
 # sums of it) before the block's total is added to the f64 accumulator.
 SUM_BLOCK = 512
@@ -257,6 +264,7 @@ def emit_lanes(em: BodyEmitter, env: Env, ax: int, j0, jn, loop_reduced, loop_bl
             jenv.cache[rid] = b.fptrunc(v, LL[rdt]) if adt != rdt else v
 
     phases, _ = reduction_phases(k)
+    early, late = early_stores(k)
     for group in phases:
         slots = []
         for r in group:
@@ -271,9 +279,11 @@ def emit_lanes(em: BodyEmitter, env: Env, ax: int, j0, jn, loop_reduced, loop_bl
                 b.store(identity(r.kind, adt), b.gep(arr, [j]))
         lane_loop(env, init)
 
-        def accumulate(renv, slots=slots):
+        def accumulate(renv, slots=slots, stores=early if group is phases[0] else ()):
             def lane(j, jenv):
                 bind(jenv, j)
+                for s in stores:
+                    em.store(s, jenv)
                 for r, adt, arr, local in slots:
                     x = em.value(r.operand, jenv)
                     if local is not None:
@@ -308,7 +318,8 @@ def emit_lanes(em: BodyEmitter, env: Env, ax: int, j0, jn, loop_reduced, loop_bl
             loop_reduced(env, accumulate)
         for r, adt, arr, local in slots:
             done[r.result.id] = (arr, adt, r.result.dtype)
-    outer, inner = split_stores(k)
+    outer, _ = split_stores(k)
+    inner = late
 
     def stores(which):
         def lane(j, jenv):
@@ -338,7 +349,7 @@ def optimize(mod: llvm.ModuleRef, tm=None, speed_level: int = 2) -> llvm.ModuleR
     return mod
 
 
-def compile_ir(llvm_ir: str, tm=None) -> llvm.ModuleRef:
+def compile_ir(llvm_ir: str, tm=None, speed_level: int = 3) -> llvm.ModuleRef:
     """Parse, verify and optimize textual LLVM IR for the host."""
     init_native()
     tm = tm or host_target_machine()
@@ -346,7 +357,7 @@ def compile_ir(llvm_ir: str, tm=None) -> llvm.ModuleRef:
     mod.verify()
     mod.triple = tm.triple
     mod.data_layout = str(tm.target_data)
-    return optimize(mod, tm)
+    return optimize(mod, tm, speed_level)
 
 
 def emit_assembly(kernel: Kernel, math_mode: str = "ir") -> str:

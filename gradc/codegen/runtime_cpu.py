@@ -101,15 +101,22 @@ def _engine_from_object(obj: bytes):
     return ee
 
 
-def jit_llvm_ir(llvm_ir: str, symbols):
+def _object_key(llvm_ir: str, speed_level: int) -> str:
+    return cache.key(llvm_ir, llvm_cpu.target_signature(), f"O{speed_level}")
+
+
+def _compile_object(llvm_ir: str, speed_level: int) -> bytes:
+    tm = llvm_cpu.host_target_machine()
+    return tm.emit_object(llvm_cpu.compile_ir(llvm_ir, tm, speed_level))
+
+
+def jit_llvm_ir(llvm_ir: str, symbols, speed_level: int = 3):
     """Compile (or load from the disk cache) LLVM IR; returns (engine, {symbol: address})."""
     with _compile_lock:      # LLVM's global state: one compilation at a time
-        tm = llvm_cpu.host_target_machine()
-        key = cache.key(llvm_ir, llvm_cpu.target_signature())
+        key = _object_key(llvm_ir, speed_level)
         obj = cache.load(key)
         if obj is None:
-            mod = llvm_cpu.compile_ir(llvm_ir, tm)
-            obj = tm.emit_object(mod)
+            obj = _compile_object(llvm_ir, speed_level)
             cache.store(key, obj)
             stats["compiled"] += 1
         else:
@@ -171,20 +178,87 @@ class CompiledKernel:
         _get_pool().run(self._fn, [(argv, bounds[i], bounds[i + 1]) for i in range(n)])
 
 
+_lowered: dict = {}
+
+
+class _no_lock:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _lower(kernel: Kernel, math_mode: str):
+    """(LLVM IR text, CpuKernelInfo) of a kernel, memoized by the kernel's text."""
+    key = (str(kernel), kernel.name, math_mode)
+    hit = _lowered.get(key)
+    if hit is None:
+        module, info = llvm_cpu.lower_kernel(kernel, math_mode=math_mode)
+        hit = _lowered[key] = (str(module), info)
+        if len(_lowered) > 512:
+            _lowered.pop(next(iter(_lowered)))
+    return hit
+
+
+def compile_into_cache(kernels, math_mode: str = "ir") -> int:
+    """Compile the kernels that the disk cache lacks on all cores, into the cache; returns how
+    many were compiled.  llvmlite serialises every call into LLVM behind one lock, so threads
+    cannot compile at once: a forked child compiles half of them while this process compiles
+    the other half (the child only writes cache files and leaves with ``os._exit``).  Without
+    a cache directory, fork, or a second core, nothing happens here and ``compile_kernel``
+    compiles them one by one."""
+    if cache.cache_dir() is None or not hasattr(os, "fork") or num_threads() < 2:
+        return 0
+    from .kernel_ir import match_contraction
+    todo = []
+    for kernel in kernels:
+        if match_contraction(kernel) is not None:      # matmuls go to BLAS
+            continue
+        text, info = _lower(kernel, math_mode)
+        key = _object_key(text, info.speed_level)
+        if (text, info.name) not in _memo and cache.load(key) is None:
+            todo.append((text, info.speed_level, key))
+    if len(todo) < 2:
+        return 0
+    todo.sort(key=lambda t: -len(t[0]))       # balance the halves by IR size
+    mine, theirs = todo[0::2], todo[1::2]
+    # Fork holding llvmlite's own lock too: no other thread is inside LLVM at that moment, so
+    # the child cannot inherit a lock that nobody will release.
+    from llvmlite.binding import ffi
+    llvm_lock = getattr(ffi.lib, "_lock", None)
+    with _compile_lock, (llvm_lock if llvm_lock is not None else _no_lock()):
+        pid = os.fork()
+        if pid == 0:            # child: compile, write the cache files, leave without cleanup
+            code = 0
+            try:
+                for text, level, key in theirs:
+                    cache.store(key, _compile_object(text, level))
+            except BaseException:
+                code = 1
+            os._exit(code)
+        try:
+            for text, level, key in mine:
+                cache.store(key, _compile_object(text, level))
+        finally:
+            os.waitpid(pid, 0)
+    stats["compiled"] += len(todo)
+    return len(todo)
+
+
 def compile_kernel(kernel: Kernel, math_mode: str = "ir"):
     """Compile a kernel for the host (memoized in-process by its LLVM IR)."""
     from . import matmul_cpu
     special = matmul_cpu.compile_contraction(kernel)
     if special is not None:
         return special
-    module, info = llvm_cpu.lower_kernel(kernel, math_mode=math_mode)
-    text = str(module)
+    text, info = _lower(kernel, math_mode)
     memo_key = (text, info.name)
     with _lock:
         hit = _memo.get(memo_key)
     if hit is not None:
         return CompiledKernel(kernel, info, hit[0], hit[1])
-    ee, addrs = jit_llvm_ir(text, [info.name])
+    ee, addrs = jit_llvm_ir(text, [info.name], info.speed_level)
     with _lock:
         _memo[memo_key] = (ee, addrs[info.name])
     return CompiledKernel(kernel, info, ee, addrs[info.name])

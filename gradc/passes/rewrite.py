@@ -28,7 +28,6 @@ class Rewriter:
 
     def __init__(self, worklist: list):
         self._worklist = worklist
-        self.erased: set = set()
 
     def builder_before(self, op: Operation) -> Builder:
         """A builder inserting before ``op``; the ops it creates are revisited by the driver."""
@@ -52,7 +51,6 @@ class Rewriter:
     def erase_op(self, op: Operation) -> None:
         producers = [v.owner for v in op.operands if isinstance(v.owner, Operation)]
         op.erase()
-        self.erased.add(id(op))
         self._worklist.extend(producers)
 
 
@@ -78,7 +76,7 @@ def apply_patterns_greedily(func: Function, patterns, max_iterations: int = 1000
     steps = 0
     while worklist:
         op = worklist.pop()
-        if id(op) in rewriter.erased or op.parent is None:
+        if op.parent is None:     # erased (ids are not used: a new op may reuse a dead one's id)
             continue
         steps += 1
         if steps > max_iterations:
