@@ -128,34 +128,32 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     return _filled(fill_value, (size,) if isinstance(size, int) else size, dtype, requires_grad, device, default)
 
 
-def _like(fn, t, dtype, requires_grad, device, *args):
-    return fn(*args, t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad,
-              device=device) if args else fn(t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad,
-                                             device=device)
+def _like_device(t, device):
+    return t.device if device is None else device     # PyTorch: the input's device by default
 
 
 def ones_like(t, dtype=None, device=None, requires_grad=False):
-    return ones(t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
+    return ones(t.shape, dtype=dtype or t.dtype, device=_like_device(t, device), requires_grad=requires_grad)
 
 
 def zeros_like(t, dtype=None, device=None, requires_grad=False):
-    return zeros(t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
+    return zeros(t.shape, dtype=dtype or t.dtype, device=_like_device(t, device), requires_grad=requires_grad)
 
 
 def empty_like(t, dtype=None, device=None, requires_grad=False):
-    return empty(t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
+    return empty(t.shape, dtype=dtype or t.dtype, device=_like_device(t, device), requires_grad=requires_grad)
 
 
 def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
-    return full(t.shape, fill_value, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
+    return full(t.shape, fill_value, dtype=dtype or t.dtype, device=_like_device(t, device), requires_grad=requires_grad)
 
 
 def rand_like(t, dtype=None, device=None, requires_grad=False):
-    return rand(t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
+    return rand(t.shape, dtype=dtype or t.dtype, device=_like_device(t, device), requires_grad=requires_grad)
 
 
 def randn_like(t, dtype=None, device=None, requires_grad=False):
-    return randn(t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
+    return randn(t.shape, dtype=dtype or t.dtype, device=_like_device(t, device), requires_grad=requires_grad)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):

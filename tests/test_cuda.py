@@ -170,3 +170,26 @@ def test_compile_target_cuda_refuses_cpu_tensors(cuda):
     with pytest.raises(RuntimeError, match="target cuda got a tensor on cpu"):
         f(gradc.ones(3))
     np.testing.assert_allclose(f(gradc.ones(3, device=cuda)).item(), 3 * np.e, rtol=1e-6)
+
+
+def test_modules_and_optimizers_train_on_cuda(cuda):
+    gradc.manual_seed(0)
+    model = gradc.nn.Sequential(gradc.nn.Linear(3, 4), gradc.nn.Tanh(), gradc.nn.Linear(4, 1))
+    ref = gradc.nn.Sequential(gradc.nn.Linear(3, 4), gradc.nn.Tanh(), gradc.nn.Linear(4, 1))
+    for p, q in zip(ref.parameters(), model.parameters()):
+        p.data = q.detach().clone()
+    params = list(model.parameters())
+    assert model.cuda() is model and list(model.parameters()) == params
+    assert all(p.device.type == "cuda" and p.is_leaf and p.requires_grad for p in params)
+    x = np.random.default_rng(5).standard_normal((8, 3)).astype(np.float32)
+    opts = [gradc.optim.Adam(m.parameters(), lr=0.05) for m in (model, ref)]
+    for _ in range(3):
+        for m, opt, dev in ((model, opts[0], cuda), (ref, opts[1], "cpu")):
+            opt.zero_grad()
+            loss = (m(gradc.tensor(x, device=dev)) ** 2).mean()
+            loss.backward()
+            opt.step()
+    for p, q in zip(model.parameters(), ref.parameters()):
+        np.testing.assert_allclose(p.detach().cpu().numpy(), q.detach().numpy(), rtol=1e-4, atol=1e-6)
+    model.cpu()
+    assert all(p.device.type == "cpu" for p in model.parameters())

@@ -11,6 +11,11 @@ from . import init
 from .parameter import Parameter
 
 
+def _no_grad():
+    from ..autograd import no_grad
+    return no_grad()
+
+
 class Module:
     """Base class: registers Parameters and sub-Modules assigned as attributes."""
 
@@ -70,6 +75,31 @@ class Module:
 
     def eval(self):
         return self.train(False)
+
+    def to(self, *args, **kwargs):
+        """Move (``"cuda"``, ``"cpu"``) or cast (``gradc.float64``) every parameter in place, as
+        PyTorch does: the Parameter objects stay the same, their data (and grads) change."""
+        for p in self.parameters():
+            with _no_grad():
+                new = p.detach().to(*args, **kwargs)
+                grad = p._grad.to(*args, **kwargs) if p._grad is not None else None
+            p._data, p._dtype, p._device = new._data, new._dtype, new._device
+            p._grad = grad
+        return self
+
+    def cuda(self, device=None):
+        return self.to("cuda" if device is None else device)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def double(self):
+        from .. import dtypes
+        return self.to(dtypes.float64)
+
+    def float(self):
+        from .. import dtypes
+        return self.to(dtypes.float32)
 
     def zero_grad(self, set_to_none=True):
         for p in self.parameters():
