@@ -36,6 +36,13 @@ three runs each, alternating): W1 1.03/1.03/0.92 -> 1.19/0.96/1.06 (unchanged, n
 W3 6.28/8.13/6.60 -> 3.67/3.27/2.75; W4 7.32/7.62/6.66 -> 5.86/5.32/4.24.
 
 Tried, no help: comparing ``index == label`` as i32 (InstCombine widens it back to i64).
+Non-temporal (``!nontemporal``) stores for outputs of 8 MiB or more: the loop vectorizer does
+not widen them without a known 64-byte alignment, so the loops became scalar (W3 3 -> 19 ms).
+
+Column reductions (``emit_lanes``) run LANES columns at once with f32 block sums, and a kernel
+reducing its leading axis is split into slices over both cores (``split_reduce.py``): W4's
+dgamma/dbeta kernel 2.0 ms -> 0.9 ms.  Softmax-like row kernels keep ``exp`` in the output
+between passes (``llvm_common.scratch_plan``): W3's kernel 3.8-4.2 ms -> 2.3-2.8 ms.
 Inputs in memory that numpy got from the heap (``randn().astype(f32)``) ran the W3 kernel
 2x slower than a ``.copy()`` of the same data (not alignment: 4K-offset sweeps were flat);
 benchmark with fresh arrays.
