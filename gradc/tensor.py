@@ -54,6 +54,7 @@ class device:
             raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {spec}")
         self.type = spec
         self.index = index
+        self._hash = hash((spec, index or 0))    # hashed in every @gradc.compile guard key
 
     def __str__(self):
         return self.type if self.index is None else f"{self.type}:{self.index}"
@@ -68,7 +69,7 @@ class device:
         return isinstance(other, device) and (self.type, self.index or 0) == (other.type, other.index or 0)
 
     def __hash__(self):
-        return hash((self.type, self.index or 0))
+        return self._hash
 
 
 CPU = device("cpu")
