@@ -64,9 +64,11 @@ def stream_bandwidth(mib=64):
     return 2 * src.nbytes / min(t_kernel, t_numpy)
 
 
-def make_step(make_tensor, fn, inputs, wrt):
-    """One forward+backward of ``fn`` on fresh leaves made by ``make_tensor`` (gradc or torch)."""
-    tensors = {k: make_tensor(v, requires_grad=k in wrt) for k, v in inputs.items()}
+def make_step(make_tensor, fn, inputs, wrt, device=None):
+    """One forward+backward of ``fn`` on fresh leaves made by ``make_tensor`` (gradc or torch),
+    on ``device`` when given."""
+    kw = {} if device is None else {"device": device}
+    tensors = {k: make_tensor(v, requires_grad=k in wrt, **kw) for k, v in inputs.items()}
     args = list(tensors.values())
     leaves = [tensors[k] for k in wrt]
 
@@ -77,13 +79,13 @@ def make_step(make_tensor, fn, inputs, wrt):
     return step
 
 
-def gradc_step(loss_fn, inputs, wrt, compiled):
-    return make_step(gradc.tensor, gradc.compile(loss_fn) if compiled else loss_fn, inputs, wrt)
+def gradc_step(loss_fn, inputs, wrt, compiled, device=None):
+    return make_step(gradc.tensor, gradc.compile(loss_fn) if compiled else loss_fn, inputs, wrt, device)
 
 
-def torch_step(loss_fn, inputs, wrt, compile_mode):
+def torch_step(loss_fn, inputs, wrt, compile_mode, device=None):
     import torch
-    return make_step(torch.tensor, torch.compile(loss_fn) if compile_mode else loss_fn, inputs, wrt)
+    return make_step(torch.tensor, torch.compile(loss_fn) if compile_mode else loss_fn, inputs, wrt, device)
 
 
 def main(argv=None):

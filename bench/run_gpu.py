@@ -31,6 +31,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 from workloads import WORKLOADS  # noqa: E402
+from run_cpu import gradc_step as _gradc_step, torch_step as _torch_step  # noqa: E402
 
 import gradc  # noqa: E402
 
@@ -102,39 +103,6 @@ def scale_inputs(name, inputs, factor):
     return out, m / rows
 
 
-def make_step(make_tensor, fn, inputs, wrt):
-    """One forward+backward of ``fn`` on fresh CUDA leaves made by ``make_tensor`` (gradc or torch)."""
-    tensors = {k: make_tensor(v, device=DEVICE, requires_grad=k in wrt) for k, v in inputs.items()}
-    args = list(tensors.values())
-    leaves = [tensors[k] for k in wrt]
-
-    def step():
-        for t in leaves:
-            t.grad = None
-        fn(*args).backward()
-    return step
-
-
-def gradc_step(loss_fn, inputs, wrt, compiled):
-    return make_step(gradc.tensor, gradc.compile(loss_fn) if compiled else loss_fn, inputs, wrt)
-
-
-def torch_step(torch, loss_fn, inputs, wrt, compile_mode):
-    return make_step(torch.tensor, torch.compile(loss_fn) if compile_mode else loss_fn, inputs, wrt)
-
-
-def _unavailable_reason():
-    fn = getattr(gradc.cuda, "unavailable_reason", None)
-    if callable(fn):
-        return fn()
-    return getattr(gradc.cuda, "_reason", None) or "gradc.cuda.is_available() is False"
-
-
-def _device_name():
-    fn = getattr(gradc.cuda, "get_device_name", None)
-    return fn() if callable(fn) else "unknown CUDA device"
-
-
 def _import_torch_cuda():
     try:
         import torch
@@ -158,14 +126,14 @@ def main(argv=None):
         ap.error("--scale must be > 0")
 
     if not gradc.cuda.is_available():
-        print(f"# no CUDA device: {_unavailable_reason()}")
+        print(f"# no CUDA device: {gradc.cuda.unavailable_reason()}")
         return []
 
     torch = _import_torch_cuda()
     selected = {name: w for name, w in WORKLOADS.items()
                 if not args.only or any(name.startswith(o.strip()) for o in args.only.split(",") if o.strip())}
     simulated = os.environ.get("GRADC_CUDA_SIMULATOR", "") not in ("", "0")
-    print(f"# device: {_device_name()}" + ("  (GRADC_CUDA_SIMULATOR: CPU simulator, timings meaningless)"
+    print(f"# device: {gradc.cuda.get_device_name()}" + ("  (GRADC_CUDA_SIMULATOR: CPU simulator, timings meaningless)"
                                           if simulated else ""))
     print(f"# torch on cuda: {'yes, ' + torch.__version__ if torch is not None else 'no'}")
     bw = None
@@ -189,18 +157,18 @@ def main(argv=None):
             floor_bytes = floor_bytes * kept
         unit, scale = ("us", 1e6) if name.startswith("W5") else ("ms", 1e3)
         res = {}
-        step = gradc_step(loss_fn, inputs, wrt, compiled=True)
+        step = _gradc_step(loss_fn, inputs, wrt, True, DEVICE)
         first = first_call_time(step, _gradc_sync)
         res["gradc compiled"] = median_time(step, args.repeat, _gradc_sync)
         compile_s = max(first - res["gradc compiled"], 0.0)
-        step_e = gradc_step(loss_fn, inputs, wrt, compiled=False)
+        step_e = _gradc_step(loss_fn, inputs, wrt, False, DEVICE)
         res["gradc eager"] = median_time(step_e, min(args.repeat, max(3, args.repeat // 4)), _gradc_sync)
         if torch is not None:
             tsync = torch.cuda.synchronize
-            res["torch eager"] = median_time(torch_step(torch, loss_fn, inputs, wrt, False), args.repeat, tsync)
+            res["torch eager"] = median_time(_torch_step(loss_fn, inputs, wrt, False, DEVICE), args.repeat, tsync)
             if not args.no_torch_compile:
                 try:
-                    s = torch_step(torch, loss_fn, inputs, wrt, True)
+                    s = _torch_step(loss_fn, inputs, wrt, True, DEVICE)
                     tc_first = first_call_time(s, tsync)
                     res["torch.compile"] = median_time(s, args.repeat, tsync)
                     res["torch.compile first call s"] = tc_first

@@ -23,3 +23,29 @@ def test_numpy_baseline_matches_gradc(name):
     assert abs(float(np_loss) - loss.item()) <= 1e-9 * abs(loss.item())
     for k, g in zip(wrt, np_grads):
         np.testing.assert_allclose(np.asarray(g), ts[k].grad.numpy(), rtol=1e-7, atol=1e-9)
+
+
+def _precomputed(name):
+    """The function @gradc.compile runs for workload ``name`` (loss and gradients in one)."""
+    make, loss, _, _ = workloads.WORKLOADS[name]
+    inputs, wrt = make(np.random.default_rng(0))
+    f = gradc.compile(loss)
+    f(*[gradc.tensor(v, requires_grad=k in wrt) for k, v in inputs.items()]).backward()
+    return f.ir().precomputed
+
+
+def test_softmax_xent_is_one_pass_over_the_logits():
+    """W3's loss and gradient: one kernel over the [4096, 1024] logits (plus a 4096-element one)."""
+    func = _precomputed("W3 softmax-xent")
+    big = [op for op in func.body.ops if op.name == "gradc.fused"
+           and any(tuple(v.type.shape) == (4096, 1024) for v in op.operands)]
+    assert len(big) == 1
+    assert not [op for op in func.body.ops if op.name == "gradc.constant"]   # splats folded into it
+
+
+def test_layernorm_reads_x_in_two_kernels():
+    """W4: a row kernel (statistics and dx) and one column kernel (loss, dgamma, dbeta)."""
+    func = _precomputed("W4 layernorm")
+    big = [op for op in func.body.ops if op.name == "gradc.fused"
+           and any(tuple(v.type.shape) == (4096, 1024) for v in op.operands)]
+    assert len(big) == 2

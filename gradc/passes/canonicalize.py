@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import dtypes
 from ..ir.core import Operation
-from ..ops.registry import ELEMENTWISE, PURE
+from ..ops.registry import ELEMENTWISE, PURE, VIEW
 from .rewrite import RewritePattern, apply_patterns_greedily
 
 FOLD_MAX_ELEMENTS = 16
@@ -154,6 +154,12 @@ class ConstantFold(RewritePattern):
             return False
         out_types = [r.type for r in op.results]
         splats = [splat_value(v) for v in op.operands]
+        if d.has(VIEW) and len(op.results) == 1 and splats and splats[0] is not None:
+            # a view (reshape, expand, permute, slice ...) of one number everywhere is that number
+            t = out_types[0]
+            b = rw.builder_before(op)
+            rw.replace_op(op, [b.constant(np.asarray(splats[0], dtype=t.dtype.np).item(), t.shape, t.dtype)])
+            return True
         if d.has(ELEMENTWISE) and all(v is not None for v in splats):
             # every operand one number: fold on 0-d arrays, not on arrays of the full shape
             result = d.forward(*splats, **op.attrs)

@@ -163,6 +163,19 @@ def test_constant_folding():
     assert ints.owner.attrs == {"value": 7, "shape": [], "dtype": "int64"}
 
 
+def test_big_splats_fold_without_materialising():
+    """A 4M-element splat (the mean's gradient constant) folds through elementwise ops and views
+    on its single value, so it stays one constant the fuser can put in a kernel."""
+    f = Function("f", [], [])
+    b = Builder(f.body)
+    c = b.constant(0.25, (4096, 1024))
+    row = b.op("reshape", b.constant(-0.5, (4096,)), shape=[4096, 1])
+    f.set_outputs([b.op("neg", b.op("mul", c, b.constant(2.0))), b.op("expand", row, shape=[4096, 1024])])
+    scaled, expanded = canonical(f, [])
+    assert scaled.owner.attrs == {"value": -0.5, "shape": [4096, 1024], "dtype": F32}
+    assert expanded.owner.attrs == {"value": -0.5, "shape": [4096, 1024], "dtype": F32}
+
+
 @pytest.mark.parametrize("chunk", range(6))
 def test_random_programs_keep_values_and_reach_a_fixed_point(chunk):
     for seed in range(chunk * 100, chunk * 100 + 100):
