@@ -162,6 +162,16 @@ class CompiledFunctionBackward(Node):
     def release(self):
         self._residuals = None
 
+    @property
+    def _unit_ok(self) -> bool:
+        return self._spec.precompute
+
+    def apply_unit(self):
+        """The gradients for a cotangent of 1 (precomputed by the forward)."""
+        if self._residuals is None:
+            raise RuntimeError(FREED_MESSAGE)
+        return self._scaled_precomputed([s.unpack() for s in self._inputs], None)
+
     def apply(self, grads, retain_graph=True):
         if self._residuals is None:
             raise RuntimeError(FREED_MESSAGE)
@@ -198,7 +208,7 @@ class CompiledFunctionBackward(Node):
         if not owned:
             arrays = spec.forward.run([t._data for t in inputs])[spec.n_outputs:]
         self._residuals = [None] * len(arrays)
-        scale = ct.item()
+        scale = 1.0 if ct is None else ct.item()
         grads = []
         for a, fresh in zip(arrays, spec.fresh_grads):
             if isinstance(a, DeviceArray):

@@ -369,6 +369,11 @@ class Tensor(TensorAPI):
 
     # ---- autograd entry points -----------------------------------------------------------
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        node = self._grad_fn
+        if gradient is None and inputs is None and not create_graph and node is not None and self._data.ndim == 0:
+            from .autograd.engine import run_unit_backward
+            if run_unit_backward(node, bool(retain_graph)):      # a compiled scalar loss: no graph walk
+                return
         from .autograd import backward
         backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
 

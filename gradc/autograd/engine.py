@@ -136,6 +136,28 @@ def _run_single_node(root, grad, retain_graph, create_graph) -> bool:
     return True
 
 
+def run_unit_backward(node, retain_graph: bool) -> bool:
+    """``loss.backward()`` (implicit gradient 1, no create_graph) on the output of a node that
+    can take the unit cotangent without a tensor (``_unit_ok``: a compiled scalar loss whose
+    gradients the forward already computed). Same conditions and effects as
+    ``_run_single_node``; False when they do not hold."""
+    if not (getattr(node, "_unit_ok", False) and not node._pre_hooks and not node._post_hooks
+            and not node._tensor_pre_hooks and not node._retains_grad and all(map(_plain_leaf, node._next))):
+        return False
+    prev = grad_mode.is_grad_enabled()
+    grad_mode._set(False)
+    try:
+        outs = node.apply_unit()
+        if not retain_graph:
+            node.release()
+        for (leaf_node, _), g in zip(node._next, outs):
+            if leaf_node is not None and g is not None:
+                _accumulate(leaf_node, g, False)
+    finally:
+        grad_mode._set(prev)
+    return True
+
+
 def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, capture=None):
     """Propagate ``root_grads`` from the (node, output_nr) ``roots``.
 
