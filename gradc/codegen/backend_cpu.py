@@ -64,16 +64,17 @@ def make_runner(ck, kernel):
         keep = []
         for i in range(n_in):
             a = arrays[i]
+            ref = last[i]
+            if ref is not None and ref() is a:      # the array of the last call: pointer already set
+                continue
             if not (a.flags.c_contiguous and a.dtype == in_specs[i]):
                 a = np.ascontiguousarray(a, dtype=in_specs[i])
                 keep.append(a)
                 argv[i] = a.ctypes.data
                 last[i] = None
                 continue
-            ref = last[i]
-            if ref is None or ref() is not a:
-                argv[i] = a.ctypes.data
-                last[i] = weakref.ref(a)
+            argv[i] = a.ctypes.data
+            last[i] = weakref.ref(a)
         outs = []
         for k, pool in enumerate(pools):
             e = pool.get()
