@@ -279,3 +279,19 @@ func.func @in_region(%a: tensor<4xf32>) -> tensor<4xf32> {
   }) : (tensor<4xf32>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
+
+// -----
+
+// A view of a splat constant is a splat constant of the view's shape (no array is built).
+// CHECK-LABEL: func.func @view_of_splat
+// CHECK:         [[C:%[0-9]+]] = gradc.constant {dtype = "float32", shape = [4096, 1024], value = -0.5}
+// CHECK-NEXT:    func.return [[C]]
+// DCE-LABEL: func.func @view_of_splat
+// DCE-NEXT:      [[C:%[0-9]+]] = gradc.constant {dtype = "float32", shape = [4096, 1024], value = -0.5}
+// DCE-NEXT:      func.return [[C]]
+func.func @view_of_splat() -> tensor<4096x1024xf32> {
+  %0 = gradc.constant {dtype = "float32", shape = [4096], value = -0.5} : () -> tensor<4096xf32>
+  %1 = gradc.reshape %0 {shape = [4096, 1]} : (tensor<4096xf32>) -> tensor<4096x1xf32>
+  %2 = gradc.expand %1 {shape = [4096, 1024]} : (tensor<4096x1xf32>) -> tensor<4096x1024xf32>
+  func.return %2 : tensor<4096x1024xf32>
+}

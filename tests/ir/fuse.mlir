@@ -271,3 +271,27 @@ func.func @dead_code(%x: tensor<3x3xf32>, %w: tensor<3x3xf32>) -> tensor<3x3xf32
   %4 = gradc.sin %x : (tensor<3x3xf32>) -> tensor<3x3xf32>
   func.return %4 : tensor<3x3xf32>
 }
+
+// -----
+
+// A sum over everything beside a column sum of the same space becomes column sums plus a small
+// sum over them: the big stage joins its sibling (one pass over %x), and the product the two
+// kernels each had a copy of is computed once in the merged body.
+// CHECK-LABEL: func.func @loss_beside_column_sums
+// CHECK-NEXT:    [[F:%[0-9]+]]:2 = gradc.fused %x, %g ({
+// CHECK-NEXT:    ^bb0([[X:%arg[0-9]+]]: tensor<8x4xf32>, [[G:%arg[0-9]+]]: tensor<4xf32>):
+// CHECK-NEXT:      [[P:%[0-9]+]] = gradc.mul [[X]], [[G]]
+// CHECK-NEXT:      [[Q:%[0-9]+]] = gradc.mul [[P]], [[P]]
+// CHECK-NEXT:      [[C1:%[0-9]+]] = gradc.sum [[Q]] {dims = [0], keepdim = false}
+// CHECK-NEXT:      [[C2:%[0-9]+]] = gradc.sum [[P]] {dims = [0], keepdim = false}
+// CHECK-NEXT:      gradc.yield [[C1]], [[C2]] : tensor<4xf32>, tensor<4xf32>
+// CHECK:         [[T:%[0-9]+]] = gradc.fused [[F]]#0 ({
+// CHECK:           gradc.sum %{{.*}} {dims = [0], keepdim = false} : (tensor<4xf32>) -> tensor<f32>
+// CHECK:         func.return [[T]], [[F]]#1 : tensor<f32>, tensor<4xf32>
+func.func @loss_beside_column_sums(%x: tensor<8x4xf32>, %g: tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>) {
+  %0 = gradc.mul %x, %g : (tensor<8x4xf32>, tensor<4xf32>) -> tensor<8x4xf32>
+  %1 = gradc.mul %0, %0 : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+  %2 = gradc.sum %1 {dims = [0, 1], keepdim = false} : (tensor<8x4xf32>) -> tensor<f32>
+  %3 = gradc.sum %0 {dims = [0], keepdim = false} : (tensor<8x4xf32>) -> tensor<4xf32>
+  func.return %2, %3 : tensor<f32>, tensor<4xf32>
+}
