@@ -193,3 +193,20 @@ def test_modules_and_optimizers_train_on_cuda(cuda):
         np.testing.assert_allclose(p.detach().cpu().numpy(), q.detach().numpy(), rtol=1e-4, atol=1e-6)
     model.cpu()
     assert all(p.device.type == "cpu" for p in model.parameters())
+
+
+def test_compiled_double_backward_and_retain_graph_on_cuda(cuda):
+    f = gradc.compile(lambda x: (x.tanh() ** 3).sum())
+    x = gradc.tensor([0.3, -0.7, 1.1], device=cuda, requires_grad=True)
+    g, = gradc.autograd.grad(f(x), x, create_graph=True)
+    gg, = gradc.autograd.grad(g.sum(), x)
+    xc = x.detach().cpu().requires_grad_()
+    gc, = gradc.autograd.grad((xc.tanh() ** 3).sum(), xc, create_graph=True)
+    ggc, = gradc.autograd.grad(gc.sum(), xc)
+    assert g.device.type == "cuda" and gg.device.type == "cuda"
+    np.testing.assert_allclose(g.detach().cpu().numpy(), gc.detach().numpy(), rtol=1e-5)
+    np.testing.assert_allclose(gg.cpu().numpy(), ggc.numpy(), rtol=1e-4)
+    y = f(x)
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(x.grad.cpu().numpy(), 2 * gc.detach().numpy(), rtol=1e-5)
