@@ -12,7 +12,9 @@ cotangent of 1, which backward scales. Calling it returns eager tensors whose
 so compiled and eager code mix in one ``backward()``. Residuals are freed after
 backward unless ``retain_graph``; inputs saved for backward are version-checked;
 ``create_graph=True`` compiles the adjoint (autodiff run on the joint function)
-so double backward works.
+so double backward works. The executors run on the CPU backend (LLVM) or, for
+tensors on ``cuda``, the CUDA backend (PTX kernels through ``cuda_driver``); the
+default ``target="auto"`` follows the arguments' device.
 """
 from __future__ import annotations
 
