@@ -88,6 +88,22 @@ def torch_step(loss_fn, inputs, wrt, compile_mode, device=None):
     return make_step(torch.tensor, torch.compile(loss_fn) if compile_mode else loss_fn, inputs, wrt, device)
 
 
+def print_table(title, unit, scale, res, first, compile_s):
+    """One workload's table: median per implementation and its ratio to gradc compiled, then
+    the first-call times (``res`` keys ending in " s" are those, not rows)."""
+    ours = res["gradc compiled"]
+    print(f"\n## {title}   (median {unit} per forward+backward; ratio = peer / gradc compiled)")
+    print(f"{'implementation':<18} {unit:>10} {'ratio':>8}")
+    for k, v in res.items():
+        if k.endswith(" s"):
+            continue
+        print(f"{k:<18} {v * scale:>10.3f} {v / ours:>8.2f}x")
+    print(f"first call (trace + compile + run) of gradc: {first * 1e3:.1f} ms "
+          f"(compile about {compile_s * 1e3:.1f} ms)")
+    if "torch.compile first call s" in res:
+        print(f"first call of torch.compile: {res['torch.compile first call s'] * 1e3:.0f} ms")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=20)
@@ -136,16 +152,7 @@ def main(argv=None):
                 except Exception as e:  # no compiler toolchain etc.
                     print(f"# torch.compile unavailable for {name}: {type(e).__name__}: {e}")
         ours = res["gradc compiled"]
-        print(f"\n## {name}   (median {unit} per forward+backward; ratio = peer / gradc compiled)")
-        print(f"{'implementation':<18} {unit:>10} {'ratio':>8}")
-        for k, v in res.items():
-            if k.endswith(" s"):
-                continue
-            print(f"{k:<18} {v * scale:>10.3f} {v / ours:>8.2f}x")
-        print(f"first call (trace + compile + run) of gradc: {first * 1e3:.1f} ms "
-              f"(compile about {compile_s * 1e3:.1f} ms)")
-        if "torch.compile first call s" in res:
-            print(f"first call of torch.compile: {res['torch.compile first call s'] * 1e3:.0f} ms")
+        print_table(name, unit, scale, res, first, compile_s)
         if floor_bytes:
             floor = floor_bytes / bw
             print(f"bandwidth floor ({floor_bytes / 2 ** 20:.0f} MiB moved): {floor * 1e3:.3f} ms; "

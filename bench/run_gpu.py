@@ -31,7 +31,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 from workloads import WORKLOADS  # noqa: E402
-from run_cpu import gradc_step as _gradc_step, torch_step as _torch_step  # noqa: E402
+from run_cpu import gradc_step as _gradc_step, print_table, torch_step as _torch_step  # noqa: E402
 
 import gradc  # noqa: E402
 
@@ -175,16 +175,7 @@ def main(argv=None):
                 except Exception as e:  # no Triton / compiler toolchain etc.
                     print(f"# torch.compile unavailable for {name}: {type(e).__name__}: {e}")
         ours = res["gradc compiled"]
-        print(f"\n## {name} on cuda   (median {unit} per forward+backward; ratio = peer / gradc compiled)")
-        print(f"{'implementation':<18} {unit:>10} {'ratio':>8}")
-        for k, v in res.items():
-            if k.endswith(" s"):
-                continue
-            print(f"{k:<18} {v * scale:>10.3f} {v / ours:>8.2f}x")
-        print(f"first call (trace + compile + run) of gradc: {first * 1e3:.1f} ms "
-              f"(compile about {compile_s * 1e3:.1f} ms)")
-        if "torch.compile first call s" in res:
-            print(f"first call of torch.compile: {res['torch.compile first call s'] * 1e3:.0f} ms")
+        print_table(f"{name} on cuda", unit, scale, res, first, compile_s)
         if floor_bytes and bw:
             floor = floor_bytes / bw
             print(f"bandwidth floor ({floor_bytes / 2 ** 20:.1f} MiB moved at {bw / 1e9:.1f} GB/s): "

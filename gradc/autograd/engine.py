@@ -112,20 +112,19 @@ def _plain_leaf(edge) -> bool:
                          and not n._pre_hooks)
 
 
-def _run_single_node(root, grad, retain_graph, create_graph) -> bool:
-    """Fast path for the common ``loss.backward()`` on a compiled function's output: one node
-    (marked ``_single_node_ok``) with no hooks whose inputs are all leaves without hooks. Does
-    exactly what the general loop would do for that graph, without building its schedule."""
-    node, nr = root
-    if not (getattr(node, "_single_node_ok", False) and not node._pre_hooks and not node._post_hooks
-            and not node._tensor_pre_hooks and not node._retains_grad and all(map(_plain_leaf, node._next))):
-        return False
-    grads = [None] * len(node._output_types)
-    grads[nr] = grad
+def _lone_node(node, flag: str) -> bool:
+    """``node`` is marked ``flag``, has no hooks and feeds only leaves without hooks: its backward
+    is the whole graph's, with no schedule to build."""
+    return (getattr(node, flag, False) and not node._pre_hooks and not node._post_hooks
+            and not node._tensor_pre_hooks and not node._retains_grad and all(map(_plain_leaf, node._next)))
+
+
+def _apply_to_leaves(node, apply, retain_graph, create_graph) -> None:
+    """Run ``apply()`` (the lone node's gradients) and accumulate them into its leaves."""
     prev = grad_mode.is_grad_enabled()
     grad_mode._set(create_graph)
     try:
-        outs = node.apply(grads)
+        outs = apply()
         if not retain_graph:
             node.release()
         for (leaf_node, _), g in zip(node._next, outs):
@@ -133,6 +132,18 @@ def _run_single_node(root, grad, retain_graph, create_graph) -> bool:
                 _accumulate(leaf_node, g, create_graph)
     finally:
         grad_mode._set(prev)
+
+
+def _run_single_node(root, grad, retain_graph, create_graph) -> bool:
+    """Fast path for the common ``loss.backward()`` on a compiled function's output: one node
+    (marked ``_single_node_ok``) with no hooks whose inputs are all leaves without hooks. Does
+    exactly what the general loop would do for that graph, without building its schedule."""
+    node, nr = root
+    if not _lone_node(node, "_single_node_ok"):
+        return False
+    grads = [None] * len(node._output_types)
+    grads[nr] = grad
+    _apply_to_leaves(node, lambda: node.apply(grads), retain_graph, create_graph)
     return True
 
 
@@ -141,20 +152,9 @@ def run_unit_backward(node, retain_graph: bool) -> bool:
     can take the unit cotangent without a tensor (``_unit_ok``: a compiled scalar loss whose
     gradients the forward already computed). Same conditions and effects as
     ``_run_single_node``; False when they do not hold."""
-    if not (getattr(node, "_unit_ok", False) and not node._pre_hooks and not node._post_hooks
-            and not node._tensor_pre_hooks and not node._retains_grad and all(map(_plain_leaf, node._next))):
+    if not _lone_node(node, "_unit_ok"):
         return False
-    prev = grad_mode.is_grad_enabled()
-    grad_mode._set(False)
-    try:
-        outs = node.apply_unit()
-        if not retain_graph:
-            node.release()
-        for (leaf_node, _), g in zip(node._next, outs):
-            if leaf_node is not None and g is not None:
-                _accumulate(leaf_node, g, False)
-    finally:
-        grad_mode._set(prev)
+    _apply_to_leaves(node, node.apply_unit, retain_graph, False)
     return True
 
 
