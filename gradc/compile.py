@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .autograd import grad_mode
-from .autograd.node import FREED_MESSAGE, Node, SavedTensor
+from .autograd.node import FREED_MESSAGE, Node, version_error
 from .ir.clone import clone_function
 from .ir.core import Function
 from .codegen.cuda_driver import DeviceArray
@@ -92,6 +92,7 @@ class _Specialization:
         self.backend = backend
         self.memory = memory
         self.precompute = bool(self.wrt) and backward != "separate" and is_scalar_loss(func)
+        self.saved_inputs = {}     # residual index -> input index, for residuals that are inputs
         if backward == "precompute" and self.wrt and not self.precompute:
             raise ValueError(f"@gradc.compile(backward='precompute'): {func.name} must return one 0-d "
                              "floating point tensor")
@@ -155,11 +156,19 @@ class CompiledFunctionBackward(Node):
     def __init__(self, spec: _Specialization, inputs, residuals, next_functions, out_types):
         super().__init__()
         self._spec = spec
-        self._inputs = [SavedTensor(t) for t in inputs]
+        self._inputs = inputs          # saved inputs, with the versions they had (checked by _unpack)
+        self._versions = [t._version_counter.value for t in inputs]
         self._residuals = residuals
         self._next = next_functions
         self._output_types = out_types
         self._device = inputs[0]._device if inputs else CPU
+
+    def _unpack(self):
+        """The saved inputs, after PyTorch's check that none was modified in place since."""
+        for t, v in zip(self._inputs, self._versions):
+            if t._version_counter.value != v:
+                raise version_error(t, v)
+        return self._inputs
 
     def release(self):
         self._residuals = None
@@ -172,7 +181,7 @@ class CompiledFunctionBackward(Node):
         """The gradients for a cotangent of 1 (precomputed by the forward)."""
         if self._residuals is None:
             raise RuntimeError(FREED_MESSAGE)
-        return self._scaled_precomputed([s.unpack() for s in self._inputs], None)
+        return self._scaled_precomputed(self._unpack(), None)
 
     def apply(self, grads, retain_graph=True):
         if self._residuals is None:
@@ -184,7 +193,7 @@ class CompiledFunctionBackward(Node):
                 continue
             cts.append(g if g is not None else
                        Tensor(np.zeros(t.shape, dtype=t.dtype.np))._to_device(self._device))
-        inputs = [s.unpack() for s in self._inputs]   # version-counter check of saved inputs
+        inputs = self._unpack()
         if grad_mode.is_grad_enabled():   # create_graph=True: differentiate the adjoint too
             return list(spec.grad_function()(*inputs, *cts))
         if spec.precompute:
@@ -210,6 +219,13 @@ class CompiledFunctionBackward(Node):
         if not owned:
             arrays = spec.forward.run([t._data for t in inputs])[spec.n_outputs:]
         self._residuals = [None] * len(arrays)
+        if ct is None and self._device is CPU:      # loss.backward(): the arrays are the gradients
+            grads = []
+            for a, fresh in zip(arrays, spec.fresh_grads):
+                t = Tensor._wrap(a)
+                t._fresh = fresh
+                grads.append(t)
+            return grads
         scale = 1.0 if ct is None else ct.item()
         grads = []
         for a, fresh in zip(arrays, spec.fresh_grads):
@@ -261,16 +277,18 @@ class CompiledFunction:
 
     # ---- guards ----------------------------------------------------------------------------
     def _key(self, args):
-        tensors, statics = [], []
+        """(the guard key of a call, its tensor arguments)."""
+        keys, statics, tensors = [], [], []
         for a in args:
             if isinstance(a, Tensor):
-                tensors.append((a._data.shape, a._dtype.name, a._device, a._requires_grad))
+                keys.append((a._data.shape, a._dtype.name, a._device, a._requires_grad))
+                tensors.append(a)
             elif isinstance(a, (int, float, bool, str, type(None))):
                 statics.append(a)
             else:
                 raise TypeError(f"@gradc.compile({self.__name__}): unsupported argument type {type(a).__name__} "
                                 "(pass tensors or Python scalars)")
-        return (tuple(tensors), tuple(statics), grad_mode.is_grad_enabled())
+        return (tuple(keys), tuple(statics), grad_mode.is_grad_enabled()), tensors
 
     def _why(self, key) -> str:
         if self._last_key is None:
@@ -352,7 +370,7 @@ class CompiledFunction:
             if bound.kwargs:
                 raise TypeError(f"@gradc.compile({self.__name__}): keyword-only arguments are not supported")
             args = bound.args
-        key = self._key(args)
+        key, tensors = self._key(args)
         spec = self._cache.get(key)
         if spec is None:
             reason = self._why(key)
@@ -369,23 +387,20 @@ class CompiledFunction:
             self.log.append(msg)
             log.info(msg)
         self._last_key = key
-        tensors = [a for a in args if isinstance(a, Tensor)]
         arrays = [t._data for t in tensors]
+        results = spec.forward.run(arrays)
+        n = spec.n_outputs
+        outs = _own(results[:n], arrays, spec.copy_outputs) if spec.copy_outputs else results[:n]
         dev = spec.device
-        if not spec.wrt:
-            outs = _own(spec.forward.run(arrays), arrays, spec.copy_outputs)
-            result = [_wrap(a, dev) for a in outs]
-        else:
-            results = spec.forward.run(arrays)
-            outs = _own(results[:spec.n_outputs], arrays, spec.copy_outputs)
-            residuals = list(results[spec.n_outputs:])
-            for k in getattr(spec, "saved_inputs", ()):
+        result = [_wrap(a, dev) for a in outs] if dev is not CPU else [Tensor._wrap(a) for a in outs]
+        if spec.wrt:
+            residuals = list(results[n:])
+            for k in spec.saved_inputs:
                 residuals[k] = None   # read from the (version-checked) input at backward time
-            result = [_wrap(a, dev) for a in outs]
             edges = tuple(tensors[i]._grad_edge() for i in spec.wrt)
             node = CompiledFunctionBackward(spec, tensors, residuals, edges, spec.out_types)
             for k, t in enumerate(result):
-                if t.dtype.is_floating_point:
+                if t._dtype.is_floating_point:
                     t._grad_fn, t._output_nr, t._requires_grad = node, k, True
         return result[0] if spec.single else tuple(result)
 

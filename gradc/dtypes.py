@@ -53,6 +53,12 @@ def from_ir(name: str) -> dtype:
 
 def from_numpy(np_dtype) -> dtype:
     """Map a NumPy dtype to gradc's; other integer/float widths widen to int64/float32/64."""
+    try:
+        known = _BY_NP.get(np_dtype)     # a NumPy dtype object (every array's): no conversion
+    except TypeError:                    # unhashable: np.dtype() below says what is wrong
+        known = None
+    if known is not None:
+        return known
     np_dtype = np.dtype(np_dtype)
     if np_dtype in _BY_NP:
         return _BY_NP[np_dtype]

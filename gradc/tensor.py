@@ -11,11 +11,13 @@ their base."""
 from __future__ import annotations
 
 import warnings
+from types import MappingProxyType
 
 import numpy as np
 
 from . import _printing, dtypes
 from .autograd import grad_mode
+from .autograd.engine import run_unit_backward
 from .autograd.node import AccumulateGrad, Node, RemovableHandle, node_class
 from .codegen.cuda_driver import DeviceArray
 from .ops import registry
@@ -34,10 +36,8 @@ _C_TYPE = {"float32": "float", "float64": "double", "int64": "long int", "bool":
 
 
 class _VersionCounter:
-    __slots__ = ("value",)
-
-    def __init__(self):
-        self.value = 0
+    """How many in-place changes a tensor's storage has had (shared by its views)."""
+    value = 0      # a class default: making a counter (one per tensor) runs no __init__
 
 
 class device:
@@ -90,6 +90,20 @@ def check_device(dev) -> device:
 class Tensor(TensorAPI):
     """An eager tensor. Create with ``gradc.tensor`` and the other factories."""
     _dispatch_priority = 1
+    # Per-tensor state that most tensors never change lives here as class defaults, so making a
+    # tensor sets three attributes (storage, dtype, version counter); each of these is set on the
+    # instance when it changes. ``_hooks`` is replaced by a dict of its own on first use.
+    _device = CPU
+    _grad_fn = None
+    _output_nr = 0
+    _grad = None
+    _requires_grad = False
+    _hooks = MappingProxyType({})
+    _accumulator = None
+    _retains_grad = False
+    _base = None
+    _view_of = None
+    _fresh = False      # a gradient array nobody else holds (AccumulateGrad may keep it as .grad)
 
     def __init__(self, data, requires_grad=False, *, _version=None):
         dev = CPU
@@ -101,17 +115,9 @@ class Tensor(TensorAPI):
         self._dtype = dtypes.from_numpy(data.dtype)
         if self._dtype.np != data.dtype:
             self._data = data = data.astype(self._dtype.np)
-        self._device = dev
-        self._grad_fn = None
-        self._output_nr = 0
-        self._grad = None
-        self._requires_grad = False
+        if dev is not CPU:
+            self._device = dev
         self._version_counter = _version or _VersionCounter()
-        self._hooks = {}
-        self._accumulator = None
-        self._retains_grad = False
-        self._base = None
-        self._view_of = None
         if requires_grad:
             self.requires_grad_(True)
 
@@ -294,17 +300,7 @@ class Tensor(TensorAPI):
     def _init_result(self, array):
         self._data = array
         self._dtype = dtypes.from_numpy(array.dtype)
-        self._device = CPU
-        self._grad_fn = None
-        self._output_nr = 0
-        self._grad = None
-        self._requires_grad = False
         self._version_counter = _VersionCounter()
-        self._hooks = {}
-        self._accumulator = None
-        self._retains_grad = False
-        self._base = None
-        self._view_of = None
 
     def _grad_edge(self):
         if self._grad_fn is not None:
@@ -371,7 +367,6 @@ class Tensor(TensorAPI):
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         node = self._grad_fn
         if gradient is None and inputs is None and not create_graph and node is not None and self._data.ndim == 0:
-            from .autograd.engine import run_unit_backward
             if run_unit_backward(node, bool(retain_graph)):      # a compiled scalar loss: no graph walk
                 return
         from .autograd import backward
@@ -381,9 +376,11 @@ class Tensor(TensorAPI):
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._grad_fn is None:
+            if type(self._hooks) is MappingProxyType:
+                self._hooks = {}
             store = self._hooks
         else:
-            store = self._grad_fn._tensor_pre_hooks.setdefault(self._output_nr, {})
+            store = self._grad_fn._hook_dict("_tensor_pre_hooks").setdefault(self._output_nr, {})
         handle = RemovableHandle(store)
         store[handle.id] = hook
         return handle
@@ -394,7 +391,7 @@ class Tensor(TensorAPI):
         if self._grad_fn is None or self._retains_grad:
             return
         import weakref
-        self._grad_fn._retains_grad[self._output_nr] = weakref.ref(self)
+        self._grad_fn._hook_dict("_retains_grad")[self._output_nr] = weakref.ref(self)
         self._retains_grad = True
 
     def detach(self):

@@ -48,7 +48,7 @@ def _accumulate(node: AccumulateGrad, grad, create_graph: bool):
     if leaf._grad is None:
         if create_graph:
             leaf._grad = grad
-        elif getattr(grad, "_fresh", False) and not leaf._hooks and not node._post_hooks:
+        elif grad._fresh and not leaf._hooks and not node._post_hooks:
             grad._fresh = False          # steal a gradient nobody else holds (as PyTorch does)
             leaf._grad = grad
         else:
@@ -128,7 +128,13 @@ def _apply_to_leaves(node, apply, retain_graph, create_graph) -> None:
         if not retain_graph:
             node.release()
         for (leaf_node, _), g in zip(node._next, outs):
-            if leaf_node is not None and g is not None:
+            if leaf_node is None or g is None:
+                continue
+            leaf = leaf_node.variable
+            if g._fresh and leaf._grad is None and not create_graph:
+                g._fresh = False          # the leaf has no hooks (_lone_node): keep the new gradient
+                leaf._grad = g
+            else:
                 _accumulate(leaf_node, g, create_graph)
     finally:
         grad_mode._set(prev)

@@ -8,6 +8,7 @@ Its backward is the table's VJP run on saved tensors with the tensor API, so wit
 from __future__ import annotations
 
 import itertools
+from types import MappingProxyType
 
 from ..ops.registry import TypeInfo, VJPContext, vjp_rule
 
@@ -40,16 +41,29 @@ class RemovableHandle:
         self.remove()
 
 
+_NONE = MappingProxyType({})
+
+
 class Node:
     """Base class of every grad_fn. Subclasses differ only by name."""
+    _next = ()
+    # Hook tables, empty and shared until the first registration gives the node its own
+    # (``_hook_dict``): most nodes never get one, and a node is made on every recorded op.
+    _pre_hooks = _NONE           # hooks on the gradients flowing into this node
+    _post_hooks = _NONE
+    _tensor_pre_hooks = _NONE    # output_nr -> {id: fn}, from Tensor.register_hook
+    _retains_grad = _NONE        # output_nr -> weakref to the tensor retaining its grad
 
     def __init__(self):
         self._seq = next(_seq)
-        self._next = ()
-        self._pre_hooks: dict = {}        # hooks on the gradients flowing into this node
-        self._post_hooks: dict = {}
-        self._tensor_pre_hooks: dict = {}  # output_nr -> {id: fn}, from Tensor.register_hook
-        self._retains_grad: dict = {}      # output_nr -> weakref to the tensor retaining its grad
+
+    def _hook_dict(self, attr: str) -> dict:
+        """This node's own table ``attr`` (one of the four above), made on first use."""
+        d = self.__dict__.get(attr)
+        if d is None:
+            d = {}
+            setattr(self, attr, d)
+        return d
 
     def name(self) -> str:
         n = type(self).__name__
@@ -61,13 +75,15 @@ class Node:
         return self._next
 
     def register_hook(self, fn):
-        h = RemovableHandle(self._post_hooks)
-        self._post_hooks[h.id] = fn
+        store = self._hook_dict("_post_hooks")
+        h = RemovableHandle(store)
+        store[h.id] = fn
         return h
 
     def register_prehook(self, fn):
-        h = RemovableHandle(self._pre_hooks)
-        self._pre_hooks[h.id] = fn
+        store = self._hook_dict("_pre_hooks")
+        h = RemovableHandle(store)
+        store[h.id] = fn
         return h
 
     def __call__(self, *grads):
