@@ -162,6 +162,7 @@ class CompiledFunctionBackward(Node):
         self._next = next_functions
         self._output_types = out_types
         self._device = inputs[0]._device if inputs else CPU
+        self._unit_ok = spec.precompute   # run_unit_backward may call apply_unit
 
     def _unpack(self):
         """The saved inputs, after PyTorch's check that none was modified in place since."""
@@ -172,10 +173,6 @@ class CompiledFunctionBackward(Node):
 
     def release(self):
         self._residuals = None
-
-    @property
-    def _unit_ok(self) -> bool:
-        return self._spec.precompute
 
     def apply_unit(self):
         """The gradients for a cotangent of 1 (precomputed by the forward)."""

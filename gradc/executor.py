@@ -8,6 +8,7 @@ NumPy links). Values live in a flat slot list, so a call does no IR walking.
 from __future__ import annotations
 
 import functools
+import operator
 
 import numpy as np
 
@@ -58,7 +59,10 @@ class Executor:
             fn, _, outs = steps[0]
             pick = [outs.index(i) if i in outs else None for i in self.out_slots]
             if pick == list(range(len(outs))):
-                self.run = lambda arrays: list(fn(*arrays))
+                self.run = lambda arrays: fn(*arrays)      # a tuple of the outputs
+            elif len(pick) > 1 and None not in pick:       # the kernel's outputs, reordered
+                reorder = operator.itemgetter(*pick)
+                self.run = lambda arrays: reorder(fn(*arrays))
 
     def _callable(self, op: Operation):
         if op.name == FUSED:
@@ -77,7 +81,8 @@ class Executor:
             return lambda *xs, _f=fn: (_f(*xs),)
         return fn
 
-    def run(self, arrays) -> list:
+    def run(self, arrays):
+        """The function's outputs (a sequence of arrays) for its arguments ``arrays``."""
         env = list(arrays) + [None] * (self.n_slots - self.n_args)
         for fn, ins, outs in self.steps:
             res = fn(*[env[i] for i in ins])

@@ -35,6 +35,10 @@ NONLEAF_GRAD_WARNING = (
 _C_TYPE = {"float32": "float", "float64": "double", "int64": "long int", "bool": "bool"}
 
 
+_new_object = object.__new__
+_GRADC_DTYPE = {d.np: d for d in dtypes.ALL}    # NumPy dtype -> gradc dtype, for arrays already in one
+
+
 class _VersionCounter:
     """How many in-place changes a tensor's storage has had (shared by its views)."""
     value = 0      # a class default: making a counter (one per tensor) runs no __init__
@@ -293,13 +297,15 @@ class Tensor(TensorAPI):
     @classmethod
     def _wrap(cls, array):
         """A new leaf Tensor owning ``array`` (already one of gradc's dtypes): no checks or copies."""
-        t = cls.__new__(cls)
-        t._init_result(array)
+        t = _new_object(cls)           # (made on every op and compiled call: kept lean)
+        t._data = array
+        t._dtype = _GRADC_DTYPE.get(array.dtype) or dtypes.from_numpy(array.dtype)
+        t._version_counter = _VersionCounter()
         return t
 
     def _init_result(self, array):
         self._data = array
-        self._dtype = dtypes.from_numpy(array.dtype)
+        self._dtype = _GRADC_DTYPE.get(array.dtype) or dtypes.from_numpy(array.dtype)
         self._version_counter = _VersionCounter()
 
     def _grad_edge(self):

@@ -127,17 +127,22 @@ def _apply_to_leaves(node, apply, retain_graph, create_graph) -> None:
         outs = apply()
         if not retain_graph:
             node.release()
-        for (leaf_node, _), g in zip(node._next, outs):
-            if leaf_node is None or g is None:
-                continue
-            leaf = leaf_node.variable
-            if g._fresh and leaf._grad is None and not create_graph:
-                g._fresh = False          # the leaf has no hooks (_lone_node): keep the new gradient
-                leaf._grad = g
-            else:
-                _accumulate(leaf_node, g, create_graph)
+        _to_plain_leaves(node._next, outs, create_graph)
     finally:
         grad_mode._set(prev)
+
+
+def _to_plain_leaves(edges, grads, create_graph) -> None:
+    """Accumulate ``grads`` into the leaves of ``edges``, which have no hooks (``_lone_node``)."""
+    for (leaf_node, _), g in zip(edges, grads):
+        if leaf_node is None or g is None:
+            continue
+        leaf = leaf_node.variable
+        if g._fresh and leaf._grad is None and not create_graph:
+            g._fresh = False          # nobody else holds the new gradient: it becomes .grad
+            leaf._grad = g
+        else:
+            _accumulate(leaf_node, g, create_graph)
 
 
 def _run_single_node(root, grad, retain_graph, create_graph) -> bool:
@@ -160,7 +165,10 @@ def run_unit_backward(node, retain_graph: bool) -> bool:
     ``_run_single_node``; False when they do not hold."""
     if not _lone_node(node, "_unit_ok"):
         return False
-    _apply_to_leaves(node, node.apply_unit, retain_graph, False)
+    grads = node.apply_unit()      # wraps arrays the forward computed: records nothing, so grad mode can stay
+    if not retain_graph:
+        node.release()
+    _to_plain_leaves(node._next, grads, False)
     return True
 
 

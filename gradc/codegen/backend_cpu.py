@@ -59,6 +59,11 @@ def make_runner(ck, kernel):
     argv = (ctypes.c_void_p * len(kernel.params))()
     last = [None] * n_in
     run_args = ck.run_args
+    if not ck.parallel:                        # call the entry point directly: (argv, first, end)
+        entry, extent = ck._fn, ck.info.parallel_extent
+
+        def run_args(argv):
+            entry(argv, 0, extent)
 
     def run(*arrays):
         keep = []
