@@ -116,6 +116,9 @@ def symbol(name: str) -> str:
     return s if s and not s[0].isdigit() else "k_" + s
 
 
+SPEED_LEVEL = 3     # LLVM's pipeline level for every CPU kernel (issue 5)
+
+
 @dataclass
 class CpuKernelInfo:
     """What the runtime needs besides the machine code."""
@@ -124,7 +127,7 @@ class CpuKernelInfo:
     parallel_extent: int  # the [start, end) range the function accepts
     work: int            # iteration-space points (threading heuristic)
     parallel_ok: bool = True   # False when splitting [start, end) measured slower
-    speed_level: int = 3       # LLVM pipeline level (see LANES_SPEED_LEVEL)
+    speed_level: int = SPEED_LEVEL   # LLVM pipeline level
 
 
 def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str = "ir"):
@@ -231,19 +234,13 @@ def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str
     # Splitting the lanes axis halves every row each thread streams: 1.6x slower than one
     # thread for a 4096x1024 column sum here, so those kernels stay on one thread.
     par_ok = not (lanes_axis is not None and len(outer) == 1)
-    level = LANES_SPEED_LEVEL if lanes_axis is not None else 3
-    return module, CpuKernelInfo(name, tuple(kernel.params), extent, max(kernel.numel, 1), par_ok, level)
+    return module, CpuKernelInfo(name, tuple(kernel.params), extent, max(kernel.numel, 1), par_ok)
 
 
 LANES = 1024
 # smaller column reductions keep one strided loop per point: the lane loops are several times
 # more code for LLVM to optimise (compile time), and such kernels take microseconds either way
 LANES_MIN_POINTS = 1 << 15
-# Column-reduction (lane loop) kernels are optimised at speed level 2: at level 3 LLVM took 2.5x
-# as long on them (0.19 s against 0.076 s for W2's [256, 1024] column sum, most of its first
-# call) and the code ran no faster (W4's column sums 0.90-0.96 ms at 3, 0.93-1.04 ms at 2;
-# W2's 0.23 ms at 3, 0.20 ms at 2).  Every other kernel gets level 3.
-LANES_SPEED_LEVEL = 2
 # f32 sums: elements per block summed in f32 (the vectorizer keeps VF x interleave partial
 # sums of it) before the block's total is added to the f64 accumulator.
 SUM_BLOCK = 512
@@ -340,16 +337,31 @@ def emit_lanes(em: BodyEmitter, env: Env, ax: int, j0, jn, loop_reduced, loop_bl
         loop_reduced(env, lambda renv: lane_loop(renv, stores(inner)))
 
 
-def optimize(mod: llvm.ModuleRef, tm=None, speed_level: int = 2) -> llvm.ModuleRef:
-    """Run the O3 pipeline with loop + SLP vectorization for the host target.  (O2 compiled
-    the W1-W5 kernels up to 2x faster, 0.12 s against 0.25 s for a column-sum kernel, and ran
-    them no slower in one noisy session; issue 5 asks for speed level 3, so 3 it is.)"""
+# The vectorizer's interleaving (several vector accumulators per loop) stays on; LLVM's loop
+# unroller is off.  Measured here with `bench/run_cpu.py --passes 3`, cold cache: with the
+# unroller W3's kernel compiled to a 27 KiB object in 113 ms (5 KiB in 51 ms without), W3's
+# first call took 0.21-0.25 s (0.09-0.12 s without) and W4's 0.15-0.24 s (0.10-0.14 s);
+# the kernels ran no faster with it (W3 2.1-2.6 ms against 1.8-1.9, W4 2.3-3.6 against
+# 2.6-2.9: the noise of this machine).  Without the unroller, speed level 3 costs no more
+# compile time than level 2 on the column-sum kernels, so every kernel gets level 3.
+LOOP_UNROLLING = False
+LOOP_INTERLEAVING = True
+
+
+def pipeline_signature() -> str:
+    """The optimisation flags that change the emitted code (part of the disk cache key)."""
+    return f"unroll={int(LOOP_UNROLLING)},interleave={int(LOOP_INTERLEAVING)}"
+
+
+def optimize(mod: llvm.ModuleRef, tm=None, speed_level: int = 3) -> llvm.ModuleRef:
+    """Run the speed-level-3 pipeline with loop + SLP vectorization for the host target
+    (``LOOP_UNROLLING`` says why the unroller is off)."""
     tm = tm or host_target_machine()
     pto = llvm.create_pipeline_tuning_options(speed_level=speed_level)
     pto.loop_vectorization = True
     pto.slp_vectorization = True
-    pto.loop_unrolling = True
-    pto.loop_interleaving = True
+    pto.loop_unrolling = LOOP_UNROLLING
+    pto.loop_interleaving = LOOP_INTERLEAVING
     pb = llvm.create_pass_builder(tm, pto)
     pm = pb.getModulePassManager()
     pm.run(mod, pb)

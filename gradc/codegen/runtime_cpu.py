@@ -102,7 +102,7 @@ def _engine_from_object(obj: bytes):
 
 
 def _object_key(llvm_ir: str, speed_level: int) -> str:
-    return cache.key(llvm_ir, llvm_cpu.target_signature(), f"O{speed_level}")
+    return cache.key(llvm_ir, llvm_cpu.target_signature(), f"O{speed_level}", llvm_cpu.pipeline_signature())
 
 
 def _compile_object(llvm_ir: str, speed_level: int) -> bytes:
