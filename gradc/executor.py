@@ -4,6 +4,11 @@ Each top-level op becomes one step: ``gradc.fused`` ops run as native kernels
 from the backend (or, with the ``interp`` backend, by interpreting their body),
 other table ops run their op-table NumPy reference (matmul goes to the BLAS that
 NumPy links). Values live in a flat slot list, so a call does no IR walking.
+
+With a backend that ``uses_arena`` (the CPU's), intermediate values that native steps
+write and read live in one arena allocated once per executor, at the offsets that
+``plan-buffers`` assigns (``_arena_buffers``): a call touches no fresh memory for them
+and two values share bytes when their lifetimes do not overlap.
 """
 from __future__ import annotations
 
@@ -32,6 +37,34 @@ def _run_region(op: Operation):
     return run
 
 
+# ops whose results a backend can write into a given array, and which never return a view of
+# an operand (so an arena buffer they read cannot leak out through their result)
+_ARENA_OPS = (FUSED, "gradc.matmul")
+
+
+def _arena_buffers(func: Function):
+    """(arena, {value: array}): the values that live in one arena reused by every call, at
+    the offsets of the ``plan-buffers`` memory plan. Only values made and read by native
+    steps qualify, and none that the function returns; the others are pooled per step."""
+    from .passes.plan_buffers import plan_function
+    plan = plan_function(func)
+    chosen = []
+    for b in plan.buffers:
+        v = b.value
+        if b.escapes or b.offset < 0 or b.aliases or b.size == 0 or v.owner.name not in _ARENA_OPS:
+            continue
+        if all(user.name in _ARENA_OPS and user.parent is func.body for user, _ in v.uses):
+            chosen.append(b)
+    if not chosen:
+        return None, {}
+    arena = np.empty(max(b.offset + b.size for b in chosen), np.uint8)
+    views = {}
+    for b in chosen:
+        t = b.value.type
+        views[b.value] = arena[b.offset:b.offset + b.size].view(t.dtype.np).reshape(t.shape)
+    return arena, views
+
+
 class Executor:
     def __init__(self, func: Function, backend=None):
         self.func = func
@@ -43,6 +76,7 @@ class Executor:
         steps = []
         if backend is not None and hasattr(backend, "precompile"):
             backend.precompile([op for op in func.body.ops if op.name == FUSED])
+        self.arena, self.arena_values = _arena_buffers(func) if getattr(backend, "uses_arena", False) else (None, {})
         for op in func.body.ops:
             if op.name == RETURN:
                 break
@@ -65,16 +99,17 @@ class Executor:
                 self.run = lambda arrays: reorder(fn(*arrays))
 
     def _callable(self, op: Operation):
+        fixed = [self.arena_values.get(r) for r in op.results] if self.arena_values else None
         if op.name == FUSED:
             if self.backend is not None:
-                return self.backend.compile_fused(op)
+                return self.backend.compile_fused(op, fixed) if fixed else self.backend.compile_fused(op)
             return _run_region(op)
         d = op.opdef
         if d is None:
             raise NotImplementedError(f"executor: no implementation for '{op.name}'")
         fn = functools.partial(d.forward, **op.attrs) if op.attrs else d.forward
         if self.backend is not None and hasattr(self.backend, "compile_op"):
-            native = self.backend.compile_op(op)
+            native = self.backend.compile_op(op, fixed) if fixed else self.backend.compile_op(op)
             if native is not None:
                 fn = native
         if len(op.results) == 1:

@@ -50,11 +50,26 @@ class Recycler:
         return e
 
 
-def make_runner(ck, kernel):
+class _Fixed:
+    """An output that always goes to the same array (``Recycler``'s interface)."""
+    __slots__ = ("entry",)
+
+    def __init__(self, array):
+        self.entry = [array, array.ctypes.data]
+
+    def get(self):
+        return self.entry
+
+
+def make_runner(ck, kernel, fixed=None):
     """A fast ``(*inputs) -> outputs`` for a compiled kernel: one reusable argument vector,
-    data pointers cached per input slot while the same array comes back, pooled outputs."""
+    data pointers cached per input slot while the same array comes back, pooled outputs.
+    ``fixed[k]``, when given and not None, is the array output k is always written to (a
+    buffer in the executor's arena: its pointer is set once)."""
     in_specs = [np_dtype(p.dtype) for p in kernel.inputs]
-    pools = [Recycler(p.shape, np_dtype(p.dtype)) for p in kernel.outputs]
+    fixed = list(fixed) if fixed is not None else [None] * len(kernel.outputs)
+    pools = [Recycler(p.shape, np_dtype(p.dtype)) if f is None else _Fixed(f)
+             for p, f in zip(kernel.outputs, fixed)]
     n_in = len(in_specs)
     argv = (ctypes.c_void_p * len(kernel.params))()
     last = [None] * n_in
@@ -92,6 +107,7 @@ def make_runner(ck, kernel):
 
 class CPUBackend:
     name = "cpu"
+    uses_arena = True      # the executor may hand compile_fused/compile_op arena outputs
 
     def __init__(self, math_mode: str = "ir"):
         self.math_mode = math_mode
@@ -143,7 +159,10 @@ class CPUBackend:
         except NotImplementedError:
             return None
 
-    def compile_fused(self, op):
+    def compile_fused(self, op, fixed=None):
+        """A callable running fused ``op`` natively; ``fixed``: per result, an arena array to
+        write it to, or None for a pooled buffer (kernels with their own output handling,
+        BLAS contractions and split reductions, ignore it and pool)."""
         from ..executor import _run_region
         from .runtime_cpu import compile_kernel
         try:
@@ -166,7 +185,7 @@ class CPUBackend:
             return run
         if combine is not None:
             return self._split_runner(kernel, make_runner(ck, target), combine)
-        return make_runner(ck, kernel)
+        return make_runner(ck, kernel, fixed)
 
     def _split_runner(self, kernel, run, combine):
         """Fold the partial slices of a split reduction (axis 0) into the kernel's outputs."""
@@ -180,7 +199,9 @@ class CPUBackend:
                          for r, (fold, shape, dt) in zip(results, folds))
         return run_split
 
-    def compile_op(self, op):
+    def compile_op(self, op, fixed=None):
+        """``gradc.matmul`` through BLAS, writing to ``fixed[0]`` (an arena array) when given;
+        None for other ops (they run their NumPy reference)."""
         if op.name != "gradc.matmul":
             return None
         from .runtime_cpu import compile_kernel
@@ -202,6 +223,8 @@ class CPUBackend:
                 plans[key] = (compile_kernel(kernel), kernel.outputs[0].shape)
             return plans[key]
         pool = {}
+        if fixed is not None and fixed[0] is not None:
+            pool[tuple(fixed[0].shape)] = _Fixed(fixed[0])
 
         def operand(x, two_d):
             if two_d and not x.flags.c_contiguous and x.flags.f_contiguous and x.dtype == npdt:

@@ -37,3 +37,77 @@ def test_matmul_op_goes_native(dtype):
     a = gradc.randn(5, 7, dtype=dtype)
     b = gradc.randn(7, 3, dtype=dtype)
     np.testing.assert_allclose(gradc.compile(f)(a, b).numpy(), a.numpy() @ b.numpy(), rtol=1e-5)
+
+
+def _two_layer(x, w1, w2):
+    return ((x @ w1).tanh() @ w2).sum()
+
+
+def _arena_case():
+    rng = np.random.default_rng(1)
+    arrays = [rng.standard_normal(s) for s in ((16, 32), (32, 24), (24, 8))]     # float64
+    return arrays, [gradc.tensor(a, requires_grad=True) for a in arrays]
+
+
+def test_intermediates_live_in_the_planned_arena():
+    """Values that native steps write and read come from one arena at plan-buffers' offsets;
+    the function's outputs (loss and gradients) never do."""
+    from gradc.passes.plan_buffers import plan_function
+    _, args = _arena_case()
+    cf = gradc.compile(_two_layer)
+    cf(*args).backward()
+    ex = cf.ir().forward
+    assert ex.arena is not None and ex.arena_values, "no intermediate went to the arena"
+    plan = {b.value: b for b in plan_function(ex.func).buffers}
+    outputs = set(ex.func.outputs)
+    base = ex.arena.ctypes.data
+    for v, view in ex.arena_values.items():
+        assert v not in outputs and not plan[v].escapes
+        assert view.ctypes.data - base == plan[v].offset and view.nbytes == plan[v].size
+        assert np.shares_memory(view, ex.arena)
+    # the arena is no larger than the plan's (it may hold fewer buffers than the plan places)
+    assert ex.arena.nbytes <= max(b.offset + b.size for b in plan.values() if not b.escapes)
+
+
+def test_arena_results_are_right_on_every_call():
+    """The arena is reused by every call: results of repeated calls (new values each time)
+    match eager mode, and gradients handed out earlier are not overwritten."""
+    arrays, args = _arena_case()
+    cf = gradc.compile(_two_layer)
+    kept, expected = [], []
+    for step in range(3):
+        for a, base in zip(args, arrays):
+            a.data = gradc.tensor(base * (step + 1))
+            a.grad = None
+        loss = cf(*args)
+        loss.backward()
+        kept.append([a.grad for a in args])
+        eager = [gradc.tensor(a.detach().numpy(), requires_grad=True) for a in args]
+        ref = _two_layer(*eager)
+        ref.backward()
+        np.testing.assert_allclose(float(loss), float(ref), rtol=1e-9)
+        for a, e in zip(args, eager):
+            np.testing.assert_allclose(a.grad.numpy(), e.grad.numpy(), rtol=1e-9, atol=1e-12)
+        expected.append([e.grad.numpy().copy() for e in eager])
+    for grads, refs in zip(kept, expected):      # earlier gradients still hold their values
+        for g, r in zip(grads, refs):
+            np.testing.assert_allclose(g.numpy(), r, rtol=1e-9, atol=1e-12)
+    assert not any(np.shares_memory(g.numpy(), cf.ir().forward.arena) for grads in kept for g in grads)
+
+
+def test_values_read_by_reference_ops_stay_out_of_the_arena():
+    """An op that runs its NumPy reference may return a view of its operand (indexing), so a
+    value it reads is never an arena buffer: the view could outlive the bytes."""
+    def f(x, w):
+        h = (x @ w).exp()
+        return h[1:3] * 2.0, h.sum()
+    x, w = gradc.randn(6, 4), gradc.randn(4, 5)
+    cf = gradc.compile(f)
+    a, s = cf(x, w)
+    in_arena = cf.ir().forward.arena_values
+    assert in_arena, "x @ w (read only by the fused exp) should live in the arena"
+    for v in in_arena:
+        assert all(user.name in ("gradc.fused", "gradc.matmul") for user, _ in v.uses)
+    h = (x.numpy() @ w.numpy())
+    np.testing.assert_allclose(a.numpy(), np.exp(h)[1:3] * 2.0, rtol=1e-5)
+    np.testing.assert_allclose(float(s), np.exp(h).sum(), rtol=1e-5)
