@@ -131,6 +131,10 @@ class Tensor(TensorAPI):
         return Size(self._data.shape)
 
     @property
+    def ndim(self) -> int:
+        return len(self._data.shape)
+
+    @property
     def dtype(self):
         return self._dtype
 
@@ -279,14 +283,14 @@ class Tensor(TensorAPI):
                     t._base = inputs[0] if inputs[0]._base is None else inputs[0]._base
                     t._view_of = (inputs[0], op, attrs, tuple(inputs[1:]))   # for in-place rebase
         if grad_mode.is_grad_enabled() and not op.has(NONDIFF):
-            needs = tuple(bool(x._requires_grad) and op.input_is_differentiable(i) for i, x in enumerate(inputs))
-            if any(needs):
-                next_functions = tuple((x._grad_edge() if n else (None, 0)) for x, n in zip(inputs, needs))
+            positions = op.differentiable_positions(len(inputs))
+            needs = tuple([i in positions and bool(x._requires_grad) for i, x in enumerate(inputs)])
+            if True in needs:
+                next_functions = tuple([x._grad_edge() if n else (None, 0) for x, n in zip(inputs, needs)])
                 node = node_class(node_name or op.grad_fn_name(attrs))(
                     op, attrs, inputs, outs, types, next_functions, needs)
                 edges = getattr(node_name, "edges", None)
-                node._edge_view = edges if edges is not None else tuple(
-                    i for i in range(len(inputs)) if op.input_is_differentiable(i))
+                node._edge_view = edges if edges is not None else positions
                 for k in op.differentiable_outputs:
                     if outs[k]._dtype.is_floating_point:
                         outs[k]._grad_fn = node

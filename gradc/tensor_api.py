@@ -106,6 +106,12 @@ def _shape_args(args) -> tuple:
 
 def promote_operands(operands, *, float_only=False):
     """Cast tensor-likes and wrap Python scalars to PyTorch's common result dtype."""
+    if len(operands) == 2:            # two tensors of one dtype: nothing to promote
+        a, b = operands
+        if is_tensor_like(a) and is_tensor_like(b):
+            dt = a.dtype
+            if dt is b.dtype and (dt.is_floating_point or not float_only):
+                return list(operands), dt
     like = next(x for x in operands if is_tensor_like(x))
     pairs = []
     for x in operands:

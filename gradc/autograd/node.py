@@ -164,29 +164,45 @@ class _SavedView:
         return None if s is None else s.unpack()
 
 
+_SAVE_PLANS: dict = {}
+
+
+def _save_plan(op, n_inputs: int) -> tuple:
+    """The op's ``saves`` tokens ("in0", "out0", "in1+": inputs 1 onwards) as ("in"|"out", k)
+    pairs for ``n_inputs`` inputs, parsed once per op and input count."""
+    key = (op.name, n_inputs)
+    plan = _SAVE_PLANS.get(key)
+    if plan is None:
+        pairs = []
+        for token in op.saves:
+            if token.startswith("out"):
+                pairs.append(("out", int(token[3:])))
+            elif token.endswith("+"):
+                pairs.extend(("in", k) for k in range(int(token[2:-1]), n_inputs))
+            else:
+                pairs.append(("in", int(token[2:])))
+        plan = _SAVE_PLANS[key] = tuple(pairs)
+    return plan
+
+
 class OpNode(Node):
     """A node recorded by a table op."""
 
     def __init__(self, op, attrs, inputs, outputs, input_types, next_functions, needs_input_grad):
-        super().__init__()
+        self._seq = next(_seq)
         self._op = op
         self._attrs = attrs
         self._input_types = input_types
-        self._output_types = [TypeInfo(tuple(o.shape), o.dtype) for o in outputs]
+        self._output_types = [TypeInfo(o._data.shape, o._dtype) for o in outputs]
         self._next = next_functions
         self._needs = needs_input_grad
-        self._saved = {}
-        for token in op.saves:
-            if token.startswith("out"):
-                k = int(token[3:])
-                self._saved[("out", k)] = SavedTensor(outputs[k], self, k)
-            elif token.endswith("+"):
-                for k in range(int(token[2:-1]), len(inputs)):
-                    self._saved[("in", k)] = SavedTensor(inputs[k])
+        saved = self._saved = {}
+        for kind, k in _save_plan(op, len(inputs)):
+            if kind == "out":
+                saved[("out", k)] = SavedTensor(outputs[k], self, k)
             else:
-                k = int(token[2:])
-                self._saved[("in", k)] = SavedTensor(inputs[k])
-        self._had_saved = bool(self._saved)
+                saved[("in", k)] = SavedTensor(inputs[k])
+        self._had_saved = bool(saved)
         self._edge_view = tuple(range(len(inputs)))   # set by Tensor._apply
 
     @property

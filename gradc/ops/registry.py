@@ -26,11 +26,26 @@ class ShapeError(RuntimeError):
     """A shape or dtype rule rejected its operands; the message names op and shapes."""
 
 
-@dataclass(frozen=True)
 class TypeInfo:
-    """What a shape rule sees of an operand and returns for a result: shape and dtype."""
-    shape: tuple
-    dtype: dtypes.dtype
+    """What a shape rule sees of an operand and returns for a result: shape and dtype.
+
+    Compared and hashed by value, so treated as immutable. A plain slotted class, not a frozen
+    dataclass: every eager op makes a few, and a frozen dataclass's ``__init__`` costs more
+    than twice as much."""
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape = shape
+        self.dtype = dtype
+
+    def __eq__(self, other):
+        return type(other) is TypeInfo and self.shape == other.shape and self.dtype == other.dtype
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype))
+
+    def __repr__(self):
+        return f"TypeInfo(shape={self.shape!r}, dtype={self.dtype!r})"
 
     @property
     def ndim(self) -> int:
@@ -97,7 +112,21 @@ class OpDef:
         n = self.node_name
         if callable(n):
             return n(attrs)
-        return n or "".join(p.capitalize() for p in self.name.split("_")) + "Backward0"
+        if n:
+            return n
+        n = self.__dict__.get("_default_node_name")      # (memoized on this frozen instance)
+        if n is None:    # "index_put" -> "IndexPutBackward0"
+            n = self.__dict__["_default_node_name"] = "".join(
+                p.capitalize() for p in self.name.split("_")) + "Backward0"
+        return n
+
+    def differentiable_positions(self, n_inputs: int) -> tuple:
+        """The input positions (of ``n_inputs``) that can have a gradient, memoized per count."""
+        memo = self.__dict__.setdefault("_positions", {})
+        hit = memo.get(n_inputs)
+        if hit is None:
+            hit = memo[n_inputs] = tuple(i for i in range(n_inputs) if self.input_is_differentiable(i))
+        return hit
 
     def input_is_differentiable(self, i: int) -> bool:
         if NONDIFF in self.traits:

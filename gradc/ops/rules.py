@@ -12,6 +12,12 @@ def fmt_shape(shape) -> str:
 
 
 def broadcast_shapes(op: str, *shapes) -> tuple:
+    if len(shapes) == 2:          # the common cases: equal shapes, or one operand 0-d
+        a, b = shapes
+        if a == b or not b:
+            return tuple(a)
+        if not a:
+            return tuple(b)
     ndim = max((len(s) for s in shapes), default=0)
     out = []
     for i in range(ndim):
