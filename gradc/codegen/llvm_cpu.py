@@ -128,6 +128,7 @@ class CpuKernelInfo:
     work: int            # iteration-space points (threading heuristic)
     parallel_ok: bool = True   # False when splitting [start, end) measured slower
     speed_level: int = SPEED_LEVEL   # LLVM pipeline level
+    lane_loops: bool = False   # column reductions as lane loops (LLVM takes longest on these)
 
 
 def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str = "ir"):
@@ -234,7 +235,8 @@ def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str
     # Splitting the lanes axis halves every row each thread streams: 1.6x slower than one
     # thread for a 4096x1024 column sum here, so those kernels stay on one thread.
     par_ok = not (lanes_axis is not None and len(outer) == 1)
-    return module, CpuKernelInfo(name, tuple(kernel.params), extent, max(kernel.numel, 1), par_ok)
+    return module, CpuKernelInfo(name, tuple(kernel.params), extent, max(kernel.numel, 1), par_ok,
+                                 lane_loops=lanes_axis is not None)
 
 
 LANES = 1024

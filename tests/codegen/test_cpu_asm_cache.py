@@ -122,3 +122,21 @@ def test_cache_disabled(tmp_path, monkeypatch):
     monkeypatch.setenv("GRADC_CACHE_DIR", "off")
     assert cache.cache_dir() is None and cache.load("x") is None
     cache.store("x", b"data")   # no-op
+
+
+def test_parallel_compile_balances_by_cost():
+    """Kernels are split between this process and a forked child longest first, each to the
+    less loaded side (two big kernels never land on one side while the other idles)."""
+    from gradc.codegen.runtime_cpu import _balance
+    todo = [("a", 3, "ka", 99.0), ("b", 3, "kb", 64.0), ("c", 3, "kc", 54.0), ("d", 3, "kd", 20.0)]
+    mine, theirs = _balance(todo)
+    assert [t[0] for t in mine] == ["a", "d"] and [t[0] for t in theirs] == ["b", "c"]
+    assert sorted(mine + theirs) == sorted(todo)
+
+
+def test_lane_loop_kernels_count_double_in_compile_cost():
+    from gradc.codegen.llvm_cpu import CpuKernelInfo
+    from gradc.codegen.runtime_cpu import compile_cost
+    row = CpuKernelInfo("k", (), 1, 1)
+    lanes = CpuKernelInfo("k", (), 1, 1, lane_loops=True)
+    assert compile_cost("x" * 100, lanes) == 2 * compile_cost("x" * 100, row)
