@@ -1,6 +1,7 @@
 """canonicalize: algebraic identities and constant folding, as rewrite patterns.
 
-Identities: x*1, 1*x, x+0, 0+x, x-0, x/1, neg(neg(x)), reshape of reshape,
+Identities: x*1, 1*x, x+0, 0+x, x-0, x/1, x**1, where(true, a, b) = a and
+where(false, a, b) = b, neg(neg(x)), reshape of reshape,
 reshape/expand/sum_to/cast to the same type, permute of permute and identity
 permutes, sum/mean over size-1 dims (a reshape), sum_to as sum + reshape. Folding: a pure table op whose
 operands are all constants is evaluated with the op's NumPy reference when the
@@ -80,6 +81,20 @@ class DoubleNeg(RewritePattern):
         if isinstance(src, Operation) and src.name == "gradc.neg":
             rw.replace_op(op, src.operands[0])
             return True
+        return False
+
+
+class WhereOfConstant(RewritePattern):
+    """``where(c, a, b)`` with c all true (all false) is ``a`` (``b``) when no broadcasting
+    changes its type."""
+    op_names = ("gradc.where",)
+
+    def match_and_rewrite(self, op, rw):
+        cond, a, b = op.operands
+        for value, pick in ((True, a), (False, b)):
+            if is_splat(cond, value) and pick.type == op.results[0].type:
+                rw.replace_op(op, pick)
+                return True
         return False
 
 
@@ -192,7 +207,7 @@ class ConstantFold(RewritePattern):
 
 PATTERNS = [
     Identity("mul", 1, (0, 1)), Identity("add", 0, (0, 1)), Identity("sub", 0, (1,)), Identity("div", 1, (1,)),
-    SameTypeNoop(), DoubleNeg(), ReshapeOfReshape(), PermuteOfPermute(), ReduceUnitDims(), SumToAsSum(), ConstantFold(),
+    Identity("pow", 1, (1,)), WhereOfConstant(), SameTypeNoop(), DoubleNeg(), ReshapeOfReshape(), PermuteOfPermute(), ReduceUnitDims(), SumToAsSum(), ConstantFold(),
 ]
 
 

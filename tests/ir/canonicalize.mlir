@@ -197,6 +197,28 @@ func.func @sum_to(%x: tensor<2x3x4xf32>, %y: tensor<1x3xf32>) -> (tensor<3x1xf32
 
 // -----
 
+// x**1 is x; where with an all-true (all-false) condition is its first (second) branch. A
+// where whose chosen branch would be broadcast, or whose condition is not constant, stays.
+// CHECK-LABEL: func.func @pow_one_and_constant_where
+// CHECK-NOT:     gradc.pow
+// CHECK:         [[KEEP:%[0-9]+]] = gradc.where %c, %x, %y
+// CHECK:         [[BCAST:%[0-9]+]] = gradc.where %{{[0-9]+}}, %s, %x
+// CHECK-NOT:     gradc.where
+// CHECK:         func.return %x, %x, %y, [[KEEP]], [[BCAST]] :
+func.func @pow_one_and_constant_where(%x: tensor<3xf32>, %y: tensor<3xf32>, %c: tensor<3xi1>, %s: tensor<f32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %0 = gradc.constant {dtype = "float32", shape = [], value = 1.0} : () -> tensor<f32>
+  %1 = gradc.pow %x, %0 : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+  %2 = gradc.constant {dtype = "bool", shape = [], value = true} : () -> tensor<i1>
+  %3 = gradc.where %2, %x, %y : (tensor<i1>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %4 = gradc.constant {dtype = "bool", shape = [3], value = false} : () -> tensor<3xi1>
+  %5 = gradc.where %4, %x, %y : (tensor<3xi1>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %6 = gradc.where %c, %x, %y : (tensor<3xi1>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %7 = gradc.where %2, %s, %x : (tensor<i1>, tensor<f32>, tensor<3xf32>) -> tensor<3xf32>
+  func.return %1, %3, %5, %6, %7 : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
 // Shape-changing views and real casts are kept; clone is not removed.
 // CHECK-LABEL: func.func @keep_real_changes
 // CHECK:         gradc.expand %x {shape = [2, 3]}
