@@ -3,7 +3,8 @@
 Identities: x*1, 1*x, x+0, 0+x, x-0, x/1, x**1, where(true, a, b) = a and
 where(false, a, b) = b, neg(neg(x)), reshape of reshape,
 reshape/expand/sum_to/cast to the same type, permute of permute and identity
-permutes, sum/mean over size-1 dims (a reshape), sum_to as sum + reshape. Folding: a pure table op whose
+permutes, sum/mean over size-1 dims (a reshape), sum_to as sum + reshape; elementwise ops
+before broadcasts and per-row factors outside sums (``reduction_algebra.py``). Folding: a pure table op whose
 operands are all constants is evaluated with the op's NumPy reference when the
 result is small or uniform (one value broadcast), so constants stay readable.
 """
@@ -205,9 +206,11 @@ class ConstantFold(RewritePattern):
         return True
 
 
+from .reduction_algebra import FactorReduction, SinkExpand  # noqa: E402
+
 PATTERNS = [
     Identity("mul", 1, (0, 1)), Identity("add", 0, (0, 1)), Identity("sub", 0, (1,)), Identity("div", 1, (1,)),
-    Identity("pow", 1, (1,)), WhereOfConstant(), SameTypeNoop(), DoubleNeg(), ReshapeOfReshape(), PermuteOfPermute(), ReduceUnitDims(), SumToAsSum(), ConstantFold(),
+    Identity("pow", 1, (1,)), WhereOfConstant(), SinkExpand(), FactorReduction(), SameTypeNoop(), DoubleNeg(), ReshapeOfReshape(), PermuteOfPermute(), ReduceUnitDims(), SumToAsSum(), ConstantFold(),
 ]
 
 

@@ -46,14 +46,14 @@ func.func @folded_constants_merge(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4
 // -----
 
 // The adjoint of a value used twice repeats work (one product per use): cse merges the
-// repeats, and dce drops the forward op nobody reads.
+// repeats, and dce drops the forward op nobody reads. The cotangent's expand goes: the
+// product broadcasts it.
 // CHECK-LABEL: func.func @joint_cleanup
 // CHECK-NEXT:    [[A:%[0-9]+]] = gradc.add %x, %b
 // CHECK-NEXT:    [[M:%[0-9]+]] = gradc.mul [[A]], [[A]]
 // CHECK-NEXT:    [[S:%[0-9]+]] = gradc.sum [[M]]
 // CHECK-NEXT:    [[R:%[0-9]+]] = gradc.reshape %ct0
-// CHECK-NEXT:    [[E:%[0-9]+]] = gradc.expand [[R]]
-// CHECK-NEXT:    [[P:%[0-9]+]] = gradc.mul [[E]], [[A]]
+// CHECK-NEXT:    [[P:%[0-9]+]] = gradc.mul [[R]], [[A]]
 // CHECK-NEXT:    [[D:%[0-9]+]] = gradc.add [[P]], [[P]]
 // CHECK-NEXT:    [[G:%[0-9]+]] = gradc.sum [[D]] {dims = [0], keepdim = true}
 // CHECK-NEXT:    [[GR:%[0-9]+]] = gradc.reshape [[G]] {shape = [3]}

@@ -219,6 +219,59 @@ func.func @pow_one_and_constant_where(%x: tensor<3xf32>, %y: tensor<3xf32>, %c: 
 
 // -----
 
+// Elementwise ops read an expand's source directly (they broadcast), and ops whose operands
+// were all smaller than their result compute small and expand once: expand(r) / 4 is
+// expand(r / 4), and the product then broadcasts r / 4 itself.
+// DCE-LABEL: func.func @sink_expand
+// DCE-NEXT:    gradc.constant
+// DCE-NEXT:    [[Q:%[0-9]+]] = gradc.div %r, %{{[0-9]+}} : (tensor<2x1xf32>, tensor<f32>) -> tensor<2x1xf32>
+// DCE-NEXT:    [[P:%[0-9]+]] = gradc.mul [[Q]], %x : (tensor<2x1xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+// DCE-NEXT:    [[N:%[0-9]+]] = gradc.neg %r : (tensor<2x1xf32>) -> tensor<2x1xf32>
+// DCE-NEXT:    [[E:%[0-9]+]] = gradc.expand [[N]] {shape = [2, 3]}
+// DCE-NEXT:    func.return [[P]], [[E]] :
+func.func @sink_expand(%x: tensor<2x3xf32>, %r: tensor<2x1xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %0 = gradc.expand %r {shape = [2, 3]} : (tensor<2x1xf32>) -> tensor<2x3xf32>
+  %1 = gradc.constant {dtype = "float32", shape = [], value = 4.0} : () -> tensor<f32>
+  %2 = gradc.div %0, %1 : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %3 = gradc.mul %2, %x : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %4 = gradc.neg %0 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %3, %4 : tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// A per-row factor leaves a sum over the row: sum(r * x) is r * sum(x), sum(x / r) is
+// sum(x) / r, sum(-x) is -sum(x) (without keepdim, a reshape drops the summed dim). A
+// factor that varies along the summed dim, or a sum over another dim, stays inside.
+// DCE-LABEL: func.func @factor_reduction
+// DCE:         [[S1:%[0-9]+]] = gradc.sum %x {dims = [1], keepdim = true}
+// DCE-NEXT:    [[M:%[0-9]+]] = gradc.mul [[S1]], %r
+// DCE:         [[S2:%[0-9]+]] = gradc.sum %x {dims = [1], keepdim = true}
+// DCE-NEXT:    [[D:%[0-9]+]] = gradc.div [[S2]], %r
+// DCE-NEXT:    [[DR:%[0-9]+]] = gradc.reshape [[D]] {shape = [2]}
+// DCE:         [[S3:%[0-9]+]] = gradc.mean %x {dims = [1], keepdim = true}
+// DCE-NEXT:    [[NG:%[0-9]+]] = gradc.neg [[S3]]
+// DCE:         [[C:%[0-9]+]] = gradc.mul %x, %c
+// DCE-NEXT:    [[KEEP:%[0-9]+]] = gradc.sum [[C]] {dims = [1], keepdim = true}
+// DCE:         [[R0:%[0-9]+]] = gradc.mul %x, %r
+// DCE-NEXT:    [[KEEP0:%[0-9]+]] = gradc.sum [[R0]] {dims = [0], keepdim = true}
+// DCE:         func.return [[M]], [[DR]], [[NG]], [[KEEP]], [[KEEP0]] :
+func.func @factor_reduction(%x: tensor<2x3xf32>, %r: tensor<2x1xf32>, %c: tensor<3xf32>) -> (tensor<2x1xf32>, tensor<2xf32>, tensor<2x1xf32>, tensor<2x1xf32>, tensor<1x3xf32>) {
+  %0 = gradc.mul %r, %x : (tensor<2x1xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %1 = gradc.sum %0 {dims = [1], keepdim = true} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  %2 = gradc.div %x, %r : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+  %3 = gradc.sum %2 {dims = [1], keepdim = false} : (tensor<2x3xf32>) -> tensor<2xf32>
+  %4 = gradc.neg %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %5 = gradc.mean %4 {dims = [1], keepdim = true} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  %6 = gradc.mul %x, %c : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %7 = gradc.sum %6 {dims = [1], keepdim = true} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  %8 = gradc.mul %x, %r : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+  %9 = gradc.sum %8 {dims = [0], keepdim = true} : (tensor<2x3xf32>) -> tensor<1x3xf32>
+  func.return %1, %3, %5, %7, %9 : tensor<2x1xf32>, tensor<2xf32>, tensor<2x1xf32>, tensor<2x1xf32>, tensor<1x3xf32>
+}
+
+// -----
+
 // Shape-changing views and real casts are kept; clone is not removed.
 // CHECK-LABEL: func.func @keep_real_changes
 // CHECK:         gradc.expand %x {shape = [2, 3]}

@@ -197,3 +197,64 @@ def test_random_programs_keep_values_and_reach_a_fixed_point(chunk):
             for a, b in zip(interpret(h, args), want):
                 assert a.dtype == b.dtype and a.shape == b.shape, f"seed {seed}"
                 np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7, err_msg=f"seed {seed}")
+
+
+def _close_after_canonicalize(f, arrays):
+    """Canonicalize ``f``; its values stay those of the original up to reassociation."""
+    want = interpret(f, arrays)
+    canonicalize(f)
+    verify(f)
+    for a, b in zip(interpret(f, arrays), want):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    assert not canonicalize(f), "a second canonicalize run changed the IR"
+
+
+@pytest.mark.parametrize("case", ["mul_left", "mul_right", "div", "neg", "mean", "no_keepdim"])
+def test_per_row_factors_leave_the_row_sum(case):
+    """sum over a row of (row factor) * x is factor * sum(x), and so on: afterwards the sum reads
+    x itself and the factor is applied to the (small) sum."""
+    def body(b, x, r):
+        reduce, keep = ("mean" if case == "mean" else "sum"), case != "no_keepdim"
+        term = {"mul_left": lambda: b.op("mul", r, x), "mul_right": lambda: b.op("mul", x, r),
+                "div": lambda: b.op("div", x, r), "neg": lambda: b.op("neg", x),
+                "mean": lambda: b.op("mul", x, r), "no_keepdim": lambda: b.op("mul", x, r)}[case]()
+        return b.op(reduce, term, dims=[1], keepdim=keep)
+    f = build([(3, 5), (3, 1)], body, dtype="float64")
+    x = f.args[0]
+    _close_after_canonicalize(f, arrays_for(f))
+    out = f.outputs[0].owner
+    if out.name == "gradc.reshape":
+        out = out.operands[0].owner
+    assert out.name in ("gradc.mul", "gradc.div", "gradc.neg")
+    reduced = out.operands[0].owner
+    assert reduced.name in ("gradc.sum", "gradc.mean") and reduced.operands[0] is x
+
+
+@pytest.mark.parametrize("case", ["varies_along_row", "other_dim"])
+def test_factors_that_vary_along_the_sum_stay_inside(case):
+    def body(b, x, r, c):
+        if case == "varies_along_row":
+            return b.op("sum", b.op("mul", x, c), dims=[1], keepdim=True)
+        return b.op("sum", b.op("mul", x, r), dims=[0], keepdim=True)
+    f = build([(3, 5), (3, 1), (5,)], body, dtype="float64")
+    _close_after_canonicalize(f, arrays_for(f))
+    s = f.outputs[0].owner
+    assert s.name == "gradc.sum" and s.operands[0].owner.name == "gradc.mul"
+
+
+def test_elementwise_ops_sink_below_expand():
+    """expand(r) / 4 computes r / 4 and expands it; a product with a full-shape operand reads
+    the small value directly (elementwise ops broadcast)."""
+    def body(b, x, r):
+        e = b.op("expand", r, shape=[3, 5])
+        q = b.op("div", e, b.constant(4.0, dtype="float64"))
+        return [b.op("mul", q, x), b.op("exp", e)]
+    f = build([(3, 5), (3, 1)], body, dtype="float64")
+    x, r = f.args
+    _close_after_canonicalize(f, arrays_for(f))
+    prod, expd = (o.owner for o in f.outputs)
+    assert prod.name == "gradc.mul" and prod.operands[1] is x
+    assert tuple(prod.operands[0].type.shape) == (3, 1)
+    assert expd.name == "gradc.expand" and expd.operands[0].owner.name == "gradc.exp"
+    assert expd.operands[0].owner.operands[0] is r
