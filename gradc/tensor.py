@@ -5,9 +5,10 @@ backward node whose VJP is the table's rule.
 
 A tensor on ``cuda`` holds a ``DeviceArray`` (``codegen/cuda_driver.py``) instead of a
 NumPy array; its ops run as compiled single-op GPU kernels (``codegen/backend_cuda.py``)
-and it is copied to the host only to print or convert it. Views of CUDA tensors are
-copies (gradc keeps no strided device views), so in-place changes to them do not reach
-their base."""
+and it is copied to the host only to print or convert it. Contiguous views of CUDA tensors
+(reshape, ``x[i]``, ``x[a:b]``) share the device buffer at an offset, with the base's version
+counter and in-place history as on the CPU; other views (permute, expand, strided or advanced
+indexing) are copies, and an in-place write to one raises instead of silently missing the base."""
 from __future__ import annotations
 
 import warnings
@@ -108,6 +109,7 @@ class Tensor(TensorAPI):
     _base = None
     _view_of = None
     _fresh = False      # a gradient array nobody else holds (AccumulateGrad may keep it as .grad)
+    _device_copy_view = False   # a CUDA view gradc had to copy (see _assign_inplace)
 
     def __init__(self, data, requires_grad=False, *, _version=None):
         dev = CPU
@@ -276,12 +278,16 @@ class Tensor(TensorAPI):
             if on_gpu:
                 t._device = dev
             outs.append(t)
-        if (op.has(VIEW) or op.name == "index") and not on_gpu:
-            for t in outs[:1]:
-                if np.may_share_memory(t._data, inputs[0]._data):   # a NumPy view of the input
-                    t._version_counter = inputs[0]._version_counter
-                    t._base = inputs[0] if inputs[0]._base is None else inputs[0]._base
-                    t._view_of = (inputs[0], op, attrs, tuple(inputs[1:]))   # for in-place rebase
+        if op.has(VIEW) or op.name == "index":
+            t = outs[0]
+            src = inputs[0]._data
+            if t._data.buffer is src.buffer if on_gpu else np.may_share_memory(t._data, src):
+                # a view of the input's memory (a NumPy view; on CUDA, the same device buffer)
+                t._version_counter = inputs[0]._version_counter
+                t._base = inputs[0] if inputs[0]._base is None else inputs[0]._base
+                t._view_of = (inputs[0], op, attrs, tuple(inputs[1:]))   # for in-place rebase
+            elif on_gpu:
+                t._device_copy_view = True      # a non-contiguous CUDA view is a copy: no writes
         if grad_mode.is_grad_enabled() and not op.has(NONDIFF):
             positions = op.differentiable_positions(len(inputs))
             needs = tuple([i in positions and bool(x._requires_grad) for i, x in enumerate(inputs)])
@@ -344,6 +350,12 @@ class Tensor(TensorAPI):
         if rebase and base._requires_grad and base._grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                                "operation.")
+        if self._device_copy_view:
+            raise RuntimeError(
+                "gradc: in-place operation on a non-contiguous view of a CUDA tensor. gradc keeps such views "
+                "(permute, transpose, expand, strided or advanced indexing) as copies on the GPU, so the write "
+                "would not reach the tensor it views, as it does in PyTorch. Write to the base tensor, or "
+                "clone() the view first to get an independent tensor.")
         if not self._data.flags.writeable:
             raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to "
                                "a single memory location. Please clone() the tensor before performing the "
@@ -593,11 +605,36 @@ def _run_on_device(op, inputs, attrs, types, out_types):
     NumPy reference on host copies where the output types depend on the data (mask indexing)."""
     from .codegen import backend_cuda
     drv = inputs[0]._data.driver
+    if op.name == "index" and len(inputs) == 1:
+        view = _contiguous_device_view(inputs[0]._data, attrs["key"])
+        if view is not None:
+            return (view,)
     if out_types is None:
         res = op.forward(*[x._host() for x in inputs], **attrs)
         res = res if isinstance(res, tuple) else (res,)
         return tuple(drv.to_device(np.asarray(r)) for r in res)
     return backend_cuda.run_op(drv, op, [x._data for x in inputs], attrs, types)
+
+
+def _contiguous_device_view(d: DeviceArray, key):
+    """``d[key]`` for a key of ints, slices, None and Ellipsis that selects one contiguous block
+    (``x[i]``, ``x[2:5]``, ``x[1, :, None]``): the same device buffer at an offset, so writes to
+    the view reach ``d`` as in PyTorch. None for any other key (the caller copies)."""
+    from .ops.index import split_index
+    basic, advanced = split_index(d.ndim, key, [])
+    if advanced is not None:
+        return None
+    # NumPy works out the view's offset and strides on a stand-in with d's layout whose memory
+    # is never read (as_strided over one element)
+    probe = np.lib.stride_tricks.as_strided(np.zeros(1, d.dtype), d.shape, d.strides)
+    try:
+        v = probe[basic]
+    except IndexError:
+        return None                      # the NumPy reference raises the proper error
+    if v.size and not v.flags.c_contiguous:
+        return None
+    offset = v.__array_interface__["data"][0] - probe.__array_interface__["data"][0] if v.size else 0
+    return DeviceArray(d.driver, d.buffer, v.shape, d.dtype, d.offset + offset)
 
 
 def _has_bool_index(op, inputs):

@@ -210,3 +210,56 @@ def test_compiled_double_backward_and_retain_graph_on_cuda(cuda):
     y.backward(retain_graph=True)
     y.backward()
     np.testing.assert_allclose(x.grad.cpu().numpy(), 2 * gc.detach().numpy(), rtol=1e-5)
+
+
+def test_contiguous_views_share_the_device_buffer(cuda):
+    """x[i], x[a:b] and reshape of a CUDA tensor alias it as on the CPU: writes through either
+    are seen by the other, and they share one version counter."""
+    base = np.arange(12, dtype=np.float32).reshape(3, 4)
+    for dev in ("cpu", cuda):
+        x = gradc.tensor(base, device=dev)
+        row, rows, flat = x[1], x[1:3], x.reshape(12)
+        if dev != "cpu":                   # one device allocation, at byte offsets
+            assert row._data.buffer is x._data.buffer is rows._data.buffer is flat._data.buffer
+            assert (row._data.offset, rows._data.offset, flat._data.offset) == (16, 16, 0)
+        row.add_(100)                      # through a view into the base
+        x[0, 0] = -1.0                     # into the base, seen by the views
+        flat[11] = 50.0
+        got = [t.cpu().numpy().copy() for t in (x, row, rows, flat)]
+        assert x._version == row._version == rows._version == flat._version == 3
+        if dev == "cpu":
+            want = got
+        else:
+            for g, w in zip(got, want):
+                np.testing.assert_array_equal(g, w)
+    np.testing.assert_array_equal(want[0][1], base[1] + 100)
+    assert want[0][0, 0] == -1.0 and want[0][2, 3] == 50.0
+
+
+def test_in_place_through_a_cuda_view_keeps_its_history(cuda):
+    """An in-place op on a contiguous view of a non-leaf rebases the base's history
+    (CopySlices), and the gradients are the CPU's."""
+    grads = []
+    for dev in ("cpu", cuda):
+        w = gradc.tensor([[1.0, 2.0], [3.0, 4.0]], device=dev, requires_grad=True)
+        y = w * 2
+        y[0].mul_(w[1])
+        assert type(y.grad_fn).__name__ == "CopySlices"
+        y.sum().backward()
+        grads.append(w.grad.cpu().numpy())
+    np.testing.assert_allclose(grads[1], grads[0])
+
+
+def test_writes_to_copied_cuda_views_raise(cuda):
+    """Views gradc keeps as copies on the GPU (non-contiguous ones) refuse in-place writes
+    rather than leave the base unchanged; reading them is fine."""
+    x = gradc.ones(3, 4, device=cuda)
+    col, t = x[:, 1], x.t()
+    np.testing.assert_array_equal(col.cpu().numpy(), np.ones(3, np.float32))
+    for v in (col, t):
+        with pytest.raises(RuntimeError, match="non-contiguous view of a CUDA tensor"):
+            v.add_(1)
+    np.testing.assert_array_equal(x.cpu().numpy(), np.ones((3, 4), np.float32))
+    c = col.clone()
+    c.add_(1)                                  # a clone is independent: writes are fine
+    np.testing.assert_array_equal(c.cpu().numpy(), np.full(3, 2.0, np.float32))
