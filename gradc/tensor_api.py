@@ -702,7 +702,6 @@ class TensorAPI(TensorLikeMeta):
         """An index_put over the whole tensor, so the node has PyTorch's edges (self, src)."""
         if not is_tensor_like(src):
             raise TypeError("copy_(): argument 'src' (position 1) must be Tensor, not " + type(src).__name__)
-        src = src if src.dtype is self.dtype else src.to(self.dtype)
         from .ops.rules import broadcast_shapes
         if broadcast_shapes("copy_", tuple(self.shape), tuple(src.shape)) != tuple(self.shape):
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "

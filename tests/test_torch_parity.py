@@ -394,8 +394,6 @@ def test_iteration_graph_structure():
     assert trees[0] == trees[1]
 
 
-@pytest.mark.xfail(strict=True, reason="copy_ from another dtype casts first in gradc (a ToCopyBackward0 node under "
-                                       "CopyBackwards); PyTorch's copy_ casts inside the node")
 def test_copy_across_dtypes_graph_structure():
     trees = []
     for m in (torch, gradc):

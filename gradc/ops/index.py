@@ -151,9 +151,9 @@ defop("index_backward", infer=_index_backward_infer, forward=_index_backward_for
 
 
 def _index_put_infer(types, attrs):
+    """The tensor's type. A value of another dtype is cast to the tensor's (``copy_`` from
+    another dtype is one index_put, as PyTorch's copy_ is one node)."""
     x, v = types[0], types[1]
-    if v.dtype is not x.dtype:
-        raise ShapeError(f"gradc.index_put: value dtype {v.dtype} differs from tensor dtype {x.dtype}")
     target = _probe("index_put", types[2:], attrs["key"], x.shape, x.dtype)
     try:
         np.broadcast_shapes(tuple(v.shape), tuple(target))
@@ -186,6 +186,8 @@ def _index_put_vjp(ctx, g):
         gx = apply("index_put", g[0], g[0]._scalar(0, g[0].dtype), *idx, key=key)
     if ctx.needs_input_grad[1]:
         gv = unbroadcast(apply("index", g[0], *idx, key=key), ctx.input_types[1].shape)
+        if ctx.input_types[1].dtype is not ctx.input_types[0].dtype:     # back to the value's dtype
+            gv = gv.to(ctx.input_types[1].dtype)
     return [gx, gv]
 
 
