@@ -14,7 +14,7 @@ The device is synchronised before and after every timed step.
 
 Needs an NVIDIA GPU and PyCUDA (``pip install 'gradc[cuda]'``); without them it
 prints one line ``# no CUDA device: <reason>`` and exits with status 0, so it is safe
-to run anywhere. ``--scale F`` shrinks the big workloads (W1, W3, W4) for smoke runs.
+to run anywhere. ``--scale F`` shrinks the big workloads (W1-W4) for smoke runs.
 With ``GRADC_CUDA_SIMULATOR=1`` the same code runs through gradc's CPU-threads SIMT
 simulator: very slow, so use it only with a small ``--scale`` (or ``--only W5``) to
 check the script, never for timings.
@@ -87,10 +87,16 @@ def copy_bandwidth(torch, mib=64):
 
 
 def scale_inputs(name, inputs, factor):
-    """Shrink W1 (1-D input) and W3/W4 (rows of the 4096-row inputs) by ``factor``; returns
-    (inputs, fraction of the original size kept), the fraction scaling floor_bytes."""
-    if factor == 1.0 or not name.startswith(("W1", "W3", "W4")):
+    """Shrink W1 (1-D input), W2 (batch, input and hidden widths) and W3/W4 (rows of the
+    4096-row inputs) by ``factor``; returns (inputs, fraction of the original size kept), the
+    fraction scaling floor_bytes."""
+    if factor == 1.0 or not name.startswith(("W1", "W2", "W3", "W4")):
         return inputs, 1.0
+    if name.startswith("W2"):
+        m, d, h = (min(n, max(8, int(n * factor))) for n in (256, 1024, 1024))
+        out = dict(inputs, x=inputs["x"][:m, :d].copy(), W1=inputs["W1"][:d, :h].copy(),
+                   b1=inputs["b1"][:h].copy(), W2=inputs["W2"][:h].copy(), t=inputs["t"][:m].copy())
+        return out, (m * d + d * h) / (256 * 1024 + 1024 * 1024)
     if name.startswith("W1"):
         out, kept = {}, 1.0
         for k, v in inputs.items():
@@ -144,7 +150,7 @@ def main(argv=None):
         print(f"# device copy bandwidth {bw / 1e9:.1f} GB/s (clone of {mib:.0f} MiB float32; "
               f"best of gradc and torch: {which})")
     if args.scale != 1.0:
-        print(f"# --scale {args.scale}: W1/W3/W4 shrunk, their floors scaled to match")
+        print(f"# --scale {args.scale}: W1-W4 shrunk, the floors of W1/W3/W4 scaled to match")
 
     rng = np.random.default_rng(0)
     rows = []

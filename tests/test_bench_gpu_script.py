@@ -53,3 +53,15 @@ def test_run_gpu_script_w5_under_simulator():
     p = _run(["--repeat", "1", "--only", "W5", "--no-torch-compile"], env, timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "## W5" in p.stdout and "gradc compiled" in p.stdout, p.stdout + p.stderr
+
+
+def test_run_gpu_script_scales_w2_under_simulator():
+    """--scale shrinks W2's batch and widths too, so the MLP runs through the simulator."""
+    ok, reason = _simulator_available()
+    if not ok:
+        pytest.skip(reason)
+    env = dict(os.environ, GRADC_CUDA_SIMULATOR="1")
+    p = _run(["--repeat", "1", "--only", "W2", "--scale", "0.004", "--no-torch-compile"], env, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "## W2 mlp on cuda" in p.stdout and "gradc compiled" in p.stdout, p.stdout + p.stderr
+    assert "# --scale 0.004: W1-W4 shrunk" in p.stdout
