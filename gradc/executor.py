@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import threading
 
 import numpy as np
 
@@ -85,6 +86,9 @@ class Executor:
             fn = self._callable(op)
             steps.append((fn, tuple(slots[v] for v in op.operands), tuple(slots[r] for r in op.results)))
         self.steps = steps
+        # one call at a time: the steps' kernels share argument vectors, and the arena is one
+        # set of buffers (calls from several threads take turns)
+        self._lock = threading.Lock()
         self.n_slots = len(slots)
         self.out_slots = tuple(slots[v] for v in func.outputs)
         if len(steps) == 1 and steps[0][1] == tuple(range(self.n_args)):
@@ -92,11 +96,19 @@ class Executor:
             # no slot list per call
             fn, _, outs = steps[0]
             pick = [outs.index(i) if i in outs else None for i in self.out_slots]
+            lock = self._lock
             if pick == list(range(len(outs))):
-                self.run = lambda arrays: fn(*arrays)      # a tuple of the outputs
+                def run_one(arrays):
+                    with lock:
+                        return fn(*arrays)                 # a tuple of the outputs
+                self.run = run_one
             elif len(pick) > 1 and None not in pick:       # the kernel's outputs, reordered
                 reorder = operator.itemgetter(*pick)
-                self.run = lambda arrays: reorder(fn(*arrays))
+
+                def run_one_reordered(arrays):
+                    with lock:
+                        return reorder(fn(*arrays))
+                self.run = run_one_reordered
 
     def _callable(self, op: Operation):
         fixed = [self.arena_values.get(r) for r in op.results] if self.arena_values else None
@@ -119,8 +131,9 @@ class Executor:
     def run(self, arrays):
         """The function's outputs (a sequence of arrays) for its arguments ``arrays``."""
         env = list(arrays) + [None] * (self.n_slots - self.n_args)
-        for fn, ins, outs in self.steps:
-            res = fn(*[env[i] for i in ins])
-            for k, i in enumerate(outs):
-                env[i] = res[k]
+        with self._lock:
+            for fn, ins, outs in self.steps:
+                res = fn(*[env[i] for i in ins])
+                for k, i in enumerate(outs):
+                    env[i] = res[k]
         return [env[i] for i in self.out_slots]

@@ -111,3 +111,29 @@ def test_values_read_by_reference_ops_stay_out_of_the_arena():
     h = (x.numpy() @ w.numpy())
     np.testing.assert_allclose(a.numpy(), np.exp(h)[1:3] * 2.0, rtol=1e-5)
     np.testing.assert_allclose(float(s), np.exp(h).sum(), rtol=1e-5)
+
+
+def test_one_compiled_function_from_several_threads():
+    """Calls from several threads take turns on a compiled function's kernels and arena: every
+    thread gets the results of its own inputs (big enough for the kernels to run on both cores)."""
+    import threading
+    rng = np.random.default_rng(3)
+    w1, w2 = (gradc.tensor(rng.standard_normal(s).astype(np.float32)) for s in ((256, 256), (256, 8)))
+    cf = gradc.compile(lambda x, a, b: ((x @ a).tanh() @ b).exp().sum(0))
+    xs = [gradc.tensor(rng.standard_normal((512, 256)).astype(np.float32)) for _ in range(4)]
+    want = [np.exp(np.tanh(x.numpy() @ w1.numpy()) @ w2.numpy()).sum(0) for x in xs]
+    cf(xs[0], w1, w2)                   # compile once, before the threads start
+    errors = []
+
+    def work(k):
+        try:
+            for _ in range(30):
+                np.testing.assert_allclose(cf(xs[k], w1, w2).numpy(), want[k], rtol=2e-4)
+        except Exception as e:          # reported below: a thread's exception is otherwise lost
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
