@@ -12,7 +12,8 @@ expanded, scaled and multiplied into a full-shape term that is summed over the s
 After these rewrites the per-row factors are applied once per row, not once per element, and
 a sum such as ``sum(c * (x - mean))`` becomes ``c * sum(x - mean)``: a reduction that no longer
 waits for ``c``, so the fused row kernel needs one pass fewer over its row.
-Sums are reassociated as by fast-math: results can differ in the last bits.
+Sums are reassociated as by fast-math: results can differ in the last bits, and an infinite
+factor times a row holding a zero gives inf where the unfactored sum gave nan (0 * inf).
 """
 from __future__ import annotations
 
