@@ -176,14 +176,21 @@ class TensorAPI(TensorLikeMeta):
         return apply(name, a, b)
 
     def add(self, other, alpha=1):
-        if alpha != 1:
-            other = other * alpha
-        return self._binary("add", other)
+        return self._with_alpha("add", other, alpha)
 
     def sub(self, other, alpha=1):
-        if alpha != 1:
-            other = other * alpha
-        return self._binary("sub", other)
+        return self._with_alpha("sub", other, alpha)
+
+    def _with_alpha(self, name, other, alpha):
+        """add/sub with PyTorch's ``alpha``: for two floating point tensors one op with an
+        ``alpha`` attr (PyTorch's node, with an edge to each); otherwise ``other * alpha`` first."""
+        if alpha == 1:
+            return self._binary(name, other)
+        if is_tensor_like(other):
+            (a, b), dt = promote_operands([self, other])
+            if dt.is_floating_point:
+                return apply(name, a, b, alpha=float(alpha))
+        return self._binary(name, other * alpha)
 
     def __add__(self, other): return self._binary("add", other)
     def __radd__(self, other): return self._binary("add", other, reverse=True)

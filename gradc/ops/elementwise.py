@@ -32,12 +32,24 @@ def _shapes(ctx):
 
 
 # ---- binary arithmetic ------------------------------------------------------------------
-_binary("add", np.add,
-        lambda ctx, g: [unbroadcast(g[0], s) if need else None
-                        for s, need in zip(_shapes(ctx), ctx.needs_input_grad)])
-_binary("sub", np.subtract,
+# add and sub take PyTorch's optional ``alpha`` (a + alpha * b), so that x.add(y, alpha=2) is one
+# AddBackward0 node with edges to x and y, as in PyTorch
+def _scaled(b, alpha):
+    return b if alpha is None else b * alpha
+
+
+def _scaled_grad(g, alpha):
+    return g if alpha is None else g * alpha
+
+
+_binary("add", lambda a, b, alpha=None: np.add(a, _scaled(b, alpha)),
         lambda ctx, g: [unbroadcast(g[0], _shapes(ctx)[0]) if ctx.needs_input_grad[0] else None,
-                        unbroadcast(-g[0], _shapes(ctx)[1]) if ctx.needs_input_grad[1] else None])
+                        unbroadcast(_scaled_grad(g[0], ctx.attrs.get("alpha")), _shapes(ctx)[1])
+                        if ctx.needs_input_grad[1] else None], attr_names=("alpha",))
+_binary("sub", lambda a, b, alpha=None: np.subtract(a, _scaled(b, alpha)),
+        lambda ctx, g: [unbroadcast(g[0], _shapes(ctx)[0]) if ctx.needs_input_grad[0] else None,
+                        unbroadcast(-_scaled_grad(g[0], ctx.attrs.get("alpha")), _shapes(ctx)[1])
+                        if ctx.needs_input_grad[1] else None], attr_names=("alpha",))
 _binary("mul", np.multiply,
         lambda ctx, g: [unbroadcast(g[0] * ctx.input(1), _shapes(ctx)[0]) if ctx.needs_input_grad[0] else None,
                         unbroadcast(g[0] * ctx.input(0), _shapes(ctx)[1]) if ctx.needs_input_grad[1] else None],

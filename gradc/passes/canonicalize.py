@@ -54,7 +54,10 @@ class Identity(RewritePattern):
         self.sides = sides   # operand positions that may hold the unit
 
     def match_and_rewrite(self, op, rw):
+        scaled = op.attrs.get("alpha") is not None     # add/sub's a + alpha * b
         for side in self.sides:
+            if scaled and side == 0:                     # 0 + alpha * b is not b (a + alpha * 0 is a)
+                continue
             other = op.operands[1 - side]
             if is_splat(op.operands[side], self.unit) and other.type == op.results[0].type:
                 rw.replace_op(op, other)

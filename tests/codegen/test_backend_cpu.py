@@ -137,3 +137,21 @@ def test_one_compiled_function_from_several_threads():
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+@pytest.mark.parametrize("name", ["add", "sub"])
+def test_alpha_lowers_into_the_fused_kernel(name):
+    """x.add(y, alpha=a) is one op with an alpha attr; the fused kernel computes x + a * y."""
+    rng = np.random.default_rng(2)
+    xs = [gradc.tensor(rng.standard_normal(s), requires_grad=True) for s in ((4, 5), (5,))]
+    fn = lambda x, y: getattr(x, name)(y, alpha=-1.5).exp().sum()   # noqa: E731
+    cf = gradc.compile(fn)
+    cf(*xs).backward()
+    got = [x.grad.numpy().copy() for x in xs]
+    assert cf.ir().backend.kernels, "no native kernel was built"
+    assert any(o.attrs.get("alpha") == -1.5 for o in cf.ir().traced.body.ops)
+    for x in xs:
+        x.grad = None
+    fn(*xs).backward()
+    for g, x in zip(got, xs):
+        np.testing.assert_allclose(g, x.grad.numpy(), rtol=1e-12)

@@ -272,6 +272,20 @@ func.func @factor_reduction(%x: tensor<2x3xf32>, %r: tensor<2x1xf32>, %c: tensor
 
 // -----
 
+// add/sub with alpha compute a + alpha * b: a zero b leaves a, a zero a does not leave b.
+// CHECK-LABEL: func.func @alpha
+// CHECK:         [[KEEP:%[0-9]+]] = gradc.add %{{[0-9]+}}, %x {alpha = 2.0}
+// CHECK:         func.return %x, [[KEEP]], %x :
+func.func @alpha(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %0 = gradc.constant {dtype = "float32", shape = [], value = 0.0} : () -> tensor<f32>
+  %1 = gradc.add %x, %0 {alpha = 2.0} : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+  %2 = gradc.add %0, %x {alpha = 2.0} : (tensor<f32>, tensor<3xf32>) -> tensor<3xf32>
+  %3 = gradc.sub %x, %0 {alpha = 0.5} : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+  func.return %1, %2, %3 : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
 // Shape-changing views and real casts are kept; clone is not removed.
 // CHECK-LABEL: func.func @keep_real_changes
 // CHECK:         gradc.expand %x {shape = [2, 3]}
