@@ -297,12 +297,18 @@ class TensorAPI(TensorLikeMeta):
         if min is None and max is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
         if is_tensor_like(min) or is_tensor_like(max):
-            out = self
-            if min is not None:
-                out = out.maximum(min)
-            if max is not None:
-                out = out.minimum(max)
-            return out
+            given = [b for b in (min, max) if b is not None]
+            ops, dt = promote_operands([self, *given])
+            x, bounds = ops[0], iter(ops[1:])
+
+            def no_bound(sign):      # a constant that bounds nothing (and needs no gradient)
+                if dt.is_floating_point:
+                    return x._scalar(sign * float("inf"), dt)
+                info = np.iinfo(dt.np) if dt.np != np.bool_ else None
+                return x._scalar((info.max if sign > 0 else info.min) if info else sign > 0, dt)
+            lo = next(bounds) if min is not None else no_bound(-1)
+            hi = next(bounds) if max is not None else no_bound(1)
+            return apply("clamp_tensor", x, lo, hi)
         x = self
         if not x.dtype.is_floating_point and builtins.any(isinstance(b, float) for b in (min, max)):
             x = x.to(dtypes.default_float)   # PyTorch: the result type of the input and the bounds

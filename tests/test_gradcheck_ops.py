@@ -164,18 +164,25 @@ def _(rng):
     return gradc.minimum, [T(a), T(b)]
 
 
-@case("maximum", "clamp(min=tensor)")
+@case("clamp_tensor", "clamp(min=tensor)")
 def _(rng):
     sa, sb = bcast_shapes(rng)
     a, b = distinct(rng, sa, sb)
     return (lambda x, lo: x.clamp(min=lo)), [T(a), T(b)]
 
 
-@case("minimum", "clamp(max=tensor)")
+@case("clamp_tensor", "clamp(max=tensor)")
 def _(rng):
     sa, sb = bcast_shapes(rng)
     a, b = distinct(rng, sa, sb)
     return (lambda x, hi: x.clamp(max=hi)), [T(a), T(b)]
+
+
+@case("clamp_tensor", "clamp(tensor,tensor)")
+def _(rng):
+    sa, sb, sc = bcast_shapes(rng, n=3)
+    a, b, c = distinct(rng, sa, sb, sc)      # no ties, so lo < x, x < hi, lo > hi all occur cleanly
+    return (lambda x, lo, hi: x.clamp(lo, hi)), [T(a), T(b), T(c)]
 
 
 # unary math

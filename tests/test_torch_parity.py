@@ -361,8 +361,6 @@ def test_add_alpha_graph_structure():
     assert trees[0] == trees[1]
 
 
-@pytest.mark.xfail(strict=True, reason="clamp with tensor bounds is maximum/minimum in gradc (MaximumBackward0), "
-                                       "PyTorch records one ClampBackward0 node")
 def test_clamp_tensor_bounds_graph_structure():
     trees = []
     for m in (torch, gradc):
@@ -402,17 +400,35 @@ def test_copy_across_dtypes_graph_structure():
 
 @pytest.mark.parametrize("expr", ["x.add(y, alpha=2)", "x.sub(y, alpha=0.5)", "x.clamp(min=y)",
                                   "x.clamp(y - 1, y + 1)"])
-def test_values_and_grads_where_structure_differs(expr):
-    """clamp with tensor bounds (a structural gap above) still gives PyTorch's values and
-    gradients; add/sub with alpha (once a gap) match PyTorch's whole graph."""
+def test_values_and_grads_where_structure_differed(expr):
+    """add/sub with alpha and clamp with tensor bounds (once structural gaps) give PyTorch's
+    values, gradients and whole graph."""
     arrays = {"x": np.array([0.5, -1.5, 2.0]), "y": np.array([1.0, -1.0, 0.25])}
     t_outs, t_grads, t_tree = run_expr(torch, expr, arrays, "float64", 0)
     g_outs, g_grads, g_tree = run_expr(gradc, expr, arrays, "float64", 0)
     np.testing.assert_allclose(to_np(g_outs[0]), to_np(t_outs[0]))
     for t, g in zip(t_grads, g_grads):
         np.testing.assert_allclose(to_np(g), to_np(t))
-    if "clamp" not in expr:
-        assert g_tree == t_tree
+    assert g_tree == t_tree
+
+
+@pytest.mark.parametrize("bounds", ["lo, hi", "min=lo", "max=hi", "lo[:1], hi"])
+def test_clamp_tensor_bounds_gradients_at_ties(bounds):
+    """PyTorch's clamp gives x the whole gradient where it equals a bound, and a bound gets it
+    only where it clamps (min where x < min < max, max where x > max or max < min). gradc's
+    clamp once went through maximum/minimum, which split ties in half."""
+    grads = []
+    for m in (torch, gradc):
+        x = m.tensor([1.0, 1.0, 3.0, 0.5, 5.0], dtype=m.float64, requires_grad=True)
+        lo = m.tensor([1.0, 0.0, 3.0, 2.0, 0.0], dtype=m.float64, requires_grad=True)
+        hi = m.tensor([2.0, 1.0, 3.0, 1.0, 2.0], dtype=m.float64, requires_grad=True)
+        out = eval(f"x.clamp({bounds})")
+        (out * m.arange(1, 6, dtype=m.float64)).sum().backward()
+        grads.append([to_np(out)] + [None if t.grad is None else to_np(t.grad) for t in (x, lo, hi)])
+    for t, g in zip(*grads):
+        assert (t is None) == (g is None)
+        if t is not None:
+            np.testing.assert_array_equal(g, t)
 
 
 # ---- dtype promotion --------------------------------------------------------------------------

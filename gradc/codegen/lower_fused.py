@@ -153,4 +153,6 @@ def _lower_op(kb, o, get, space):
     alpha = attrs.pop("alpha", None)
     if alpha is not None:                 # add/sub's a + alpha * b
         vals = (vals[0], kb.op("mul", vals[1], kb.constant(alpha, o.operands[1].type.dtype.name)))
+    if name == "clamp_tensor":
+        return kb.op("minimum", kb.op("maximum", vals[0], vals[1]), vals[2]), amap
     return kb.op(name, *vals, **attrs), amap

@@ -162,6 +162,29 @@ def _clamp_vjp(ctx, g):
 
 _unary("clamp", _clamp_forward, _clamp_vjp, saves=("in0",), float_only=False, attr_names=("min", "max"))
 
+
+# clamp with tensor bounds: clamp_tensor(x, lo, hi) = minimum(maximum(x, lo), hi). A bound the
+# caller left out is an infinite constant, which needs no gradient, so the node's edges are
+# PyTorch's ClampBackward0 edges (x, min or None, max or None). Gradients follow PyTorch's
+# clamp_backward and clamp_backward_min_max: x keeps the gradient where lo <= x <= hi (ties
+# included); lo gets it where x < lo < hi, hi where x > hi or hi < lo.
+def _clamp_tensor_vjp(ctx, g):
+    x, lo, hi = (ctx.input(i) for i in range(3))
+    shapes = _shapes(ctx)
+    grads = [None, None, None]
+    if ctx.needs_input_grad[0]:
+        grads[0] = unbroadcast(_where_zero((x >= lo) & (x <= hi), g[0]), shapes[0])
+    if ctx.needs_input_grad[1]:
+        grads[1] = unbroadcast(_where_zero((x < lo) & (lo < hi), g[0]), shapes[1])
+    if ctx.needs_input_grad[2]:
+        grads[2] = unbroadcast(_where_zero((x > hi) | (hi < lo), g[0]), shapes[2])
+    return grads
+
+
+defop("clamp_tensor", infer=elementwise_rule()("clamp_tensor"),
+      forward=_quiet(lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi)), vjp=_clamp_tensor_vjp,
+      saves=("in0", "in1", "in2"), traits=EW, num_inputs=3, node_name="ClampBackward0")
+
 # ---- copies and casts ------------------------------------------------------------------------
 _unary("clone", lambda x: np.array(x, copy=True), lambda ctx, g: [g[0]], float_only=False,
        node_name="CloneBackward0")

@@ -155,3 +155,21 @@ def test_alpha_lowers_into_the_fused_kernel(name):
     fn(*xs).backward()
     for g, x in zip(got, xs):
         np.testing.assert_allclose(g, x.grad.numpy(), rtol=1e-12)
+
+
+def test_clamp_with_tensor_bounds_compiles_to_one_kernel():
+    """clamp_tensor lowers to maximum then minimum inside the fused kernel; its gradients are
+    eager mode's (PyTorch's clamp_backward)."""
+    rng = np.random.default_rng(4)
+    xs = [gradc.tensor(rng.standard_normal(s), requires_grad=True) for s in ((6, 5), (5,), (6, 1))]
+    fn = lambda x, lo, hi: (x.clamp(lo, hi) * x).sum() + x.clamp(max=hi).sum()   # noqa: E731
+    cf = gradc.compile(fn)
+    cf(*xs).backward()
+    got = [x.grad.numpy().copy() for x in xs]
+    assert cf.ir().backend.kernels
+    assert sum(o.name == "gradc.clamp_tensor" for o in cf.ir().traced.body.ops) == 2
+    for x in xs:
+        x.grad = None
+    fn(*xs).backward()
+    for g, x in zip(got, xs):
+        np.testing.assert_allclose(g, x.grad.numpy(), rtol=1e-12, atol=1e-12)
