@@ -119,12 +119,14 @@ class Executor:
         d = op.opdef
         if d is None:
             raise NotImplementedError(f"executor: no implementation for '{op.name}'")
-        fn = functools.partial(d.forward, **op.attrs) if op.attrs else d.forward
         if self.backend is not None and hasattr(self.backend, "compile_op"):
             native = self.backend.compile_op(op, fixed) if fixed else self.backend.compile_op(op)
-            if native is not None:
-                fn = native
+            if native is not None:        # the backend's own arrays (NumPy, or device arrays)
+                if len(op.results) == 1:
+                    return lambda *xs, _f=native: (_f(*xs),)
+                return native
         # NumPy references may return NumPy scalars (np.sum of everything): steps yield arrays
+        fn = functools.partial(d.forward, **op.attrs) if op.attrs else d.forward
         if len(op.results) == 1:
             return lambda *xs, _f=fn: (np.asarray(_f(*xs)),)
         return lambda *xs, _f=fn: tuple(np.asarray(r) for r in _f(*xs))
