@@ -8,7 +8,8 @@ NumPy array; its ops run as compiled single-op GPU kernels (``codegen/backend_cu
 and it is copied to the host only to print or convert it. Contiguous views of CUDA tensors
 (reshape, ``x[i]``, ``x[a:b]``) share the device buffer at an offset, with the base's version
 counter and in-place history as on the CPU; other views (permute, expand, strided or advanced
-indexing) are copies, and an in-place write to one raises instead of silently missing the base."""
+indexing) are copies (``_CudaCopyView``) that share the base's version counter and recompute
+themselves after an in-place change of the base; an in-place write to one raises."""
 from __future__ import annotations
 
 import warnings
@@ -286,8 +287,12 @@ class Tensor(TensorAPI):
                 t._version_counter = inputs[0]._version_counter
                 t._base = inputs[0] if inputs[0]._base is None else inputs[0]._base
                 t._view_of = (inputs[0], op, attrs, tuple(inputs[1:]))   # for in-place rebase
-            elif on_gpu:
-                t._device_copy_view = True      # a non-contiguous CUDA view is a copy: no writes
+            elif on_gpu:                        # a non-contiguous CUDA view: a copy that follows its base
+                t.__class__ = _CudaCopyView
+                t._version_counter = inputs[0]._version_counter
+                d = t.__dict__
+                d["_copy"] = d.pop("_data")
+                d["_copy_of"] = (inputs[0], op, attrs, tuple(inputs[1:]), t._version_counter.value)
         if grad_mode.is_grad_enabled() and not op.has(NONDIFF):
             positions = op.differentiable_positions(len(inputs))
             needs = tuple([i in positions and bool(x._requires_grad) for i, x in enumerate(inputs)])
@@ -614,6 +619,29 @@ def _run_on_device(op, inputs, attrs, types, out_types):
         res = res if isinstance(res, tuple) else (res,)
         return tuple(drv.to_device(np.asarray(r)) for r in res)
     return backend_cuda.run_op(drv, op, [x._data for x in inputs], attrs, types)
+
+
+class _CudaCopyView(Tensor):
+    """A non-contiguous view of a CUDA tensor (permute, expand, strided or advanced indexing),
+    which gradc keeps as a copy: it has no strided device arrays. It shares its base's version
+    counter, as a PyTorch view does, so a backward that saved it notices an in-place change of
+    the base, and reading it after such a change recomputes the copy: it shows the base's
+    current values. Writing to it raises (``_assign_inplace``): the write could not reach the base."""
+    _device_copy_view = True
+
+    @property
+    def _data(self):
+        d = self.__dict__
+        base, op, attrs, extra, seen = d["_copy_of"]
+        if self._version_counter.value != seen:          # the base changed in place since
+            with grad_mode.no_grad():
+                d["_copy"] = Tensor._apply(op, [base, *extra], attrs)._data
+            d["_copy_of"] = (base, op, attrs, extra, self._version_counter.value)
+        return d["_copy"]
+
+    @_data.setter
+    def _data(self, value):
+        self.__dict__["_copy"] = value
 
 
 def _contiguous_device_view(d: DeviceArray, key):

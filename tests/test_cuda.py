@@ -263,3 +263,25 @@ def test_writes_to_copied_cuda_views_raise(cuda):
     c = col.clone()
     c.add_(1)                                  # a clone is independent: writes are fine
     np.testing.assert_array_equal(c.cpu().numpy(), np.full(3, 2.0, np.float32))
+
+
+def test_copied_cuda_views_follow_their_base(cuda):
+    """A non-contiguous CUDA view is a copy, but it shares the base's version counter: after an
+    in-place change of the base it reads the base's current values, and a backward that saved
+    it raises PyTorch's version error, as on the CPU."""
+    x = gradc.zeros(3, 4, device=cuda)
+    col, t = x[:, 1], x.t()
+    x.add_(2)
+    x[0, 1] = 7.0
+    np.testing.assert_array_equal(col.cpu().numpy(), [7.0, 2.0, 2.0])
+    np.testing.assert_array_equal(t.cpu().numpy(), x.cpu().numpy().T)
+    assert col._version == x._version == 2
+    np.testing.assert_array_equal((col * 1).cpu().numpy(), [7.0, 2.0, 2.0])   # ops read it too
+    for dev in ("cpu", cuda):
+        w = gradc.ones(2, 3, device=dev, requires_grad=True)
+        y = w * 1
+        v = y.t()
+        z = (v * v).sum()                # saves v
+        y.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            z.backward()
