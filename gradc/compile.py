@@ -49,12 +49,11 @@ class _ArgKey:
 
 
 def _wrap(a, device):
-    """An eager tensor owning executor output ``a`` (a NumPy or a device array)."""
-    if isinstance(a, DeviceArray):
-        t = Tensor._wrap(a)
+    """An eager tensor owning executor output ``a`` (executors return NumPy or device arrays)."""
+    t = Tensor._wrap(a)
+    if device is not CPU:
         t._device = device
-        return t
-    return Tensor._wrap(np.asarray(a))
+    return t
 
 
 def _backend(target: str):
@@ -216,28 +215,15 @@ class CompiledFunctionBackward(Node):
         if not owned:
             arrays = spec.forward.run([t._data for t in inputs])[spec.n_outputs:]
         self._residuals = [None] * len(arrays)
-        if ct is None and self._device is CPU:      # loss.backward(): the arrays are the gradients
-            grads = []
-            for a, fresh in zip(arrays, spec.fresh_grads):
-                t = Tensor._wrap(a)
-                t._fresh = fresh
-                grads.append(t)
-            return grads
         scale = 1.0 if ct is None else ct.item()
         grads = []
         for a, fresh in zip(arrays, spec.fresh_grads):
-            if isinstance(a, DeviceArray):
-                t = _wrap(a, self._device)
-                if scale != 1.0:
-                    t, fresh = t * scale, True
-                t._fresh = fresh
-                grads.append(t)
-                continue
-            a = np.asarray(a)
+            t = _wrap(a, self._device)
             if scale != 1.0:
-                a = np.multiply(a, scale, out=a) if fresh else a * scale
-                fresh = True
-            t = Tensor._wrap(a)
+                if fresh and isinstance(a, np.ndarray):
+                    np.multiply(a, scale, out=a)     # nobody else holds it: scale in place
+                else:
+                    t, fresh = t * scale, True
             t._fresh = fresh
             grads.append(t)
         return grads
@@ -389,7 +375,7 @@ class CompiledFunction:
         n = spec.n_outputs
         outs = _own(results[:n], arrays, spec.copy_outputs) if spec.copy_outputs else results[:n]
         dev = spec.device
-        result = [_wrap(a, dev) for a in outs] if dev is not CPU else [Tensor._wrap(a) for a in outs]
+        result = [_wrap(a, dev) for a in outs]
         if spec.wrt:
             residuals = list(results[n:])
             for k in spec.saved_inputs:

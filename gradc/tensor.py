@@ -274,8 +274,7 @@ class Tensor(TensorAPI):
                 a = np.asarray(a)
                 if out_types is not None and a.dtype != out_types[k].dtype.np:
                     a = a.astype(out_types[k].dtype.np)
-            t = Tensor.__new__(Tensor)
-            t._init_result(a)
+            t = Tensor._wrap(a)
             if on_gpu:
                 t._device = dev
             outs.append(t)
@@ -317,11 +316,6 @@ class Tensor(TensorAPI):
         t._dtype = _GRADC_DTYPE.get(array.dtype) or dtypes.from_numpy(array.dtype)
         t._version_counter = _VersionCounter()
         return t
-
-    def _init_result(self, array):
-        self._data = array
-        self._dtype = _GRADC_DTYPE.get(array.dtype) or dtypes.from_numpy(array.dtype)
-        self._version_counter = _VersionCounter()
 
     def _grad_edge(self):
         if self._grad_fn is not None:

@@ -189,7 +189,7 @@ class OpNode(Node):
     """A node recorded by a table op."""
 
     def __init__(self, op, attrs, inputs, outputs, input_types, next_functions, needs_input_grad):
-        self._seq = next(_seq)
+        super().__init__()
         self._op = op
         self._attrs = attrs
         self._input_types = input_types
