@@ -35,7 +35,7 @@ ALL = (bool_, int64, float32, float64)
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update({"bool": bool_, "long": int64, "float": float32, "double": float64})
 _BY_IR = {d.ir_name: d for d in ALL}
-_BY_NP = {d.np: d for d in ALL}
+BY_NUMPY = {d.np: d for d in ALL}     # NumPy dtype -> gradc dtype (arrays already in one)
 
 default_float = float32
 
@@ -54,14 +54,14 @@ def from_ir(name: str) -> dtype:
 def from_numpy(np_dtype) -> dtype:
     """Map a NumPy dtype to gradc's; other integer/float widths widen to int64/float32/64."""
     try:
-        known = _BY_NP.get(np_dtype)     # a NumPy dtype object (every array's): no conversion
+        known = BY_NUMPY.get(np_dtype)     # a NumPy dtype object (every array's): no conversion
     except TypeError:                    # unhashable: np.dtype() below says what is wrong
         known = None
     if known is not None:
         return known
     np_dtype = np.dtype(np_dtype)
-    if np_dtype in _BY_NP:
-        return _BY_NP[np_dtype]
+    if np_dtype in BY_NUMPY:
+        return BY_NUMPY[np_dtype]
     if np_dtype.kind in "iu":
         return int64
     if np_dtype.kind == "f":

@@ -38,7 +38,6 @@ _C_TYPE = {"float32": "float", "float64": "double", "int64": "long int", "bool":
 
 
 _new_object = object.__new__
-_GRADC_DTYPE = {d.np: d for d in dtypes.ALL}    # NumPy dtype -> gradc dtype, for arrays already in one
 
 
 class _VersionCounter:
@@ -313,7 +312,7 @@ class Tensor(TensorAPI):
         """A new leaf Tensor owning ``array`` (already one of gradc's dtypes): no checks or copies."""
         t = _new_object(cls)           # (made on every op and compiled call: kept lean)
         t._data = array
-        t._dtype = _GRADC_DTYPE.get(array.dtype) or dtypes.from_numpy(array.dtype)
+        t._dtype = dtypes.BY_NUMPY.get(array.dtype) or dtypes.from_numpy(array.dtype)
         t._version_counter = _VersionCounter()
         return t
 

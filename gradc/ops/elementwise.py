@@ -35,20 +35,17 @@ def _shapes(ctx):
 # add and sub take PyTorch's optional ``alpha`` (a + alpha * b), so that x.add(y, alpha=2) is one
 # AddBackward0 node with edges to x and y, as in PyTorch
 def _scaled(b, alpha):
+    """``alpha * b`` (arrays in the forward, tensors in the VJP), or ``b`` without an alpha."""
     return b if alpha is None else b * alpha
-
-
-def _scaled_grad(g, alpha):
-    return g if alpha is None else g * alpha
 
 
 _binary("add", lambda a, b, alpha=None: np.add(a, _scaled(b, alpha)),
         lambda ctx, g: [unbroadcast(g[0], _shapes(ctx)[0]) if ctx.needs_input_grad[0] else None,
-                        unbroadcast(_scaled_grad(g[0], ctx.attrs.get("alpha")), _shapes(ctx)[1])
+                        unbroadcast(_scaled(g[0], ctx.attrs.get("alpha")), _shapes(ctx)[1])
                         if ctx.needs_input_grad[1] else None], attr_names=("alpha",))
 _binary("sub", lambda a, b, alpha=None: np.subtract(a, _scaled(b, alpha)),
         lambda ctx, g: [unbroadcast(g[0], _shapes(ctx)[0]) if ctx.needs_input_grad[0] else None,
-                        unbroadcast(-_scaled_grad(g[0], ctx.attrs.get("alpha")), _shapes(ctx)[1])
+                        unbroadcast(-_scaled(g[0], ctx.attrs.get("alpha")), _shapes(ctx)[1])
                         if ctx.needs_input_grad[1] else None], attr_names=("alpha",))
 _binary("mul", np.multiply,
         lambda ctx, g: [unbroadcast(g[0] * ctx.input(1), _shapes(ctx)[0]) if ctx.needs_input_grad[0] else None,
