@@ -3,23 +3,16 @@
 Run: ``python bench/bench_kernels.py``.  Each kernel is one generated function (2 threads
 when large); NumPy runs the same math op by op.
 """
-import statistics
-import time
-
 import numpy as np
+from run_cpu import median_time
 
 from gradc.codegen import runtime_cpu
 from gradc.codegen.kernel_ir import KernelBuilder
 
 
 def timeit(fn, repeat=30):
-    fn()
-    ts = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts) * 1e6
+    """Median microseconds over ``repeat`` calls after one warm-up call."""
+    return median_time(fn, repeat, warmup=1) * 1e6
 
 
 def case_add_bcast(n=2048, m=2048):
