@@ -135,9 +135,12 @@ class SimulatorDriver:
     def compile(self, kernel: Kernel):
         from .gpusim import SimKernel
         sk = self._kernels.get(kernel, SimKernel)
+        zero = _accumulated_slots(kernel)
 
         def launch(*arrays: DeviceArray):
             _check_args(kernel, arrays)
+            for k in zero:
+                self._view(arrays[k])[...] = 0
             sk.launch([a.buffer.ctypes.data + a.offset for a in arrays], block=_sim_block(sk))
         return launch
 
@@ -222,10 +225,14 @@ class PyCudaDriver:
             mod = self._modules[pk.ptx] = self.drv.module_from_buffer(pk.ptx.encode())
         fn = mod.get_function(pk.name)
         block, grid = pk.launch.block, pk.launch.grid_for(self.sm_count)
+        zero = _accumulated_slots(kernel)
         import numpy as _np
 
         def launch(*arrays: DeviceArray):
             _check_args(kernel, arrays)
+            for k in zero:
+                if arrays[k].nbytes:
+                    self.drv.memset_d8(self._ptr(arrays[k]), 0, arrays[k].nbytes)
             fn(*[_np.uintp(self._ptr(a)) for a in arrays], block=block, grid=grid)
         return launch
 
@@ -236,6 +243,13 @@ class PyCudaDriver:
 def _c_order(a) -> np.ndarray:
     a = np.asarray(a)
     return a if a.flags.c_contiguous else a.copy(order="C")    # (ascontiguousarray makes 0-d 1-d)
+
+
+def _accumulated_slots(kernel: Kernel) -> list:
+    """Argument positions of the outputs the kernel's threads add into atomically (sums over
+    outer axes): the launch sets them to 0 first (all-zero bytes are 0.0 and 0)."""
+    acc = kernel.accumulated_outputs()
+    return [k for k, p in enumerate(kernel.params) if p.name in acc]
 
 
 def _check_args(kernel: Kernel, arrays) -> None:

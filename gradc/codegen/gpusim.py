@@ -92,7 +92,12 @@ class SimKernel:
 
 
 def run(kernel, arrays, block=None, grid=None, timeout=20.0):
-    """Simulate the kernel on ``arrays`` (one per param, outputs written in place)."""
+    """Simulate the kernel on ``arrays`` (one per param, outputs written in place); outputs
+    that threads add into atomically are set to 0 first, as the drivers' launches do."""
+    acc = kernel.accumulated_outputs()
+    for p, a in zip(kernel.params, arrays):
+        if p.name in acc:
+            a[...] = 0
     SimKernel(kernel).launch([a.ctypes.data for a in arrays], block=block, grid=grid, timeout=timeout)
     return arrays
 

@@ -13,11 +13,17 @@ of scalar SSA statements evaluated at every point ``(i0, i1, ...)`` of the space
   space; its result varies only over the other axes and can feed an epilogue;
 * ``Store(buffer, Index, value)``.
 
-Every reduction in a kernel reduces the same axes (``Kernel.reduce_axes``); the
-other axes are the *outer* axes.  Per outer point the generated code runs one loop
-over the reduced axes per reduction (in program order), then one loop for the stores
-that depend on the reduced axes: softmax is max-loop, sum-loop, store-loop in one
-kernel without intermediates in memory.
+The reductions whose results the kernel computes with all reduce the same axes
+(``Kernel.reduce_axes``, the *inner* axes); the other axes are the *outer* axes.  Per
+outer point the generated code runs one loop over the reduced axes per reduction (in
+program order), then one loop for the stores that depend on the reduced axes: softmax
+is max-loop, sum-loop, store-loop in one kernel without intermediates in memory.
+
+A kernel may also have *accumulations* (``Kernel.accumulations``): sums over outer axes
+whose results are only stored, such as the column sums of a layernorm's backward beside
+its row reductions.  Code generators add each point's operand into the stored element as
+the outer loops run (after setting it to 0), so the kernel reads its inputs once for both
+kinds of reduction.  ``split_reduce`` gives each thread its own partial slice of them.
 
 Build kernels with ``KernelBuilder`` (``kb.input``, ``kb.load``, ``kb.op``,
 ``kb.reduce``, ``kb.store``, ``kb.build``); ``build_matmul`` builds a (batched)
@@ -219,7 +225,21 @@ class Kernel:
 
     @property
     def reductions(self):
-        return [s for s in self.body if isinstance(s, Reduce)]
+        """The inner reductions (over ``reduce_axes``)."""
+        red = tuple(self.reduce_axes)
+        return [s for s in self.body if isinstance(s, Reduce) and tuple(s.axes) == red]
+
+    @property
+    def accumulations(self):
+        """Reductions over outer axes, only stored (see the module docstring)."""
+        red = tuple(self.reduce_axes)
+        return [s for s in self.body if isinstance(s, Reduce) and tuple(s.axes) != red]
+
+    def accumulated_outputs(self) -> dict:
+        """{output name: Reduce} for the outputs that accumulations store into."""
+        acc = {r.result.id: r for r in self.accumulations}
+        return {s.buffer.name: acc[s.value.id] for s in self.body
+                if isinstance(s, Store) and s.value.id in acc}
 
     @property
     def numel(self) -> int:
@@ -409,9 +429,9 @@ class KernelBuilder:
         if kind not in REDUCE_KINDS:
             raise ValueError(f"unknown reduction '{kind}' (expected one of {REDUCE_KINDS})")
         for s in self.body:
-            if isinstance(s, Reduce) and s.axes != axes:
-                raise ValueError(f"kernel '{self.name}' already reduces axes {s.axes}; all reductions "
-                                 f"of a kernel must reduce the same axes (got {axes})")
+            if isinstance(s, Reduce) and s.axes != axes and set(s.axes) & set(axes):
+                raise ValueError(f"kernel '{self.name}' already reduces axes {s.axes}; a reduction over "
+                                 f"{axes} overlaps them (reductions over two axis sets must be disjoint)")
         dtype = value.dtype
         if kind in ("sum", "prod") and dtype == "i1":
             value, dtype = self.op("cast", value, dtype="i64"), "i64"
@@ -434,7 +454,8 @@ class KernelBuilder:
         if value.dtype != buf.dtype:
             raise TypeError(f"store of a {value.dtype} value into %{buf.name}: {buf.dtype}; insert a cast")
         default = None
-        red = next((s.axes for s in self.body if isinstance(s, Reduce)), ())
+        red = next((s.axes for s in self.body if isinstance(s, Reduce) and s.result is value),
+                   next((s.axes for s in self.body if isinstance(s, Reduce)), ()))
         if red and not (value.axes & set(red)):
             outer = [k for k in range(len(self.space)) if k not in red]
             if math.prod(self.space[k] for k in outer) == buf.numel:
@@ -452,10 +473,56 @@ class KernelBuilder:
         self.body.append(Store(buf, idx, value))
 
     def build(self) -> Kernel:
-        red = next((s.axes for s in self.body if isinstance(s, Reduce)), ())
         if not any(isinstance(s, Store) for s in self.body):
             raise ValueError(f"kernel '{self.name}' stores nothing")
-        return Kernel(self.name, self.space, tuple(self.params), tuple(self.body), tuple(red))
+        red = inner_reduce_axes(self.name, self.body)
+        kernel = Kernel(self.name, self.space, tuple(self.params), tuple(self.body), tuple(red))
+        check_accumulations(kernel)
+        return kernel
+
+
+def inner_reduce_axes(name: str, body) -> tuple:
+    """The axes of the reductions whose results the kernel computes with (one set at most);
+    without such, those of the first reduction, or of a reduction over the last axis."""
+    reds = [s for s in body if isinstance(s, Reduce)]
+    sets = list(dict.fromkeys(r.axes for r in reds))
+    if len(sets) <= 1:
+        return sets[0] if sets else ()
+    red_ids = {r.result.id: r.axes for r in reds}
+    used = {red_ids[o.id] for s in body if isinstance(s, Compute) for o in s.operands if o.id in red_ids}
+    used |= {red_ids[s.operand.id] for s in reds if s.operand.id in red_ids}
+    if len(used) > 1:
+        raise ValueError(f"kernel '{name}' computes with reductions over {sorted(used)}; only one axis set "
+                         "may feed computations (the others can only be stored)")
+    if used:
+        return used.pop()
+    last = max(a for r in reds for a in r.axes)
+    return next(s for s in sets if last in s)
+
+
+def check_accumulations(kernel: Kernel) -> None:
+    """Accumulations are sums over outer axes, each stored once into an output nothing else writes."""
+    acc = kernel.accumulations
+    if not acc:
+        return
+    if not kernel.reduce_axes:
+        raise ValueError(f"kernel '{kernel.name}' has reductions over outer axes but no inner reduction")
+    for r in acc:
+        if r.kind != "sum":
+            raise ValueError(f"kernel '{kernel.name}': a reduction over outer axes {r.axes} must be a sum "
+                             f"(got {r.kind}); only sums accumulate")
+    ids = {r.result.id for r in acc}
+    writers: dict = {}
+    for s in kernel.body:
+        if isinstance(s, Store):
+            writers.setdefault(s.buffer.name, []).append(s.value.id)
+        elif isinstance(s, Compute) and any(o.id in ids for o in s.operands):
+            raise ValueError(f"kernel '{kernel.name}': a reduction over outer axes can only be stored, "
+                             f"but '{s.op}' reads it")
+    for name, vals in writers.items():
+        if any(v in ids for v in vals) and len(vals) != 1:
+            raise ValueError(f"kernel '{kernel.name}': output %{name} holds a reduction over outer axes and "
+                             "must be written by that one store")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -533,7 +600,7 @@ def match_contraction(kernel: Kernel) -> Contraction | None:
     """Recognise a matmul-like kernel: space ``(*batch, M, N, K)``, one sum over K of
     ``mul(load a, load b)`` where a does not vary over N and b not over M."""
     reds = kernel.reductions
-    if len(reds) != 1 or reds[0].kind != "sum" or len(kernel.space) < 3:
+    if len(reds) != 1 or reds[0].kind != "sum" or len(kernel.space) < 3 or kernel.accumulations:
         return None
     r = reds[0]
     nd = len(kernel.space)
@@ -613,6 +680,10 @@ def coalesce(kernel: Kernel) -> Kernel:
         return kernel
     idx_axes = {s.axis for s in kernel.body if isinstance(s, AxisIndex)}
     red = set(kernel.reduce_axes)
+    acc_sets = [set(r.axes) for r in kernel.accumulations]
+
+    def axis_class(a):
+        return (a in red,) + tuple(a in A for A in acc_sets)
     accesses = [s.index for s in kernel.body if isinstance(s, (Load, Store))]
     # groups: lists of original axes forming one new axis
     groups: list[list[int]] = []
@@ -621,7 +692,7 @@ def coalesce(kernel: Kernel) -> Kernel:
             continue
         if groups:
             p = groups[-1][-1]
-            same_class = (p in red) == (k in red)
+            same_class = axis_class(p) == axis_class(k)
             mergeable = same_class and p not in idx_axes and k not in idx_axes and all(
                 ix.strides[p] == ix.strides[k] * space[k] for ix in accesses)
             if mergeable:
@@ -662,7 +733,7 @@ def coalesce(kernel: Kernel) -> Kernel:
         elif isinstance(s, Reduce):
             axes = tuple(sorted({new_axis[a] for a in s.axes if a in new_axis}))
             body.append(Reduce(nv(s.result), s.kind, nv(s.operand), axes))
-    red_new = next((s.axes for s in body if isinstance(s, Reduce)), ())
+    red_new = tuple(sorted({new_axis[a] for a in kernel.reduce_axes if a in new_axis}))
     return Kernel(kernel.name, new_space, kernel.params, tuple(body), red_new, dict(kernel.meta))
 
 

@@ -343,6 +343,7 @@ class BodyEmitter:
     def __init__(self, ctx: LowerCtx, kernel: Kernel, ptrs: dict):
         self.ctx, self.k, self.ptrs = ctx, kernel, ptrs
         self.defs = kernel.defs()
+        self.accumulating = {r.result.id: r for r in kernel.accumulations}
         self.consts = {s.result.id: s.attr["value"] for s in kernel.body
                        if isinstance(s, Compute) and s.op == "constant"}
 
@@ -417,10 +418,43 @@ class BodyEmitter:
         return None
 
     def store(self, s: Store, env: Env):
+        acc = self.accumulating.get(s.value.id)
+        if acc is not None:
+            self.accumulate(s, acc, env)
+            return
         v = self.value(s.value, env)
         if s.buffer.dtype == "i1":
             v = self.ctx.b.zext(v, I8)
         self.ctx.b.store(v, self.address(s.buffer, s.index, env), align=ALIGN[s.buffer.dtype])
+
+    def accumulate(self, s: Store, r: Reduce, env: Env):
+        """Add this point's operand of accumulation ``r`` into its stored element (set to 0
+        before the outer loops run: ``init_accumulation`` on the CPU, by the driver on a
+        GPU, where threads add atomically)."""
+        b, dt = self.ctx.b, s.buffer.dtype
+        x = self.value(r.operand, env)
+        p = self.address(s.buffer, s.index, env)
+        if self.ctx.target == "cpu":
+            b.store(combine(self.ctx, "sum", dt, b.load(p, typ=MEM[dt], align=ALIGN[dt]), x), p,
+                    align=ALIGN[dt])
+        elif dt in ("f32", "f64"):
+            b.atomic_rmw("fadd", p, x, "monotonic")
+        else:
+            b.atomic_rmw("add", p, x, "monotonic")
+
+    def init_accumulation(self, s: Store, env: Env):
+        """Set every element that store ``s`` (of an accumulation) reaches from ``env``'s
+        bound axes to 0: loops over the index's unbound axes."""
+        b = self.ctx.b
+        free = [a for a, st in enumerate(s.index.strides) if st != 0 and a not in env.idx]
+
+        def loop(e, depth):
+            if depth == len(free):
+                b.store(const(s.buffer.dtype, 0), self.address(s.buffer, s.index, e), align=ALIGN[s.buffer.dtype])
+                return
+            ax = free[depth]
+            for_range(b, 0, self.k.space[ax], lambda i: loop(e.child({ax: i}), depth + 1), name=f"z{ax}")
+        loop(env.child(), 0)
 
 
 def for_range(b: ir.IRBuilder, lo, hi, body, step=1, name="i"):
@@ -485,13 +519,19 @@ def reduction_phases(kernel: Kernel):
     return phases, reds_used
 
 
+def stored_value(kernel: Kernel, s: Store):
+    """The value a store computes at each point: an accumulation's operand, else its value."""
+    acc = {r.result.id: r.operand for r in kernel.accumulations}
+    return acc.get(s.value.id, s.value)
+
+
 def split_stores(kernel: Kernel):
     """(outer stores, inner stores): inner ones vary over the reduced axes."""
     red = set(kernel.reduce_axes)
     inner, outer = [], []
     for s in kernel.body:
         if isinstance(s, Store):
-            varies = bool((s.value.axes | s.index.axes()) & red)
+            varies = bool((stored_value(kernel, s).axes | s.index.axes()) & red)
             (inner if varies else outer).append(s)
     return outer, inner
 
@@ -503,7 +543,7 @@ def early_stores(kernel: Kernel):
     if not kernel.reductions:
         return [], inner
     _, reds_used = reduction_phases(kernel)
-    early = [s for s in inner if not reds_used(s.value.id)]
+    early = [s for s in inner if not reds_used(stored_value(kernel, s).id)]
     return early, [s for s in inner if not any(s is e for e in early)]
 
 

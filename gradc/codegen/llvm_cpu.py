@@ -57,7 +57,7 @@ from dataclasses import dataclass
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-from .kernel_ir import Kernel, coalesce
+from .kernel_ir import Kernel, Store, coalesce
 from .llvm_common import (reduced_loops, LL, BodyEmitter, Env, LowerCtx, acc_dtype, block_sum, combine, emit_point,
                           early_stores, for_range, identity, reduction_phases, split_stores, I64)
 
@@ -192,8 +192,14 @@ def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str
 
     # Reductions whose innermost axis is an outer axis (column sums): run LANES neighbouring
     # outer points together so the inner loop is unit-stride over them.
-    lanes_axis = outer[-1] if (k.reductions and outer and outer[-1] == len(k.space) - 1
+    lanes_axis = outer[-1] if (k.reductions and outer and outer[-1] == len(k.space) - 1 and not k.accumulations
                                 and k.space[outer[-1]] >= 8 and k.numel >= LANES_MIN_POINTS) else None
+    # accumulations: their stored elements are set to 0 before the loop over their first axis
+    acc_stores = {ax: [] for ax in outer}
+    for s in k.body:
+        r = em.accumulating.get(s.value.id) if isinstance(s, Store) else None
+        if r is not None:
+            acc_stores[min(r.axes)].append(s)
 
     def outer_loops(env, depth):
         if depth == len(outer):
@@ -202,6 +208,8 @@ def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str
             emit_point(em, env, loop_reduced, loop_blocked=loop_blocked, preload=True, scratch=True)
             return
         ax = outer[depth]
+        for s in acc_stores[ax]:
+            em.init_accumulation(s, env)
         lo, hi = (start, end) if depth == 0 else (0, k.space[ax])
         if ax == lanes_axis:
             hi = hi if isinstance(hi, ir.Value) else ir.Constant(I64, hi)
@@ -235,6 +243,8 @@ def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str
     # Splitting the lanes axis halves every row each thread streams: 1.6x slower than one
     # thread for a 4096x1024 column sum here, so those kernels stay on one thread.
     par_ok = not (lanes_axis is not None and len(outer) == 1)
+    # an accumulation over the [start, end) axis: calls on parts of it would share its elements
+    par_ok = par_ok and not (outer and acc_stores[outer[0]])
     return module, CpuKernelInfo(name, tuple(kernel.params), extent, max(kernel.numel, 1), par_ok,
                                  lane_loops=lanes_axis is not None)
 

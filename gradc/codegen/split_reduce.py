@@ -10,6 +10,10 @@ reduction result becomes P partials (a new leading output axis) that ``combine``
 (sum / max / min / prod along axis 0). It applies only where that is exact: every value
 stored from a reduction is the reduction itself, or a sum scaled by a constant (a mean),
 and nothing else in the kernel reads a reduction result.
+
+A kernel with accumulations (sums over outer axes stored beside inner reductions, see
+``kernel_ir``) over the leading axis splits the same way: each slice accumulates into its
+own partial row, which makes them thread-private, and the inner reductions stay per point.
 """
 from __future__ import annotations
 
@@ -79,14 +83,25 @@ def _foldable_stores(k: Kernel) -> dict | None:
 def split_reduction(kernel: Kernel):
     """(new kernel, {output name: combine ufunc}) or None when the split does not apply."""
     k = coalesce(kernel)
-    if not k.reduce_axes or k.reduce_axes[0] != 0 or k.numel < MIN_ELEMENTS:
+    if k.numel < MIN_ELEMENTS or any(isinstance(s, AxisIndex) and s.axis == 0 for s in k.body):
+        return None        # (an element index along axis 0 would need the two parts recombined)
+    if k.accumulations:
+        if not all(0 in r.axes for r in k.accumulations):
+            return None
+        combine = {name: np.add for name in k.accumulated_outputs()}
+    elif k.reduce_axes and k.reduce_axes[0] == 0:
+        combine = _foldable_stores(k)
+    else:
         return None
-    if any(isinstance(s, AxisIndex) and s.axis == 0 for s in k.body):
-        return None        # the element index would need the two parts recombined
     parts = _parts(k)
-    combine = _foldable_stores(k) if parts else None
-    if combine is None:
+    if combine is None or parts is None:
         return None
+    return _split_leading(k, parts, combine), combine
+
+
+def _split_leading(k: Kernel, parts: int, combine: dict) -> Kernel:
+    """``k`` with axis 0 as (parts, M/parts): reductions over axis 0 reduce the second part
+    only, and the outputs in ``combine`` get a leading axis of partial results."""
     inner = k.space[0] // parts
     params, new_param = [], {}
     for p in k.params:
@@ -108,7 +123,9 @@ def split_reduction(kernel: Kernel):
             vals[v.id] = Value(v.id, v.dtype, axes(v.axes))
         return vals[v.id]
 
-    red = (1,) + tuple(a + 1 for a in k.reduce_axes[1:])
+    def reduced(old) -> tuple:
+        return ((1,) if 0 in old else ()) + tuple(a + 1 for a in old if a != 0)
+
     body = []
     for s in k.body:
         if isinstance(s, Load):
@@ -120,8 +137,9 @@ def split_reduction(kernel: Kernel):
         elif isinstance(s, AxisIndex):
             body.append(AxisIndex(nv(s.result), s.axis + 1))
         elif isinstance(s, Reduce):
-            vals[s.result.id] = Value(s.result.id, s.result.dtype, axes(s.result.axes) | {0})
-            body.append(Reduce(vals[s.result.id], s.kind, nv(s.operand), red))
+            partial = {0} if 0 in s.axes else set()
+            vals[s.result.id] = Value(s.result.id, s.result.dtype, axes(s.result.axes) | partial)
+            body.append(Reduce(vals[s.result.id], s.kind, nv(s.operand), reduced(s.axes)))
         elif isinstance(s, Store):
             buf = new_param[s.buffer.name]
             if s.buffer.name in combine:
@@ -130,4 +148,4 @@ def split_reduction(kernel: Kernel):
                 ix = index(s.index)
             body.append(Store(buf, ix, nv(s.value)))
     space = (parts, inner) + tuple(k.space[1:])
-    return Kernel(k.name + "_split", space, tuple(params), tuple(body), red, dict(k.meta)), combine
+    return Kernel(k.name + "_split", space, tuple(params), tuple(body), reduced(k.reduce_axes), dict(k.meta))

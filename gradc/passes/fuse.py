@@ -20,6 +20,8 @@ a group of per-row values grows into the space of the reduction feeding it.
 After outlining, sibling kernels over the same space whose inputs already exist at
 the earlier one are merged (horizontal fusion: a small graph's backward is one kernel), and
 the ops that duplication copied into each of them are merged again (CSE of the body).
+A kernel of sums that are only stored (column sums) also joins a sibling that reduces other
+dims of the same space (rows): the sums accumulate as that kernel's outer loops run.
 
 Matmuls and indexing ops stay separate kernels; an elementwise op consuming a
 matmul (bias add, activation) starts a new group right after it (an epilogue).
@@ -298,6 +300,57 @@ def merge_siblings(func: Function) -> bool:
     return any_change
 
 
+def _yield_only_sums(op: Operation) -> bool:
+    """Every reduction in fused ``op`` is a sum whose result only reaches the yield (directly or
+    through reshapes): it can accumulate beside another kernel's reductions."""
+    block = op.regions[0].blocks[0]
+    reds = [o for o in block.ops if o.name in FUSIBLE_REDUCTIONS]
+
+    def only_yielded(v) -> bool:
+        return all(u.name == YIELD or (u.name == "gradc.reshape" and only_yielded(u.results[0]))
+                   for u in v.users())
+    return bool(reds) and all(o.name == "gradc.sum" and only_yielded(o.results[0]) for o in reds)
+
+
+def _computes_with_reductions(op: Operation) -> bool:
+    """Some reduction result in fused ``op`` feeds a computation (not just the yield)."""
+    block = op.regions[0].blocks[0]
+    return any(u.name not in (YIELD, "gradc.reshape") for o in block.ops if o.name in FUSIBLE_REDUCTIONS
+               for u in o.results[0].users())
+
+
+def merge_accumulations(func: Function) -> bool:
+    """Join a kernel of sums over some dims, only stored (column sums), to a kernel over the
+    same space that reduces other dims and computes with them (rows: a layernorm's gradient
+    beside its gamma/beta gradients): one pass over the shared inputs instead of two.  The
+    sums become kernel IR accumulations (``codegen.kernel_ir``)."""
+    changed = False
+    while True:
+        fused = [op for op in func.body.ops if op.name == FUSED]
+        position = {op: i for i, op in enumerate(func.body.ops)}
+        sig = {op: kernel_signature(op) for op in fused}
+        pair = None
+        for j, second in enumerate(fused):
+            for first in fused[:j]:
+                a, b = sig[first], sig[second]
+                if (a is None or b is None or a[0] != b[0] or a[1] is None or b[1] is None
+                        or a[1] & b[1]):
+                    continue
+                if not ((_yield_only_sums(second) and _computes_with_reductions(first))
+                        or (_yield_only_sums(first) and _computes_with_reductions(second))):
+                    continue
+                if all(v.owner is first or not isinstance(v.owner, Operation)
+                       or position.get(v.owner, -1) < position[first] for v in second.operands):
+                    pair = first, second
+                    break
+            if pair:
+                break
+        if pair is None:
+            return changed
+        _merge_into(func, *pair)
+        changed = True
+
+
 def _compatible(a, b) -> bool:
     """Same space; at most one of the two reduces (an elementwise kernel joins a reduction's)."""
     if a is None or b is None or a[0] != b[0]:
@@ -307,20 +360,25 @@ def _compatible(a, b) -> bool:
 
 def split_total_reductions(func: Function) -> bool:
     """Rewrite a sum/mean over every dim of an input that another reduction in ``func`` reduces
-    over its leading dims only (column sums beside a loss, as in a layernorm's backward) as
-    that leading-dims reduction followed by a small one over the rest: the big stage then
-    fuses with its sibling into one pass over the input instead of a second pass."""
+    over some dims only (column sums beside a loss, as in a layernorm's backward; row
+    statistics beside it, as in its forward) as that reduction's dims followed by a small
+    reduction over the rest: the big stage then fuses with its sibling into one pass over
+    the input instead of a second pass.  Leading dims (column sums) are preferred."""
     ops = [op for op in func.body.ops if op.name in FUSIBLE_REDUCTIONS]
-    leading = {}
+    leading, other = {}, {}
     for op in ops:
         shape = tuple(op.operands[0].type.shape)
         dims = _reduce_dims(op)
-        if dims and dims == frozenset(range(max(dims) + 1)) and len(dims) < len(_squeezed(shape)):
+        if not dims or len(dims) >= len(_squeezed(shape)):
+            continue
+        if dims == frozenset(range(max(dims) + 1)):
             leading.setdefault(shape, dims)
+        else:
+            other.setdefault(shape, dims)
     changed = False
     for op in ops:
         shape = tuple(op.operands[0].type.shape)
-        dims = leading.get(shape)
+        dims = leading.get(shape, other.get(shape))
         if (op.name not in ("gradc.sum", "gradc.mean") or dims is None
                 or _reduce_dims(op) != frozenset(d for d, n in enumerate(shape) if n != 1)):
             continue
@@ -349,6 +407,7 @@ def fuse(func: Function) -> bool:
         outline_group(func, g, copies)
     erase_dead_fusible_ops(func)      # originals of duplicated ops whose groups were all outlined
     merged = merge_siblings(func)
+    merged = merge_accumulations(func) or merged
     if merged:     # merged kernels hold the copies that duplication gave each of them
         for op in func.body.ops:
             if op.name == FUSED:

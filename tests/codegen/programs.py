@@ -74,6 +74,38 @@ def layernorm(dtype="f32", n=33, m=700):
     return kb.build()
 
 
+def layernorm_grad(dtype="f32", n=33, m=700):
+    """A layernorm's backward in one kernel: dx needs row reductions (inner), the gamma/beta
+    gradients are column sums (accumulations over axis 0), and a scalar sums a per-row value."""
+    kb = KernelBuilder(f"layernorm_grad_{dtype}", (n, m))
+    x = kb.load(kb.input("x", dtype, (n, m)))
+    g = kb.load(kb.input("g", dtype, (n, m)))
+    w = kb.load(kb.input("w", dtype, (m,)))
+    xc = kb.op("sub", x, kb.reduce("mean", x, (1,)))
+    rstd = kb.op("rsqrt", kb.op("add", kb.reduce("mean", kb.op("mul", xc, xc), (1,)), 1e-5))
+    xhat = kb.op("mul", xc, rstd)
+    gw = kb.op("mul", g, w)
+    a = kb.reduce("mean", gw, (1,))
+    b = kb.reduce("mean", kb.op("mul", gw, xhat), (1,))
+    dx = kb.op("mul", kb.op("sub", kb.op("sub", gw, a), kb.op("mul", xhat, b)), rstd)
+    kb.store(kb.output("dx", dtype, (n, m)), dx)
+    kb.store(kb.output("dw", dtype, (m,)), kb.reduce("sum", kb.op("mul", g, xhat), (0,)), index=(0, 1))
+    kb.store(kb.output("db", dtype, (1, m)), kb.reduce("sum", g, (0,)), index=(0, 1))
+    kb.store(kb.output("s", dtype, ()), kb.reduce("sum", rstd, (0,)), index=(0, 0))
+    return kb.build()
+
+
+def row_and_column_sums(dtype="f64", space=(6, 5, 40)):
+    """Row sums of a 3-d value (inner axis 2) beside its sums over axis 0 (accumulation): axes
+    0 and 1 are contiguous but must not merge, since only axis 0 accumulates."""
+    kb = KernelBuilder(f"row_col_sums_{dtype}", space)
+    x = kb.load(kb.input("x", dtype, space))
+    e = kb.op("mul", x, kb.reduce("max", x, (2,)))
+    kb.store(kb.output("rows", dtype, space[:2]), kb.reduce("sum", e, (2,)))
+    kb.store(kb.output("cols", dtype, space[1:]), kb.reduce("sum", e, (0,)), index=(0, space[2], 1))
+    return kb.build()
+
+
 def mse(dtype="f32", shape=(64, 31)):
     kb = KernelBuilder(f"mse_{dtype}", shape)
     x = kb.load(kb.input("x", dtype, shape))
@@ -107,6 +139,7 @@ def programs():
     ks = [elementwise_chain("f32"), elementwise_chain("f64"), broadcast_transpose("f32"),
           broadcast_transpose("f64"), ints_and_bools(), softmax("f32"), softmax("f64", log=True),
           softmax("f32", n=300, m=16), layernorm("f32"), layernorm("f64"), mse("f32"), mse("f64"),
+          layernorm_grad("f32"), layernorm_grad("f64"), row_and_column_sums("f64"), row_and_column_sums("f32"),
           bool_any_count(), matmul_relu_bias("f32"), matmul_relu_bias("f64"),
           build_matmul("bmm_f32", (3, 17, 9), (3, 9, 33), "f32"),
           build_matmul("mm_t_f64", (12, 8), (8, 10), "f64", a_strides=(1, 12)),

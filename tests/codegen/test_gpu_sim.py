@@ -12,7 +12,8 @@ PROGRAMS = programs()
 SIM = ["chain_f32", "chain_f64", "bcast_tr_f32", "ints_bools", "softmax_f32_1000", "logsoftmax_f64_1000",
        "softmax_f32_16", "layernorm_f32", "layernorm_f64", "mse_f32", "any_count", "linear_relu_f32",
        "linear_relu_f64", "bmm_f32", "mm_t_f64", "mv_f32", "red_prod_f64_6x300_1", "red_max_f32_40x5x3_02",
-       "red_min_f64_6x300_1", "red_mean_f32_40x5x3_02"]
+       "red_min_f64_6x300_1", "red_mean_f32_40x5x3_02",
+       "layernorm_grad_f32", "layernorm_grad_f64", "row_col_sums_f64"]
 
 
 def check(kernel, block=None, seed=0):

@@ -9,7 +9,8 @@ from .helpers import TOL, buffers
 from .programs import programs
 
 PROGRAMS = programs()
-SIM = ["chain_f32", "bcast_tr_f32", "softmax_f32_16", "layernorm_f64", "linear_relu_f32", "red_mean_f32_40x5x3_02"]
+SIM = ["chain_f32", "bcast_tr_f32", "softmax_f32_16", "layernorm_f64", "linear_relu_f32", "red_mean_f32_40x5x3_02",
+       "layernorm_grad_f32"]
 
 
 def test_clear_error_without_pycuda(monkeypatch):

@@ -1,0 +1,144 @@
+"""Kernels with accumulations: sums over outer axes, only stored, beside inner reductions
+(a layernorm's backward in one pass).  Builder rules, CPU code (split over threads and not),
+coalescing, and the fuse pass that creates them."""
+import numpy as np
+import pytest
+
+import gradc
+from gradc.codegen import kernel_eval, runtime_cpu
+from gradc.codegen.kernel_ir import KernelBuilder, coalesce
+from gradc.codegen.split_reduce import split_reduction
+from gradc.ir.core import FUSED
+from gradc.ir.tracer import ArgSpec, trace
+from gradc.passes.fuse import fuse
+
+from .helpers import TOL, assert_kernel_matches, buffers
+from .programs import layernorm_grad, row_and_column_sums
+
+
+def test_inner_axes_are_those_the_kernel_computes_with():
+    k = layernorm_grad("f64", n=5, m=7)
+    assert k.reduce_axes == (1,)
+    assert [r.axes for r in k.accumulations] == [(0,), (0,), (0,)]
+    assert all(r.axes == (1,) for r in k.reductions)
+    assert sorted(k.accumulated_outputs()) == ["db", "dw", "s"]
+    text = str(k)
+    assert "reduce (1)" in text and "reduce.sum" in text and "over (i0)" in text
+
+
+def test_without_computation_the_set_with_the_last_axis_is_inner():
+    kb = KernelBuilder("k", (4, 6))
+    x = kb.load(kb.input("x", "f32", (4, 6)))
+    kb.store(kb.output("cols", "f32", (6,)), kb.reduce("sum", x, (0,)), index=(0, 1))
+    kb.store(kb.output("rows", "f32", (4,)), kb.reduce("max", x, (1,)), index=(1, 0))
+    k = kb.build()
+    assert k.reduce_axes == (1,) and [r.kind for r in k.accumulations] == ["sum"]
+
+
+def test_accumulation_rules():
+    def base():
+        kb = KernelBuilder("k", (4, 6))
+        x = kb.load(kb.input("x", "f32", (4, 6)))
+        return kb, x, kb.op("sub", x, kb.reduce("max", x, (1,)))
+
+    kb, x, d = base()
+    kb.store(kb.output("o", "f32", (6,)), kb.reduce("max", d, (0,)), index=(0, 1))
+    with pytest.raises(ValueError, match="must be a sum"):
+        kb.build()
+
+    kb, x, d = base()
+    kb.store(kb.output("o", "f32", (6,)), kb.op("exp", kb.reduce("sum", d, (0,))), index=(0, 1))
+    with pytest.raises(ValueError, match="only one axis set"):
+        kb.build()
+
+    kb, x, d = base()
+    with pytest.raises(ValueError, match="overlaps"):
+        kb.reduce("sum", d, (0, 1))
+
+
+def test_unsplit_kernel_runs_on_one_thread_and_overwrites_old_contents():
+    k = layernorm_grad("f32", n=40, m=300)
+    assert split_reduction(k) is None             # small: not split
+    ck = runtime_cpu.compile_kernel(k)
+    assert not ck.info.parallel_ok                # its accumulations reduce the threads' axis
+    assert_kernel_matches(k, buffers(k, np.random.default_rng(1)))   # outputs start at 7
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+def test_split_kernel_gives_each_slice_its_partials(dtype):
+    k = layernorm_grad(dtype, n=1024, m=1024)
+    sk, combine = split_reduction(k)
+    assert sk.space == (16, 64, 1024) and sk.reduce_axes == (2,)
+    assert sorted(combine) == ["db", "dw", "s"]
+    shapes = {p.name: p.shape for p in sk.params}
+    assert shapes["dw"] == (16, 1024) and shapes["db"] == (16, 1, 1024) and shapes["s"] == (16,)
+    assert all(r.axes == (1,) for r in sk.accumulations)
+    ck = runtime_cpu.compile_kernel(sk)
+    assert ck.info.parallel_ok
+    rng = np.random.default_rng(2)
+    arrs = buffers(k, rng)
+    split_arrs = [a if p.name not in combine else np.full(q.shape, 7, a.dtype)
+                  for p, q, a in zip(k.params, sk.params, arrs)]
+    ck(*split_arrs)
+    ref = [a.copy() for a in arrs]
+    kernel_eval.evaluate(k, ref)
+    for p, got, want in zip(k.params, split_arrs, ref):
+        if p.role == "output":
+            if p.name in combine:
+                got = got.sum(0, dtype=np.float64).reshape(p.shape)
+            np.testing.assert_allclose(got, want, err_msg=p.name, **TOL[dtype])
+
+
+def test_coalesce_keeps_an_accumulated_axis_apart():
+    k = row_and_column_sums("f64", space=(6, 5, 40))
+    c = coalesce(k)
+    assert c.space == (6, 5, 40)
+    assert_kernel_matches(k, buffers(k, np.random.default_rng(3)))
+
+
+def _layernorm_loss(x, gamma, beta):
+    mu = x.mean(-1, keepdim=True)
+    var = ((x - mu) ** 2).mean(-1, keepdim=True)
+    y = (x - mu) / (var + 1e-5).sqrt() * gamma + beta
+    return (y * y).sum()
+
+
+def test_fuse_joins_column_sums_to_the_row_kernel():
+    specs = [ArgSpec("x", (8, 16), gradc.float64, True), ArgSpec("gamma", (16,), gradc.float64, True),
+             ArgSpec("beta", (16,), gradc.float64, True)]
+    from gradc import stages
+    st = stages.build(_layernorm_loss, specs)
+    fused = [op for op in st.precomputed.functions[0].body.ops if op.name == FUSED]
+    big = [op for op in fused if tuple(op.operands[0].type.shape) == (8, 16)]
+    assert len(big) == 1, st.precomputed          # x is read by one kernel
+    kernel = next(k.kernel for k in stages._lower_kernels(st.precomputed) if k.kernel.numel == 8 * 16)
+    assert kernel.reduce_axes == (1,) and len(kernel.accumulations) == 3
+
+
+def test_fuse_leaves_sums_that_feed_computations_alone():
+    def f(x):
+        return (x - x.sum(0)).exp().sum(1) + x.amax(1)
+    func = trace(f, [ArgSpec("x", (8, 16), gradc.float64, False)])
+    fuse(func)
+    for op in func.body.ops:
+        if op.name == FUSED:
+            from gradc.codegen.lower_fused import lower_fused
+            assert not lower_fused(op).accumulations
+
+
+@pytest.mark.parametrize("shape", [(6, 10), (1024, 1024)])
+def test_compiled_layernorm_matches_eager(shape):
+    rng = np.random.default_rng(4)
+    data = [rng.standard_normal(shape), rng.standard_normal(shape[-1]), rng.standard_normal(shape[-1])]
+
+    def leaves():
+        return [gradc.tensor(a, requires_grad=True) for a in data]
+    eager = leaves()
+    _layernorm_loss(*eager).backward()
+    for backward in ("auto", "separate"):
+        comp = leaves()
+        loss = gradc.compile(_layernorm_loss, backward=backward)(*comp)
+        loss.backward()
+        np.testing.assert_allclose(loss.item(), _layernorm_loss(*eager).item(), rtol=1e-9)
+        for a, b in zip(comp, eager):
+            np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-9, atol=1e-9)
