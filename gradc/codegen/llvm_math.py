@@ -1,6 +1,7 @@
 """Transcendental functions written in LLVM IR (exp, log, sin, cos, tanh, pow, integer pow).
 
-Branch-free (selects only), built from fma/rint/bitcasts, so the CPU loop vectorizer can
+Branch-free (selects only), built from fma/rint/bitcasts (and ``llvm.ldexp`` for exp's scale
+on the CPU: one ``vscalefps`` with AVX-512), so the CPU loop vectorizer can
 vectorize a loop that calls them (libm calls stay scalar) and the NVPTX backend, which has
 no libm, can lower them.  Each function is emitted once per module as an internal,
 ``alwaysinline`` function ``gradc.<name>.<f32|f64>``.
