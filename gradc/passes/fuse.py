@@ -273,6 +273,13 @@ def _merge_into(func: Function, first: Operation, second: Operation) -> Operatio
     return merged
 
 
+def _inputs_ready(first: Operation, second: Operation, position: dict) -> bool:
+    """Every input of ``second`` is a result of ``first`` or exists before it (so the two can
+    become one op at ``first``'s place)."""
+    return all(v.owner is first or not isinstance(v.owner, Operation)
+               or position.get(v.owner, -1) < position[first] for v in second.operands)
+
+
 def merge_siblings(func: Function) -> bool:
     """Horizontal fusion: a fused op joins an earlier one with the same iteration space and
     reduced dims when all its inputs exist at the earlier op (they are read once, and small
@@ -290,8 +297,7 @@ def merge_siblings(func: Function) -> bool:
             for first in fused[:j]:
                 if sig[first] != sig[second] and not _compatible(sig[first], sig[second]):
                     continue
-                if all(v.owner is first or not isinstance(v.owner, Operation)
-                       or position.get(v.owner, -1) < position[first] for v in second.operands):
+                if _inputs_ready(first, second, position):
                     _merge_into(func, first, second)
                     changed = any_change = True
                     break
@@ -339,8 +345,7 @@ def merge_accumulations(func: Function) -> bool:
                 if not ((_yield_only_sums(second) and _computes_with_reductions(first))
                         or (_yield_only_sums(first) and _computes_with_reductions(second))):
                     continue
-                if all(v.owner is first or not isinstance(v.owner, Operation)
-                       or position.get(v.owner, -1) < position[first] for v in second.operands):
+                if _inputs_ready(first, second, position):
                     pair = first, second
                     break
             if pair:
