@@ -165,6 +165,35 @@ def test_compiled_forward_and_backward_on_cuda_match_the_cpu(cuda, backward):
         f(cpu[0], *gpu[1:])
 
 
+def _layernorm_loss(x, gamma, beta):
+    mu = x.mean(-1, keepdim=True)
+    y = (x - mu) / (((x - mu) ** 2).mean(-1, keepdim=True) + 1e-5).sqrt() * gamma + beta
+    return (y * y).sum()
+
+
+@pytest.mark.parametrize("backward", ["auto", "separate"])
+def test_compiled_layernorm_with_column_sums_on_cuda_matches_the_cpu(cuda, backward):
+    """gamma's and beta's gradients are column sums accumulated (atomically on the GPU) in the
+    kernel that computes x's gradient from the row statistics."""
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in ((9, 40), (40,), (40,))]
+    cpu = [gradc.tensor(a, requires_grad=True) for a in arrays]
+    gpu = [gradc.tensor(a, device=cuda, requires_grad=True) for a in arrays]
+    f = gradc.compile(_layernorm_loss, backward=backward)
+    f(*gpu)
+    backend = next(iter(f._cache.values())).backend
+    assert any(k.accumulations for k in backend.kernels)
+    for _ in range(2):     # a second call reuses the kernels: the column sums start again from 0
+        for t in cpu + gpu:
+            t.grad = None
+        want, got = f(*cpu), f(*gpu)
+        np.testing.assert_allclose(got.item(), want.item(), rtol=1e-5)
+        want.backward()
+        got.backward()
+        for c, g in zip(cpu, gpu):
+            np.testing.assert_allclose(g.grad.cpu().numpy(), c.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
 def test_compile_target_cuda_refuses_cpu_tensors(cuda):
     f = gradc.compile(lambda x: x.exp().sum(), target="cuda")
     with pytest.raises(RuntimeError, match="target cuda got a tensor on cpu"):
