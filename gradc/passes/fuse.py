@@ -325,11 +325,17 @@ def _computes_with_reductions(op: Operation) -> bool:
                for u in o.results[0].users())
 
 
+def _leading(dims) -> bool:
+    return dims == frozenset(range(max(dims) + 1))
+
+
 def merge_accumulations(func: Function) -> bool:
-    """Join a kernel of sums over some dims, only stored (column sums), to a kernel over the
+    """Join a kernel of sums over leading dims, only stored (column sums), to a kernel over the
     same space that reduces other dims and computes with them (rows: a layernorm's gradient
     beside its gamma/beta gradients): one pass over the shared inputs instead of two.  The
-    sums become kernel IR accumulations (``codegen.kernel_ir``)."""
+    sums become kernel IR accumulations (``codegen.kernel_ir``); leading dims only, since
+    those split into per-thread partial slices (``split_reduce``), while sums over trailing
+    dims beside column reductions would keep the kernel on one thread."""
     changed = False
     while True:
         fused = [op for op in func.body.ops if op.name == FUSED]
@@ -342,8 +348,8 @@ def merge_accumulations(func: Function) -> bool:
                 if (a is None or b is None or a[0] != b[0] or a[1] is None or b[1] is None
                         or a[1] & b[1]):
                     continue
-                if not ((_yield_only_sums(second) and _computes_with_reductions(first))
-                        or (_yield_only_sums(first) and _computes_with_reductions(second))):
+                if not ((_yield_only_sums(second) and _computes_with_reductions(first) and _leading(b[1]))
+                        or (_yield_only_sums(first) and _computes_with_reductions(second) and _leading(a[1]))):
                     continue
                 if _inputs_ready(first, second, position):
                     pair = first, second

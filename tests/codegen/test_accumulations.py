@@ -142,3 +142,16 @@ def test_compiled_layernorm_matches_eager(shape):
         np.testing.assert_allclose(loss.item(), _layernorm_loss(*eager).item(), rtol=1e-9)
         for a, b in zip(comp, eager):
             np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-9, atol=1e-9)
+
+
+def test_fuse_keeps_row_sums_beside_column_statistics_apart():
+    """Sums over trailing dims next to a kernel that computes with column reductions stay a
+    kernel of their own: as accumulations they would keep the column kernel on one thread."""
+    def f(x):
+        centred = x - x.mean(0)
+        return (centred * centred).sum(0), (x * 2).sum(1)
+    func = trace(f, [ArgSpec("x", (8, 16), gradc.float64, False)])
+    fuse(func)
+    from gradc.codegen.lower_fused import lower_fused
+    kernels = [lower_fused(op) for op in func.body.ops if op.name == FUSED]
+    assert len(kernels) == 2 and not any(k.accumulations for k in kernels)
