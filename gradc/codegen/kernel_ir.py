@@ -475,10 +475,81 @@ class KernelBuilder:
     def build(self) -> Kernel:
         if not any(isinstance(s, Store) for s in self.body):
             raise ValueError(f"kernel '{self.name}' stores nothing")
+        self._fold_scaled_accumulations()
         red = inner_reduce_axes(self.name, self.body)
         kernel = Kernel(self.name, self.space, tuple(self.params), tuple(self.body), tuple(red))
         check_accumulations(kernel)
         return kernel
+
+
+    def _fold_scaled_accumulations(self) -> None:
+        """With reductions over two axis sets, a sum over one set whose result is only scaled
+        by constants (``mean``, a loss's 1/N) before it is stored becomes a sum of the scaled
+        operand, stored directly: an accumulation (a reassociation, as fast-math would do)."""
+        reds = [s for s in self.body if isinstance(s, Reduce)]
+        sets = list(dict.fromkeys(r.axes for r in reds))
+        if len(sets) < 2:
+            return
+        users: dict = {}
+        for s in self.body:
+            for o in (s.operands if isinstance(s, Compute) else (s.operand,) if isinstance(s, Reduce)
+                      else (s.value,) if isinstance(s, Store) else ()):
+                users.setdefault(o.id, []).append(s)
+        consts = {s.result.id for s in self.body if isinstance(s, Compute) and s.op == "constant"}
+
+        def scaling(vid, u):
+            """The constant ``u`` scales ``vid`` by (mul/div), or None."""
+            if not (isinstance(u, Compute) and u.op in ("mul", "div") and len(u.operands) == 2):
+                return None
+            a, c = u.operands
+            if u.op == "mul" and a.id != vid:
+                a, c = c, a
+            return c if a.id == vid and c.id in consts and c.id != vid else None
+
+        def only_scaled(vid) -> bool:
+            return all(isinstance(u, Store) or (scaling(vid, u) is not None and only_scaled(u.result.id))
+                       for u in users.get(vid, ()))
+
+        def foldable(axes) -> bool:
+            group = [r for r in reds if r.axes == axes]
+            return all(r.kind == "sum" and only_scaled(r.result.id) for r in group) and any(
+                not isinstance(u, Store) for r in group for u in users.get(r.result.id, ()))
+
+        fixed = [a for a in sets if not foldable(a)]
+        if len(fixed) > 1:
+            return               # inner_reduce_axes reports the conflict
+        last = max(a for r in reds for a in r.axes)
+        inner = fixed[0] if fixed else next(a for a in sets if last in a)
+        paths = []              # (reduce, [(op, constant)], store)
+
+        def walk(r, vid, chain):
+            for u in users.get(vid, ()):
+                if isinstance(u, Store):
+                    paths.append((r, chain, u))
+                else:
+                    walk(r, u.result.id, chain + [(u.op, scaling(vid, u))])
+        folded = [r for r in reds if r.axes != inner and foldable(r.axes)]
+        for r in folded:
+            walk(r, r.result.id, [])
+        if not folded:
+            return
+        drop = set()
+        for r, chain, st in paths:
+            drop.add(id(r))
+            drop.add(id(st))
+        for r in folded:            # the scaling statements between the reduction and its stores
+            stack = [r.result.id]
+            while stack:
+                for u in users.get(stack.pop(), ()):
+                    if not isinstance(u, Store):
+                        drop.add(id(u))
+                        stack.append(u.result.id)
+        self.body = [s for s in self.body if id(s) not in drop]
+        for r, chain, st in paths:
+            v = r.operand
+            for op, c in chain:
+                v = self.op(op, v, c)
+            self.store(st.buffer, self.reduce("sum", v, r.axes), index=st.index)
 
 
 def inner_reduce_axes(name: str, body) -> tuple:

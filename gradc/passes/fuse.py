@@ -306,16 +306,29 @@ def merge_siblings(func: Function) -> bool:
     return any_change
 
 
+def _scalar_constant(v) -> bool:
+    op = v.owner
+    return (isinstance(op, Operation) and op.name == "gradc.constant"
+            and not isinstance(op.attrs.get("value"), list) and all(n == 1 for n in v.type.shape))
+
+
 def _yield_only_sums(op: Operation) -> bool:
-    """Every reduction in fused ``op`` is a sum whose result only reaches the yield (directly or
-    through reshapes): it can accumulate beside another kernel's reductions."""
+    """Every reduction in fused ``op`` is a sum or mean whose result only reaches the yield
+    (directly, through reshapes, or scaled by constants): it can accumulate beside another
+    kernel's reductions (``KernelBuilder`` folds the scaling into the sum)."""
     block = op.regions[0].blocks[0]
     reds = [o for o in block.ops if o.name in FUSIBLE_REDUCTIONS]
 
+    def scaled(v, u) -> bool:
+        if u.name == "gradc.mul":
+            return any(w is not v and _scalar_constant(w) for w in u.operands)
+        return u.name == "gradc.div" and u.operands[0] is v and _scalar_constant(u.operands[1])
+
     def only_yielded(v) -> bool:
-        return all(u.name == YIELD or (u.name == "gradc.reshape" and only_yielded(u.results[0]))
+        return all(u.name == YIELD or ((u.name == "gradc.reshape" or scaled(v, u)) and only_yielded(u.results[0]))
                    for u in v.users())
-    return bool(reds) and all(o.name == "gradc.sum" and only_yielded(o.results[0]) for o in reds)
+    return bool(reds) and all(o.name in ("gradc.sum", "gradc.mean") and only_yielded(o.results[0])
+                              for o in reds)
 
 
 def _computes_with_reductions(op: Operation) -> bool:
