@@ -106,6 +106,16 @@ def row_and_column_sums(dtype="f64", space=(6, 5, 40)):
     return kb.build()
 
 
+def count_above_row_mean(n=7, m=33):
+    """An integer accumulation: per column, how many elements exceed their row's mean."""
+    kb = KernelBuilder("count_above", (n, m))
+    x = kb.load(kb.input("x", "f32", (n, m)))
+    above = kb.op("gt", x, kb.reduce("mean", x, (1,)))
+    kb.store(kb.output("counts", "i64", (m,)), kb.reduce("sum", above, (0,)), index=(0, 1))
+    kb.store(kb.output("mask", "i1", (n, m)), above)
+    return kb.build()
+
+
 def mse(dtype="f32", shape=(64, 31)):
     kb = KernelBuilder(f"mse_{dtype}", shape)
     x = kb.load(kb.input("x", dtype, shape))
@@ -140,6 +150,7 @@ def programs():
           broadcast_transpose("f64"), ints_and_bools(), softmax("f32"), softmax("f64", log=True),
           softmax("f32", n=300, m=16), layernorm("f32"), layernorm("f64"), mse("f32"), mse("f64"),
           layernorm_grad("f32"), layernorm_grad("f64"), row_and_column_sums("f64"), row_and_column_sums("f32"),
+          count_above_row_mean(),
           bool_any_count(), matmul_relu_bias("f32"), matmul_relu_bias("f64"),
           build_matmul("bmm_f32", (3, 17, 9), (3, 9, 33), "f32"),
           build_matmul("mm_t_f64", (12, 8), (8, 10), "f64", a_strides=(1, 12)),

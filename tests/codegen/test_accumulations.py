@@ -13,7 +13,7 @@ from gradc.ir.tracer import ArgSpec, trace
 from gradc.passes.fuse import fuse
 
 from .helpers import TOL, assert_kernel_matches, buffers
-from .programs import layernorm_grad, row_and_column_sums
+from .programs import count_above_row_mean, layernorm_grad, row_and_column_sums
 
 
 def test_inner_axes_are_those_the_kernel_computes_with():
@@ -227,3 +227,15 @@ def test_functions_with_column_gradients_compile_to_accumulations_and_match_eage
         np.testing.assert_allclose(got.item(), want.item(), rtol=1e-9)
         for a, b in zip(comp, eager):
             np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_integer_accumulation_on_cpu_and_in_the_gpu_simulator():
+    from gradc.codegen import gpusim
+    k = count_above_row_mean()
+    assert k.accumulations and k.accumulated_outputs()["counts"].result.dtype == "i64"
+    arrs = buffers(k, np.random.default_rng(6))
+    counts, mask = assert_kernel_matches(k, arrs)
+    np.testing.assert_array_equal(counts, (arrs[0] > arrs[0].mean(1, keepdims=True)).sum(0))
+    sim = [a.copy() for a in arrs]
+    gpusim.run(k, sim, block=(32, 1, 1))
+    np.testing.assert_array_equal(sim[1], counts)
