@@ -419,7 +419,7 @@ class BodyEmitter:
             if not (isinstance(self.defs.get(a.id), AxisIndex) and self.defs[a.id].axis == ax):
                 a, c = c, a
             if isinstance(self.defs.get(a.id), AxisIndex) and self.defs[a.id].axis == ax and ax not in c.axes:
-                fi = b.sitofp(b.trunc(self.value(a, env), I32), F32)
+                fi = float_index(b, self.value(a, env))
                 fc = b.sitofp(self.value(c, env), F32)
                 return b.fcmp_ordered("==", fi, fc) if s.op == "eq" else b.fcmp_unordered("!=", fi, fc)
             return None
@@ -472,7 +472,8 @@ class BodyEmitter:
 
 
 def for_range(b: ir.IRBuilder, lo, hi, body, step=1, name="i"):
-    """Emit ``for (i = lo; i < hi; i += step) body(i)`` with i64 bounds; returns nothing."""
+    """Emit ``for (i = lo; i < hi; i += step) body(i)`` with i64 bounds; returns nothing.
+    ``float_index(i)`` in the body gives ``i`` as an f32 induction of its own."""
     lo = lo if isinstance(lo, ir.Value) else ir.Constant(I64, lo)
     hi = hi if isinstance(hi, ir.Value) else ir.Constant(I64, hi)
     step = step if isinstance(step, ir.Value) else ir.Constant(I64, step)
@@ -487,11 +488,55 @@ def for_range(b: ir.IRBuilder, lo, hi, body, step=1, name="i"):
     i.add_incoming(lo, pre)
     b.cbranch(b.icmp_signed("<", i, hi), loop, done)
     b.position_at_end(loop)
+    twin = _FloatTwin(b, pre, cond, lo, step)
+    i.gradc_float = twin.get
     body(i)
     nxt = b.add(i, step, flags=("nsw",))
     i.add_incoming(nxt, b.block)
+    twin.close(b.block)
     b.branch(cond)
     b.position_at_end(done)
+
+
+class _FloatTwin:
+    """A loop's index as an f32 phi (created on first use): the vectorizer widens it into one
+    vector add per iteration, where converting the i64 index costs two vectors and a pack."""
+
+    def __init__(self, b, pre, cond, lo, step):
+        self.b, self.pre, self.cond, self.lo, self.step, self.phi = b, pre, cond, lo, step, None
+
+    def get(self):
+        b = self.b
+        if self.phi is None:
+            here = b.block
+            with b.goto_block(self.pre):
+                start = b.sitofp(self.lo, F32)
+            b.position_at_start(self.cond)
+            self.phi = b.phi(F32, name="fi")
+            self.phi.add_incoming(start, self.pre)
+            b.position_at_end(here)
+        return self.phi
+
+    def close(self, latch):
+        if self.phi is not None:
+            step = (ir.Constant(F32, float(self.step.constant)) if isinstance(self.step, ir.Constant)
+                    else self.b.sitofp(self.step, F32))
+            self.phi.add_incoming(self.b.fadd(self.phi, step, flags=("reassoc", "nsz")), latch)
+
+
+def float_index(b: ir.IRBuilder, i):
+    """``i`` (a loop index, or an invariant base plus one) as f32, exact below 2**24."""
+    twin = getattr(i, "gradc_float", None)
+    return twin() if twin is not None else b.sitofp(b.trunc(i, I32), F32)
+
+
+def offset_index(b: ir.IRBuilder, base, i):
+    """``base + i`` for a loop index ``i`` (blocked and lane loops), keeping its float twin."""
+    v = b.add(base, i, flags=("nsw",))
+    twin = getattr(i, "gradc_float", None)
+    if twin is not None:
+        v.gradc_float = lambda: b.fadd(b.sitofp(base, F32), twin(), flags=("reassoc", "nsz"))
+    return v
 
 
 def reduced_loops(b: ir.IRBuilder, space, red):

@@ -58,7 +58,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from .kernel_ir import Kernel, Store, coalesce
-from .llvm_common import (reduced_loops, LL, BodyEmitter, Env, LowerCtx, acc_dtype, block_sum, combine, emit_point,
+from .llvm_common import (offset_index, reduced_loops, LL, BodyEmitter, Env, LowerCtx, acc_dtype, block_sum, combine, emit_point,
                           early_stores, for_range, identity, reduction_phases, split_stores, I64)
 
 PTR = ir.PointerType()
@@ -176,7 +176,7 @@ def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str
                 if base is None:
                     for_range(b, 0, size, lambda i: body(env.child({ax: i})), name=f"r{ax}")
                 else:
-                    for_range(b, 0, size, lambda i: body(env.child({ax: b.add(base, i, flags=("nsw",))})),
+                    for_range(b, 0, size, lambda i: body(env.child({ax: offset_index(b, base, i)})),
                               name=f"r{ax}")
                 end()
             nfull, rest = divmod(n, block_size)
@@ -272,7 +272,7 @@ def emit_lanes(em: BodyEmitter, env: Env, ax: int, j0, jn, loop_reduced, loop_bl
     done: dict = {}     # reduce result id -> (array, acc dtype)
 
     def lane_loop(env2, body):
-        for_range(b, 0, jn, lambda j: body(j, env2.child({ax: b.add(j0, j, flags=("nsw",))})), name="lane")
+        for_range(b, 0, jn, lambda j: body(j, env2.child({ax: offset_index(b, j0, j)})), name="lane")
 
     def bind(jenv, j):
         for rid, (arr, adt, rdt) in done.items():
