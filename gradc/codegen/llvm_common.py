@@ -153,7 +153,9 @@ def _minmax(ctx, a, dts, out, attrs, consts):
     b, (x, y), mx = ctx.b, a, attrs["_op"] == "maximum"
     if _isf(out):
         name = f"llvm.{'maximum' if mx else 'minimum'}.{_fsfx(out)}"
-        return b.call(ctx.intrinsic(name, x.type, [x.type, x.type]), [x, y])
+        # NaN-propagating; nsz: -0 and +0 need not be ordered (NumPy's maximum does not order
+        # them either), which spares x86 three instructions per vector (sign tests, blends)
+        return b.call(ctx.intrinsic(name, x.type, [x.type, x.type]), [x, y], fastmath=("nsz",))
     if out == "i1":
         return b.or_(x, y) if mx else b.and_(x, y)
     return b.select(b.icmp_signed(">" if mx else "<", x, y), x, y)
