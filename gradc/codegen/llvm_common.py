@@ -8,7 +8,8 @@
 * ``emit_point``: the per-outer-point schedule (reduction loops, then stores), with the
   loop over the reduced axes and the cross-thread combine supplied by the backend.
 
-Floats: maximum/minimum propagate NaN (``llvm.maximum``/``llvm.minimum``) like PyTorch;
+Floats: maximum/minimum propagate NaN (``llvm.maximum``/``llvm.minimum``, with ``nsz``: -0
+and +0 unordered) like PyTorch;
 f32 prod (and f32 sums on the GPU) accumulate in f64 with ``reassoc`` so the vectorizer can
 split them; on the CPU f32 sums are blocked (``emit_point(loop_blocked=...)``): each block of
 ``llvm_cpu.SUM_BLOCK`` elements is summed in f32 with ``reassoc`` (the vectorizer keeps
