@@ -58,7 +58,8 @@ def _arena_buffers(func: Function):
             chosen.append(b)
     if not chosen:
         return None, {}
-    arena = np.empty(max(b.offset + b.size for b in chosen), np.uint8)
+    from .codegen.host_buffers import empty_aligned
+    arena = empty_aligned(max(b.offset + b.size for b in chosen), np.uint8)   # offsets from a line start
     views = {}
     for b in chosen:
         t = b.value.type

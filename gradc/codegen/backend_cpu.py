@@ -20,6 +20,7 @@ import numpy as np
 
 from .kernel_ir import build_matmul, np_dtype
 from .lower_fused import Unlowerable, lower_fused
+from .host_buffers import empty_aligned
 from .split_reduce import split_reduction
 
 log = logging.getLogger("gradc.codegen")
@@ -41,9 +42,12 @@ class Recycler:
 
     def get(self):
         for e in self.entries:
-            if sys.getrefcount(e[0]) == 2:   # the entry list and getrefcount's argument
+            # free: only the entry list (and getrefcount's argument) holds the array, and
+            # only the array holds the memory it views (``empty_aligned``: a view of it made
+            # by the user, e.g. a reshape, references that memory and not the array)
+            if sys.getrefcount(e[0]) == 2 and sys.getrefcount(e[0].base) == 2:
                 return e
-        a = np.empty(self.shape, self.dtype)
+        a = empty_aligned(self.shape, self.dtype)
         e = [a, a.ctypes.data]
         if len(self.entries) < self.limit:
             self.entries.append(e)
@@ -179,7 +183,7 @@ class CPUBackend:
             outs = [(np_dtype(p.dtype), p.shape) for p in target.outputs]
 
             def run(*arrays):
-                res = [np.empty(shape, dt) for dt, shape in outs]
+                res = [empty_aligned(shape, dt) for dt, shape in outs]
                 ck(*[np.ascontiguousarray(a) for a in arrays], *res, check=False)
                 return tuple(res)
             return run

@@ -22,6 +22,7 @@ import llvmlite.binding as llvm
 import numpy as np
 
 from . import cache, llvm_cpu
+from .host_buffers import empty_aligned
 from .kernel_ir import Kernel, np_dtype
 
 PARALLEL_MIN_NS = float(os.environ.get("GRADC_PARALLEL_MIN_NS", 80_000))
@@ -294,5 +295,5 @@ def empty_buffers(kernel: Kernel, inputs: dict | None = None):
         if inputs is not None and p.name in inputs:
             out.append(np.ascontiguousarray(inputs[p.name], dtype=np_dtype(p.dtype)))
         else:
-            out.append(np.empty(p.shape, dtype=np_dtype(p.dtype)))
+            out.append(empty_aligned(p.shape, np_dtype(p.dtype)))
     return out

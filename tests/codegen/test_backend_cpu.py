@@ -173,3 +173,29 @@ def test_clamp_with_tensor_bounds_compiles_to_one_kernel():
     fn(*xs).backward()
     for g, x in zip(got, xs):
         np.testing.assert_allclose(g, x.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_pooled_outputs_start_on_cache_lines_and_views_keep_them_out_of_reuse():
+    """Kernel outputs come from pools of 64-byte-aligned buffers (views of a larger
+    allocation); a view the caller keeps of a result (a reshape) must keep that buffer from
+    being handed out again, as the result itself does."""
+    from gradc.codegen.backend_cpu import Recycler
+    pool = Recycler((4, 8), np.float32)
+    a, ptr = pool.get()
+    assert ptr % 64 == 0 and a.ctypes.data == ptr
+    view = a.reshape(32)
+    del a
+    b, _ = pool.get()
+    assert not np.shares_memory(b, view)
+    del b
+    del view
+    c, ptr_c = pool.get()                    # nothing holds the first buffer now: reused
+    assert ptr_c == ptr
+
+    f = gradc.compile(lambda x: (x * 2.0).exp())
+    x = gradc.tensor(np.linspace(0, 1, 1024, dtype=np.float32))
+    first = f(x).reshape(32, 32)             # only a view of the first result survives
+    want = first.numpy().copy()
+    for _ in range(3):
+        f(x + 1.0)
+    np.testing.assert_array_equal(first.numpy(), want)
