@@ -199,3 +199,16 @@ def test_pooled_outputs_start_on_cache_lines_and_views_keep_them_out_of_reuse():
     for _ in range(3):
         f(x + 1.0)
     np.testing.assert_array_equal(first.numpy(), want)
+
+
+def test_large_tensor_copies_start_on_cache_lines():
+    """gradc.tensor copies large arrays onto a cache line (kernels read them with 64-byte
+    vectors), in C order like torch.tensor, with the value cast as asked."""
+    src = np.asfortranarray(np.random.default_rng(0).standard_normal((300, 400)))
+    for t in (gradc.tensor(src), gradc.tensor(src, dtype=gradc.float32), gradc.tensor(gradc.tensor(src))):
+        assert t._data.ctypes.data % 64 == 0 and t._data.flags.c_contiguous and t.stride() == (400, 1)
+        np.testing.assert_allclose(t.numpy(), src, rtol=1e-6)
+    small = gradc.tensor(np.asfortranarray(np.ones((2, 3))))
+    assert small._data.flags.c_contiguous and small.tolist() == [[1.0] * 3] * 2
+    src[0, 0] = 5.0                          # a copy: the source's later changes do not show
+    assert gradc.tensor(src)[0, 0].item() == 5.0 and t[0, 0].item() != 5.0
