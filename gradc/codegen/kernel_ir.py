@@ -481,7 +481,6 @@ class KernelBuilder:
         check_accumulations(kernel)
         return kernel
 
-
     def _fold_scaled_accumulations(self) -> None:
         """With reductions over two axis sets, a sum over one set whose result is only scaled
         by constants (``mean``, a loss's 1/N) before it is stored becomes a sum of the scaled
@@ -518,8 +517,7 @@ class KernelBuilder:
         fixed = [a for a in sets if not foldable(a)]
         if len(fixed) > 1:
             return               # inner_reduce_axes reports the conflict
-        last = max(a for r in reds for a in r.axes)
-        inner = fixed[0] if fixed else next(a for a in sets if last in a)
+        inner = fixed[0] if fixed else _set_with_last_axis(sets)
         paths = []              # (reduce, [(op, constant)], store)
 
         def walk(r, vid, chain):
@@ -567,8 +565,13 @@ def inner_reduce_axes(name: str, body) -> tuple:
                          "may feed computations (the others can only be stored)")
     if used:
         return used.pop()
-    last = max(a for r in reds for a in r.axes)
-    return next(s for s in sets if last in s)
+    return _set_with_last_axis(sets)
+
+
+def _set_with_last_axis(sets) -> tuple:
+    """Of several reduction axis sets, the one holding the highest axis (rows before columns)."""
+    last = max(a for axes in sets for a in axes)
+    return next(axes for axes in sets if last in axes)
 
 
 def check_accumulations(kernel: Kernel) -> None:

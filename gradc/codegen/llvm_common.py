@@ -407,17 +407,16 @@ class BodyEmitter:
         divisor below ~1/FLT_MAX in magnitude overflows the reciprocal).
 
         ``index == label`` (or ``!=``) with the index that of the loop's axis and the label
-        invariant in it compares the two as f32: 16 lanes per AVX-512 vector instead of two
-        vectors of 8 i64 (W3's one-hot columns cost 0.27 ms instead of 0.75 here).  (Tried
-        before: an i32 compare after clamping the label; InstCombine widened it back to i64.
-        ``preload`` keeps the label's load out of the loop.)
+        invariant in it compares the two as f32, the index from its f32 twin (``float_index``):
+        16 lanes per AVX-512 vector and one vector add per 16 indices, instead of two vectors
+        of 8 i64 (W3's one-hot columns cost 0.27 ms instead of 0.75 here).  Exact: the index
+        is below 2**24 (``FLOAT_EXACT_INDEX``), and a label outside that range rounds to a
+        float no index equals.  (Tried before: an i32 compare after clamping the label;
+        InstCombine widened it back to i64.  ``preload`` keeps the label's load out of the loop.)
         """
         b, ax = self.ctx.b, env.inner
         ops = s.operands
         if s.op in ("eq", "ne") and ops[0].dtype == "i64" and self.k.space[ax] <= FLOAT_EXACT_INDEX:
-            # one-hot masks (index == label): compared as f32, so the vector of loop indices
-            # is 16 floats, not two vectors of 8 i64.  Exact: the index is below 2**24, and a
-            # label outside that range rounds to a float no index equals.
             a, c = ops
             if not (isinstance(self.defs.get(a.id), AxisIndex) and self.defs[a.id].axis == ax):
                 a, c = c, a
@@ -581,19 +580,20 @@ def reduction_phases(kernel: Kernel):
     return phases, reds_used
 
 
-def stored_value(kernel: Kernel, s: Store):
-    """The value a store computes at each point: an accumulation's operand, else its value."""
+def stored_values(kernel: Kernel) -> dict:
+    """{id(store): the value it computes at each point}: an accumulation's operand, else its value."""
     acc = {r.result.id: r.operand for r in kernel.accumulations}
-    return acc.get(s.value.id, s.value)
+    return {id(s): acc.get(s.value.id, s.value) for s in kernel.body if isinstance(s, Store)}
 
 
 def split_stores(kernel: Kernel):
     """(outer stores, inner stores): inner ones vary over the reduced axes."""
     red = set(kernel.reduce_axes)
+    values = stored_values(kernel)
     inner, outer = [], []
     for s in kernel.body:
         if isinstance(s, Store):
-            varies = bool((stored_value(kernel, s).axes | s.index.axes()) & red)
+            varies = bool((values[id(s)].axes | s.index.axes()) & red)
             (inner if varies else outer).append(s)
     return outer, inner
 
@@ -605,7 +605,8 @@ def early_stores(kernel: Kernel):
     if not kernel.reductions:
         return [], inner
     _, reds_used = reduction_phases(kernel)
-    early = [s for s in inner if not reds_used(stored_value(kernel, s).id)]
+    values = stored_values(kernel)
+    early = [s for s in inner if not reds_used(values[id(s)].id)]
     return early, [s for s in inner if not any(s is e for e in early)]
 
 
