@@ -428,10 +428,6 @@ class KernelBuilder:
         kind = _REDUCE_ALIASES.get(kind, kind)
         if kind not in REDUCE_KINDS:
             raise ValueError(f"unknown reduction '{kind}' (expected one of {REDUCE_KINDS})")
-        for s in self.body:
-            if isinstance(s, Reduce) and s.axes != axes and set(s.axes) & set(axes):
-                raise ValueError(f"kernel '{self.name}' already reduces axes {s.axes}; a reduction over "
-                                 f"{axes} overlaps them (reductions over two axis sets must be disjoint)")
         dtype = value.dtype
         if kind in ("sum", "prod") and dtype == "i1":
             value, dtype = self.op("cast", value, dtype="i64"), "i64"
@@ -509,15 +505,17 @@ class KernelBuilder:
             return all(isinstance(u, Store) or (scaling(vid, u) is not None and only_scaled(u.result.id))
                        for u in users.get(vid, ()))
 
-        def foldable(axes) -> bool:
-            group = [r for r in reds if r.axes == axes]
-            return all(r.kind == "sum" and only_scaled(r.result.id) for r in group) and any(
-                not isinstance(u, Store) for r in group for u in users.get(r.result.id, ()))
+        def stored_only(axes) -> bool:      # (up to scaling by constants)
+            return all(r.kind == "sum" and only_scaled(r.result.id) for r in reds if r.axes == axes)
 
-        fixed = [a for a in sets if not foldable(a)]
-        if len(fixed) > 1:
+        def foldable(axes) -> bool:
+            return stored_only(axes) and any(not isinstance(u, Store) for r in reds if r.axes == axes
+                                             for u in users.get(r.result.id, ()))
+
+        computing = [a for a in sets if not stored_only(a)]
+        if len(computing) > 1:
             return               # inner_reduce_axes reports the conflict
-        inner = fixed[0] if fixed else _set_with_last_axis(sets)
+        inner = computing[0] if computing else _set_with_last_axis(sets)
         paths = []              # (reduce, [(op, constant)], store)
 
         def walk(r, vid, chain):
@@ -582,6 +580,9 @@ def check_accumulations(kernel: Kernel) -> None:
     if not kernel.reduce_axes:
         raise ValueError(f"kernel '{kernel.name}' has reductions over outer axes but no inner reduction")
     for r in acc:
+        if set(r.axes) & set(kernel.reduce_axes):
+            raise ValueError(f"kernel '{kernel.name}' reduces axes {kernel.reduce_axes}; a reduction over "
+                             f"{r.axes} overlaps them (sums over outer axes must leave the inner ones alone)")
         if r.kind != "sum":
             raise ValueError(f"kernel '{kernel.name}': a reduction over outer axes {r.axes} must be a sum "
                              f"(got {r.kind}); only sums accumulate")

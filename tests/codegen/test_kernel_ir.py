@@ -49,8 +49,9 @@ def test_store_checks_and_reduction_default_index():
     kb.store(kb.output("o", "f64", (4,)), s)
     k = kb.build()
     assert k.body[-1].index.strides == (1, 0)
+    kb.store(kb.output("t", "f64", ()), kb.reduce("sum", x, axes=(0, 1)), index=(0, 0))
     with pytest.raises(ValueError, match="overlaps"):
-        kb.reduce("max", x, axes=(0, 1))
+        kb.build()
 
 
 def test_out_of_bounds_index_rejected():
