@@ -229,6 +229,19 @@ class CompiledFunctionBackward(Node):
         return grads
 
 
+_EMPTY = inspect.Parameter.empty
+
+
+def _plain_parameters(signature):
+    """[(name, default)] when every parameter is positional-or-keyword, else None."""
+    if signature is None:
+        return None
+    params = list(signature.parameters.values())
+    if any(p.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params):
+        return None
+    return [(p.name, p.default) for p in params]
+
+
 class CompiledFunction:
     """The callable returned by ``gradc.compile``."""
 
@@ -246,9 +259,11 @@ class CompiledFunction:
         self._ir = None
         self._backend = None
         try:
-            self._params = list(inspect.signature(fn).parameters) if fn is not None else []
+            self._signature = inspect.signature(fn) if fn is not None else None
         except (TypeError, ValueError):
-            self._params = []
+            self._signature = None
+        self._params = list(self._signature.parameters) if self._signature is not None else []
+        self._by_name = _plain_parameters(self._signature)
 
     @classmethod
     def from_ir(cls, func: Function, *, memory="min-memory", backend=None):
@@ -345,14 +360,7 @@ class CompiledFunction:
 
     def __call__(self, *args, **kwargs):
         if kwargs:        # keyword arguments (and defaults) become positional, as the trace sees them
-            try:
-                bound = inspect.signature(self.fn).bind(*args, **kwargs)
-            except TypeError as e:
-                raise TypeError(f"@gradc.compile({self.__name__}): {e}") from None
-            bound.apply_defaults()
-            if bound.kwargs:
-                raise TypeError(f"@gradc.compile({self.__name__}): keyword-only arguments are not supported")
-            args = bound.args
+            args = self._positional(args, kwargs)
         key, tensors = self._key(args)
         spec = self._cache.get(key)
         if spec is None:
@@ -386,6 +394,28 @@ class CompiledFunction:
                 if t._dtype.is_floating_point:
                     t._grad_fn, t._output_nr, t._requires_grad = node, k, True
         return result[0] if spec.single else tuple(result)
+
+    def _positional(self, args, kwargs) -> tuple:
+        """``args`` and ``kwargs`` as the positional arguments of the function, defaults filled
+        in.  Plain parameters (no ``*args``, ``**kwargs``, keyword-only) take a fast path; the
+        rest, and every mistake, go through ``inspect`` (for its error messages).  Binding with
+        ``inspect`` on every call cost about 35 us, twice a whole W5 step."""
+        plain = self._by_name
+        if plain is not None and len(args) <= len(plain):
+            rest = plain[len(args):]
+            if (len(kwargs) == sum(name in kwargs for name, _ in rest)
+                    and all(name in kwargs or default is not _EMPTY for name, default in rest)):
+                return tuple(args) + tuple(kwargs[name] if name in kwargs else default for name, default in rest)
+        if self._signature is None:
+            raise TypeError(f"@gradc.compile({self.__name__}): keyword arguments need a Python function")
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"@gradc.compile({self.__name__}): {e}") from None
+        bound.apply_defaults()
+        if bound.kwargs:
+            raise TypeError(f"@gradc.compile({self.__name__}): keyword-only arguments are not supported")
+        return bound.args
 
     def ir(self):
         """The most recent specialisation: its ``traced`` and ``joint`` functions, and either

@@ -272,6 +272,16 @@ def test_keyword_arguments_and_defaults():
     assert f(x).item() == 6.0 and f(x, scale=3.0).item() == 9.0 and f(a=x).item() == 6.0
     with pytest.raises(TypeError, match="unexpected keyword argument"):
         f(x, colour=1)
+    with pytest.raises(TypeError, match="multiple values for argument 'a'"):
+        f(x, a=x)
+    with pytest.raises(TypeError, match="missing a required argument: 'a'"):
+        f(scale=2.0)
+    assert f(scale=4.0, a=x).item() == 12.0             # any order, as Python binds them
+
+    g = gradc.compile(lambda *xs, k=1.0: sum(t.sum() for t in xs) * k)   # not plain: inspect binds
+    with pytest.raises(TypeError, match="keyword-only arguments are not supported"):
+        g(x, x, k=2.0)
+    assert g(x, x).item() == 6.0
 
 
 def test_shape_errors_in_compiled_code_name_the_line():
