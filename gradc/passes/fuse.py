@@ -339,6 +339,7 @@ def _computes_with_reductions(op: Operation) -> bool:
 
 
 def _leading(dims) -> bool:
+    """The reduced dims are 0, 1, ..., k (column sums, not row statistics)."""
     return dims == frozenset(range(max(dims) + 1))
 
 
@@ -395,7 +396,7 @@ def split_total_reductions(func: Function) -> bool:
         dims = _reduce_dims(op)
         if not dims or len(dims) >= len(_squeezed(shape)):
             continue
-        if dims == frozenset(range(max(dims) + 1)):
+        if _leading(dims):
             leading.setdefault(shape, dims)
         else:
             other.setdefault(shape, dims)
