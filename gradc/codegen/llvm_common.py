@@ -30,6 +30,9 @@ LL = {"f32": F32, "f64": F64, "i64": I64, "i1": I1}
 MEM = {"f32": F32, "f64": F64, "i64": I64, "i1": I8}
 ALIGN = {"f32": 4, "f64": 8, "i64": 8, "i1": 1}
 REASSOC = ("reassoc", "contract")
+# float add/sub/mul may fuse into an fma (one rounding instead of two), as C compilers do
+# by default (-ffp-contract) and CUDA does (--fmad): fewer ops in every row pass
+CONTRACT = ("contract",)
 
 
 def const(dtype: str, value) -> ir.Constant:
@@ -108,7 +111,7 @@ def _fsfx(dt):
 def _arith(ctx, a, dts, out, attrs, consts):
     b, (x, y), op = ctx.b, a, attrs["_op"]
     if _isf(out):
-        return {"add": b.fadd, "sub": b.fsub, "mul": b.fmul}[op](x, y)
+        return {"add": b.fadd, "sub": b.fsub, "mul": b.fmul}[op](x, y, flags=CONTRACT)
     if out == "i1":
         return {"add": b.or_, "sub": b.xor, "mul": b.and_}[op](x, y)
     return {"add": b.add, "sub": b.sub, "mul": b.mul}[op](x, y)
@@ -429,16 +432,17 @@ class BodyEmitter:
             x, c = ops
             if ax in x.axes and ax not in c.axes:
                 rc = b.fdiv(const(s.result.dtype, 1.0), self.value(c, env))
-                return b.fmul(self.value(x, env), rc)
+                return b.fmul(self.value(x, env), rc, flags=CONTRACT)
             return None
         return None
 
-    def store(self, s: Store, env: Env):
+    def store(self, s: Store, env: Env, value=None):
+        """Emit store ``s`` at ``env``'s point (of ``value`` instead of its own, if given)."""
         acc = self.accumulating.get(s.value.id)
         if acc is not None:
             self.accumulate(s, acc, env)
             return
-        v = self.value(s.value, env)
+        v = self.value(s.value if value is None else value, env)
         if s.buffer.dtype == "i1":
             v = self.ctx.b.zext(v, I8)
         self.ctx.b.store(v, self.address(s.buffer, s.index, env), align=ALIGN[s.buffer.dtype])
@@ -598,16 +602,129 @@ def split_stores(kernel: Kernel):
     return outer, inner
 
 
-def early_stores(kernel: Kernel):
-    """(early, late) inner stores: early ones do not depend on any reduction result, so they run
-    inside the first reduction pass (one pass over the inputs fewer) instead of after the last."""
+class OneHot:
+    """``where(index(axis) == label, value, 0)``, the label invariant along ``axis``."""
+    __slots__ = ("axis", "label", "value")
+
+    def __init__(self, axis, label, value):
+        self.axis, self.label, self.value = axis, label, value
+
+    @staticmethod
+    def match(defs: dict, v) -> "OneHot | None":
+        w = defs.get(v.id)
+        if not (isinstance(w, Compute) and w.op == "where"):
+            return None
+        cond, value, zero = w.operands
+        z, c = defs.get(zero.id), defs.get(cond.id)
+        if not (isinstance(z, Compute) and z.op == "constant" and z.attr["value"] == 0
+                and isinstance(c, Compute) and c.op == "eq"):
+            return None
+        for i, label in (c.operands, reversed(c.operands)):
+            ix = defs.get(i.id)
+            if isinstance(ix, AxisIndex) and ix.axis not in label.axes and label.dtype == "i64":
+                return OneHot(ix.axis, label, value)
+        return None
+
+    def at_label(self, em: "BodyEmitter", env: "Env"):
+        """(label in range, an env at the label clamped into the axis): for values at it."""
+        b, n = em.ctx.b, em.k.space[self.axis]
+        lab = em.value(self.label, env)
+        ok = b.and_(b.icmp_signed(">=", lab, ir.Constant(I64, 0)), b.icmp_signed("<", lab, ir.Constant(I64, n)))
+        return ok, env.child({self.axis: b.select(ok, lab, ir.Constant(I64, 0))})
+
+
+def gathered(kernel: Kernel, r: Reduce) -> "OneHot | None":
+    """A one-hot reduction ``sum_i where(i == label, v(i), 0)`` over one axis is ``v(label)``
+    (0 for a label outside the axis): a load per outer point instead of a compare, select and
+    add per element (the picked logit of a cross-entropy)."""
+    if r.kind != "sum" or len(r.axes) != 1 or kernel.space[r.axes[0]] == 0:
+        return None
+    oh = OneHot.match(kernel.defs(), r.operand)
+    return oh if oh is not None and oh.axis == r.axes[0] and oh.value.dtype == r.result.dtype else None
+
+
+def one_hot_addend(kernel: Kernel, s: Store):
+    """(a, OneHot) when store ``s`` stores ``a + where(i == label, w, 0)`` along the innermost
+    reduced axis: the loop can store ``a`` and add ``w`` at the label once after it (CPU)."""
+    if not kernel.reduce_axes or s.buffer.dtype not in ("f32", "f64"):
+        return None
+    defs = kernel.defs()
+    v = defs.get(s.value.id)
+    if not (isinstance(v, Compute) and v.op == "add"):
+        return None
+    for a, w in (v.operands, reversed(v.operands)):
+        oh = OneHot.match(defs, w)
+        if (oh is not None and oh.axis == kernel.reduce_axes[-1] and len(kernel.reduce_axes) == 1
+                and s.index.strides[oh.axis] != 0):
+            return a, oh
+    return None
+
+
+def store_stages(kernel: Kernel) -> list:
+    """The inner stores by the loop that emits them: ``stages[j]`` for ``j < len(phases)`` run
+    inside reduction phase ``j``'s loop, ``stages[-1]`` in the store pass after the last phase.
+
+    A store that reads no reduction runs in the first phase's loop (one pass over the inputs
+    fewer).  One that reads reductions of phases before ``j < len(phases)`` only runs in phase
+    ``j``'s loop when that costs no more work than it saves: the ops it adds to that loop
+    (those the loop does not compute already) are at most the ops the store pass no longer
+    computes for it.  W4's gamma/beta column sums run in the pass that computes the
+    normalised row for its row sums, not again in the store pass."""
     _, inner = split_stores(kernel)
-    if not kernel.reductions:
-        return [], inner
-    _, reds_used = reduction_phases(kernel)
+    phases, reds_used = reduction_phases(kernel)
+    n = len(phases)
+    stages = [[] for _ in range(n + 1)]
+    if not n:
+        stages[0].extend(inner)
+        return stages
+    phase_of = {r.result.id: j for j, group in enumerate(phases) for r in group}
     values = stored_values(kernel)
-    early = [s for s in inner if not reds_used(values[id(s)].id)]
-    return early, [s for s in inner if not any(s is e for e in early)]
+    first = {}
+    for s in inner:
+        used = reds_used(values[id(s)].id)
+        first[id(s)] = max((phase_of[r] + 1 for r in used if r in phase_of), default=0)
+    work = _RowWork(kernel)
+    final = [s for s in inner if first[id(s)] == n]
+    for s in inner:
+        j = first[id(s)]
+        if j == 0:
+            stages[0].append(s)
+        elif j < n:
+            in_loop = work.cone([r.operand for r in phases[j] if gathered(kernel, r) is None]
+                                + [values[id(t)] for t in stages[j]])
+            rest = work.cone([values[id(t)] for t in inner if first[id(t)] == n])
+            mine = work.cone([values[id(s)]])
+            if work.cost(mine - in_loop) <= work.cost(mine - rest):
+                stages[j].append(s)
+            else:
+                final.append(s)
+    stages[n] = [s for s in inner if any(s is t for t in final)]
+    return stages
+
+
+class _RowWork:
+    """Counts the per-element work of computing values in a loop over the reduced axes: the
+    ops that vary over those axes (reduction results, constants and row-invariant values
+    come for free), an expensive op (``EXPENSIVE_OPS``) as ``EXPENSIVE_COST`` cheap ones."""
+
+    def __init__(self, kernel: Kernel):
+        self.defs = kernel.defs()
+        self.red = set(kernel.reduce_axes)
+
+    def cone(self, values, known=frozenset()) -> set:
+        """Ids of the varying Compute ops needed for ``values``, given the ``known`` ids."""
+        out, stack = set(), [v.id for v in values]
+        while stack:
+            vid = stack.pop()
+            s = self.defs.get(vid)
+            if vid in out or vid in known or not isinstance(s, Compute) or not (s.result.axes & self.red):
+                continue
+            out.add(vid)
+            stack.extend(o.id for o in s.operands)
+        return out
+
+    def cost(self, ids) -> int:
+        return sum(EXPENSIVE_COST if self.defs[i].op in EXPENSIVE_OPS else 1 for i in ids)
 
 
 # loop indices below this are exact in f32 (one-hot compares in ``loop_special``)
@@ -615,52 +732,57 @@ FLOAT_EXACT_INDEX = 1 << 24
 
 # values worth keeping in memory rather than computing again in a later pass over the row
 EXPENSIVE_OPS = frozenset(("exp", "log", "tanh", "sigmoid", "sin", "cos", "pow", "log1p", "expm1", "erf"))
+EXPENSIVE_COST = 8
+# a kept value costs a store in the pass that computes it and a load in each later pass
+# (both from L1: a row is small); keep it when the store pass saves at least this many ops
+SCRATCH_MIN_SAVING = 2
 
 
 def scratch_plan(kernel: Kernel) -> dict:
-    """{value id: inner Store} for expensive values that an earlier reduction pass computes
-    and the store pass needs again: the reduction pass writes the value into the store's
-    output (a dense, row-major output written by that one store), the store pass reads it
-    back (from L1: a row is small) before overwriting it with the result.  softmax's
-    gradient then computes ``exp`` once per element instead of twice."""
-    defs = kernel.defs()
-    red = set(kernel.reduce_axes)
+    """{value id: Store} for values an earlier pass over the row computes and the store pass
+    would compute again: the earlier pass writes the value into the store's output (a dense,
+    row-major output written by that one store), later passes read it back (from L1: a row is
+    small) and the store pass overwrites it with the result.  Each such output keeps the value
+    whose reuse saves the store pass the most work (``_RowWork``), if at least
+    ``SCRATCH_MIN_SAVING`` ops: softmax's gradient computes ``exp`` once per element instead
+    of twice, and W4's dx pass reads the gradient of the normalised row instead of computing
+    the row, its affine map and that gradient again (5 ops per element)."""
+    stages = store_stages(kernel)
+    final = stages[-1]
+    if not final:
+        return {}
+    phases, _ = reduction_phases(kernel)
+    work = _RowWork(kernel)
+    values = stored_values(kernel)
     dense = contiguous_strides(kernel.space)
-    stores_to = {}
+    writers: dict = {}
     for s in kernel.body:
         if isinstance(s, Store):
-            stores_to.setdefault(s.buffer.name, []).append(s)
-
-    def reach(vid, out):
-        st = defs.get(vid)
-        if vid in out or not isinstance(st, Compute):
-            return out
-        out.add(vid)
-        for o in st.operands:
-            reach(o.id, out)
-        return out
-    in_reductions = set()
-    for r in kernel.reductions:
-        reach(r.operand.id, in_reductions)
-    plan = {}
-    used_buffers = set()
-    _, inner = early_stores(kernel)
-    for s in inner:
-        if (len(stores_to[s.buffer.name]) != 1 or s.index.offset or tuple(s.index.strides) != dense
-                or s.buffer.name in used_buffers):
+            writers.setdefault(s.buffer.name, []).append(s)
+    earlier = work.cone([r.operand for group in phases for r in group if gathered(kernel, r) is None]
+                        + [values[id(s)] for stage in stages[:-1] for s in stage])
+    needed = [values[id(s)] for s in final]
+    plan: dict = {}
+    for s in final:
+        if (len(writers[s.buffer.name]) != 1 or s.index.offset or tuple(s.index.strides) != dense
+                or any(t.buffer.name == s.buffer.name for t in plan.values())):
             continue
-        for vid in sorted(reach(s.value.id, set()) & in_reductions):
-            st = defs[vid]
-            if (st.op in EXPENSIVE_OPS and st.result.dtype == s.buffer.dtype
-                    and st.result.axes & red and vid not in plan):
-                plan[vid] = s
-                used_buffers.add(s.buffer.name)
-                break
+        known = frozenset(plan)
+        base = work.cost(work.cone(needed, known))
+        best, best_saving = None, SCRATCH_MIN_SAVING - 1
+        for vid in sorted(earlier & work.cone(needed, known)):
+            if work.defs[vid].result.dtype != s.buffer.dtype:
+                continue
+            saving = base - work.cost(work.cone(needed, known | {vid}))
+            if saving > best_saving:
+                best, best_saving = vid, saving
+        if best is not None:
+            plan[best] = s
     return plan
 
 
 def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer=None,
-               loop_blocked=None, preload=False, scratch=False):
+               loop_blocked=None, preload=False, scratch=False, fixups=False):
     """Emit the work of one outer point.
 
     ``loop_reduced(env, body)`` emits a loop over the reduced axes calling ``body(inner_env)``;
@@ -673,13 +795,16 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
     ``preload``: load the elements that do not vary over the reduced axes before the loops.
     ``scratch``: keep expensive values for the store pass in its output (``scratch_plan``;
     CPU: a thread owns whole rows).
+    One-hot sums (``gathered``) are read at their label instead of looped over.  ``fixups``
+    (CPU: one thread per point): a store of ``a + one-hot w`` (``one_hot_addend``) stores
+    ``a`` in its loop and adds ``w`` at the label after it.
     """
     ctx, k = em.ctx, em.k
     b = ctx.b
     if preload:
         em.preload(env, k.reduce_axes)
     phases, _ = reduction_phases(k)
-    early, late = early_stores(k)
+    stages = store_stages(k)
     plan = scratch_plan(k) if scratch else {}
     written: dict = {}      # value id -> Store whose buffer holds it, once a pass wrote it
 
@@ -702,7 +827,42 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
                     pending[vid] = st
         return wrapped
 
-    for group in phases:
+    addends = {}
+    if fixups:
+        for stage in stages:
+            for st in stage:
+                f = one_hot_addend(k, st)
+                if f is not None:
+                    addends[id(st)] = f
+
+    def put(st, ienv):
+        f = addends.get(id(st))
+        em.store(st, ienv, value=None if f is None else f[0])
+
+    def fix_up(stores):
+        """After a loop over the reduced axis: add each one-hot addend at its label."""
+        for st in stores:
+            f = addends.get(id(st))
+            if f is None:
+                continue
+            ok, lenv = f[1].at_label(em, env)
+            with b.if_then(ok):
+                dt = st.buffer.dtype
+                ptr = em.address(st.buffer, st.index, lenv)
+                old = b.load(ptr, typ=LL[dt], align=ALIGN[dt])
+                b.store(b.fadd(old, em.value(f[1].value, lenv)), ptr, align=ALIGN[dt])
+
+    for j, phase in enumerate(phases):
+        group = []
+        for r in phase:
+            oh = gathered(k, r)
+            if oh is None:
+                group.append(r)
+                continue
+            ok, lenv = oh.at_label(em, env)
+            env.cache[r.result.id] = b.select(ok, em.value(oh.value, lenv), const(r.result.dtype, 0))
+        if not group and not stages[j]:
+            continue
         slots = []
         for r in group:
             adt = acc_dtype(r.kind, r.result.dtype)
@@ -713,7 +873,7 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
                 local = ctx.alloca(LL[r.result.dtype])
             slots.append((r, adt, slot, local))
 
-        def body(ienv, slots=slots, stores=early if group is phases[0] else ()):
+        def body(ienv, slots=slots, stores=stages[j]):
             for r, adt, slot, local in slots:
                 x = em.value(r.operand, ienv)
                 if local is not None:
@@ -723,8 +883,8 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
                 if adt != r.result.dtype:
                     x = b.fpext(x, F64)
                 b.store(combine(ctx, r.kind, adt, b.load(slot, typ=LL[adt]), x), slot)
-            for s in stores:
-                em.store(s, ienv)
+            for st in stores:
+                put(st, ienv)
 
         blocked = [(r, adt, slot, local) for r, adt, slot, local in slots if local is not None]
         if blocked:
@@ -741,6 +901,7 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
             loop_blocked(env, scratch_body(body), begin, end)
         else:
             loop_reduced(env, scratch_body(body))
+        fix_up(stages[j])
         written.update(pending)
         for r, adt, slot, local in slots:
             acc = b.load(slot, typ=LL[adt])
@@ -750,7 +911,7 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
                 acc = b.fptrunc(acc, LL[r.result.dtype])
             env.cache[r.result.id] = acc
     outer, _ = split_stores(k)
-    inner = late
+    inner = stages[-1]
     if outer:
         def emit_outer():
             oenv = env.child()
@@ -762,9 +923,10 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
             emit_outer()
     if inner:
         def body(ienv):
-            for s in inner:
-                em.store(s, ienv)
+            for st in inner:
+                put(st, ienv)
         loop_reduced(env, scratch_body(body))
+        fix_up(inner)
 
 
 def decompose(b: ir.IRBuilder, flat, axes, space) -> dict:

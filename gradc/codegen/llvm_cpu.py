@@ -59,7 +59,7 @@ from llvmlite import ir
 
 from .kernel_ir import Kernel, Store, coalesce
 from .llvm_common import (offset_index, reduced_loops, LL, BodyEmitter, Env, LowerCtx, acc_dtype, block_sum, combine, emit_point,
-                          early_stores, for_range, identity, reduction_phases, split_stores, I64)
+                          store_stages, for_range, identity, reduction_phases, split_stores, I64)
 
 PTR = ir.PointerType()
 _init_lock = threading.Lock()
@@ -205,7 +205,8 @@ def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str
         if depth == len(outer):
             if k.reductions:
                 env.inner = None      # the loops that matter are emit_point's own
-            emit_point(em, env, loop_reduced, loop_blocked=loop_blocked, preload=True, scratch=True)
+            emit_point(em, env, loop_reduced, loop_blocked=loop_blocked, preload=True, scratch=True,
+                       fixups=True)
             return
         ax = outer[depth]
         for s in acc_stores[ax]:
@@ -281,8 +282,8 @@ def emit_lanes(em: BodyEmitter, env: Env, ax: int, j0, jn, loop_reduced, loop_bl
             jenv.cache[rid] = b.fptrunc(v, LL[rdt]) if adt != rdt else v
 
     phases, _ = reduction_phases(k)
-    early, late = early_stores(k)
-    for group in phases:
+    stages = store_stages(k)
+    for j, group in enumerate(phases):
         slots = []
         for r in group:
             adt = acc_dtype(r.kind, r.result.dtype)
@@ -296,7 +297,7 @@ def emit_lanes(em: BodyEmitter, env: Env, ax: int, j0, jn, loop_reduced, loop_bl
                 b.store(identity(r.kind, adt), b.gep(arr, [j]))
         lane_loop(env, init)
 
-        def accumulate(renv, slots=slots, stores=early if group is phases[0] else ()):
+        def accumulate(renv, slots=slots, stores=stages[j]):
             def lane(j, jenv):
                 bind(jenv, j)
                 for s in stores:
@@ -336,7 +337,7 @@ def emit_lanes(em: BodyEmitter, env: Env, ax: int, j0, jn, loop_reduced, loop_bl
         for r, adt, arr, local in slots:
             done[r.result.id] = (arr, adt, r.result.dtype)
     outer, _ = split_stores(k)
-    inner = late
+    inner = stages[-1]
 
     def stores(which):
         def lane(j, jenv):

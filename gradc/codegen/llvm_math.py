@@ -94,6 +94,12 @@ class _Emit:
     def sel(self, cond, a, b):
         return self.b.select(cond, a, b)
 
+    def freeze(self, v):
+        """LLVM's ``freeze`` (not in llvmlite's builder): poison becomes some fixed value."""
+        inst = ir.instructions.Instruction(self.b.block, v.type, "freeze", [v])
+        self.b._insert(inst)
+        return inst
+
     def lt(self, a, b):
         return self.b.fcmp_ordered("<", a, b)
 
@@ -127,9 +133,12 @@ def _exp_body(f: _F):
         lo, hi = (-746.0, 710.0) if f.f64 else (-104.0, 89.0)
         ln2_hi, ln2_lo = ((6.93147180369123816490e-01, 1.90821492927058770002e-10) if f.f64
                           else (0.693359375, -2.12194440e-4))
-        # maxnum/minnum clamp (one vmaxps/vminps each); a NaN x becomes lo here and is
-        # restored by the last select
-        xc = e.minnum(e.maxnum(x, f.c(lo)), f.c(hi))
+        # clamp as compare-and-select, ordered so that a NaN x passes through: one
+        # vmaxps/vminps each, and the NaN flows through the polynomial into the result (no
+        # final NaN test).  Its exponent n is then NaN: fptosi gives poison, frozen to some
+        # integer, and the scaled NaN is still NaN.
+        xc = e.sel(e.lt(x, f.c(lo)), f.c(lo), x)
+        xc = e.sel(e.lt(f.c(hi), xc), f.c(hi), xc)
         n = e.rint(b.fmul(xc, f.c(1.4426950408889634)))
         r = e.fma(n, f.c(-ln2_hi), xc)
         r = e.fma(n, f.c(-ln2_lo), r)
@@ -137,13 +146,11 @@ def _exp_body(f: _F):
         if b.module.triple and "nvptx" not in b.module.triple:
             # llvm.ldexp: one vscalefps per vector with AVX-512, subnormals and overflow exact
             ldexp = _intrinsic(b.module, f"llvm.ldexp.{f.suffix}.i32", f.ty, [f.ty, I32])
-            y = b.call(ldexp, [p, b.fptosi(n, I32)])
-        else:
-            ni = b.fptosi(n, f.ity)
-            n1 = b.ashr(ni, f.i(1))
-            n2 = b.sub(ni, n1)
-            y = b.fmul(b.fmul(p, e.pow2i(n1)), e.pow2i(n2))
-        return e.sel(e.isnan(x), x, y)
+            return b.call(ldexp, [p, e.freeze(b.fptosi(n, I32))])
+        ni = e.freeze(b.fptosi(n, f.ity))
+        n1 = b.ashr(ni, f.i(1))
+        n2 = b.sub(ni, n1)
+        return b.fmul(b.fmul(p, e.pow2i(n1)), e.pow2i(n2))
     return body
 
 
