@@ -6,7 +6,11 @@
 * ``BodyEmitter``: emits loads/ops/stores of a kernel at an iteration point given the
   index of each axis (addresses by GEP on the buffer's element type, never ptrtoint).
 * ``emit_point``: the per-outer-point schedule (reduction loops, then stores), with the
-  loop over the reduced axes and the cross-thread combine supplied by the backend.
+  loop over the reduced axes and the cross-thread combine supplied by the backend.  Each
+  store runs in the pass that computes its value (``store_stages``), values an earlier pass
+  computed are kept for the store pass when that saves work (``scratch_plan``), and one-hot
+  sums and addends are read or added at their label instead of compared per element
+  (``gathered``, ``one_hot_addend``).
 
 Floats: maximum/minimum propagate NaN (``llvm.maximum``/``llvm.minimum``, with ``nsz``: -0
 and +0 unordered) like PyTorch;

@@ -46,6 +46,21 @@ between passes (``llvm_common.scratch_plan``): W3's kernel 3.8-4.2 ms -> 2.3-2.8
 Inputs in memory that numpy got from the heap (``randn().astype(f32)``) ran the W3 kernel
 2x slower than a ``.copy()`` of the same data (not alignment: 4K-offset sweeps were flat);
 benchmark with fresh arrays.
+
+The row kernels are bound by vector arithmetic (about one 16-lane op per cycle per core
+here; a chain of independent adds and multiplies in L1 runs at 2.1-2.8 G vector ops/s), so
+what counts is ops per element.  Fifth session, single thread, 64 rows in L2, in-process
+A/B (ns per element): W4's kernel 1.03-1.05 -> 0.87 with its column sums in the pass that
+computes their operands and the dx pass reading dL/dxhat kept by that pass
+(``llvm_common.store_stages``/``scratch_plan``), plus fma contraction; W3's 1.0-1.1 ->
+0.83 with the picked logit read at its label and the one-hot gradient added after the
+store loop (``llvm_common.gathered``/``one_hot_addend``) and an exp that passes NaN through
+its clamps (softmax rows: 79 -> 71 us f32, 155 -> 136 us f64).
+
+Tried, reverted: software prefetch of the rows two outer points ahead (a 4 KiB row is one
+page, where the hardware prefetchers stop).  On one thread W4's kernel on 4096 rows went
+from 1.9 to 1.1 ns per element, but split over both cores W3's kernel was 25% slower and
+W4's unchanged.
 """
 from __future__ import annotations
 
