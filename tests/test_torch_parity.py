@@ -1179,3 +1179,29 @@ def test_grad_of_the_same_output_twice_sums():
     xt = torch.tensor([1.0, 2.0], requires_grad=True)
     st = (xt * xt).sum()
     assert gradc.autograd.grad([s, s], [x])[0].tolist() == torch.autograd.grad([st, st], [xt])[0].tolist()
+
+
+def test_grad_mode_is_per_thread():
+    """As in PyTorch, no_grad in one thread leaves another thread's grad mode alone, and a
+    thread that never set it starts enabled."""
+    import threading
+    seen = {}
+
+    def other():
+        seen["start"] = gradc.is_grad_enabled()
+        with gradc.no_grad():
+            seen["inside"] = gradc.is_grad_enabled()
+            done.set()
+            back.wait()
+    done, back = threading.Event(), threading.Event()
+    with gradc.no_grad():
+        t = threading.Thread(target=other)
+        t.start()
+        done.wait()
+        assert not gradc.is_grad_enabled()
+    assert gradc.is_grad_enabled()        # the other thread is still inside its no_grad
+    back.set()
+    t.join()
+    assert seen == {"start": True, "inside": False}
+    x = gradc.ones(2, requires_grad=True)
+    assert (x * 2).requires_grad
