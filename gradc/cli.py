@@ -315,7 +315,9 @@ stages: traced     the traced function
         forward    forward after partition (outputs + saved residuals), before fuse
         backward   backward after partition (residuals + cotangents -> gradients), before fuse
         optimized  forward and backward after fuse (default; what the executor runs)
-        kernels    kernel IR of each gradc.fused op and each matmul
+        kernels    kernel IR of each gradc.fused op and each matmul that @gradc.compile runs
+                   (a scalar loss: those of precomputed unless --backward separate), with
+                   each kernel's CPU loop schedule as comments
         llvm       LLVM IR of those kernels for the host CPU
         ptx        PTX of those kernels (no GPU needed; --sm picks the target)"""
     epilog = _FUNCTION_EPILOG.format(name="dump-ir", extra=" --stage kernels")
@@ -331,6 +333,11 @@ stages: traced     the traced function
                             "the optimized stage")
         p.add_argument("--print-ir-after-all", action="store_true",
                        help="print the IR after every pass (stderr), MLIR style")
+        p.add_argument("--backward", choices=("auto", "separate", "precompute"), default=None,
+                       help="as @gradc.compile(backward=...), which IR the kernels, llvm and ptx stages lower: "
+                            "auto (a scalar loss: the precomputed stage, loss and gradients in one pass) or "
+                            "separate (the optimized forward and backward); default: the function's "
+                            "@gradc.compile(backward=...) or auto")
         p.add_argument("--sm", default="sm_80", help="PTX target for --stage ptx (default: sm_80)")
         p.add_argument("--llvm-optimized", action="store_true",
                        help="--stage llvm: print the IR after LLVM's O3 and vectorization for the host CPU")
@@ -338,10 +345,8 @@ stages: traced     the traced function
 
     def run(self, args) -> int:
         from .stages import StageError
-        until = "traced" if args.stage == "traced" else ("optimized" if args.stage in ("kernels", "llvm", "ptx")
-                                                         else args.stage)
-        st = _stages(args, pipeline=args.pipeline, until=until, print_ir_after_all=args.print_ir_after_all,
-                     stream=sys.stderr)
+        st = _stages(args, pipeline=args.pipeline, until=args.stage, print_ir_after_all=args.print_ir_after_all,
+                     stream=sys.stderr, backward=args.backward)
         try:
             text = st.text(args.stage, sm=args.sm, llvm_optimized=args.llvm_optimized)
         except StageError as e:

@@ -117,7 +117,7 @@ def to_dot(stages: Stages) -> str:
     if stages.custom:
         raise StageError("gradc graph draws the default pipeline (--pipeline is not supported here)")
     fwd, bwd = stages.optimized_forward, stages.optimized_backward
-    kernel_names = {k.op: k.name for k in stages.kernels()}
+    kernel_names = {k.op: k.name for k in stages.kernels("optimized")}
     title = (f"@{stages.name}: forward and backward after fuse (memory policy {stages.memory})" if bwd is not None
              else f"@{stages.name} after fuse (forward only: no argument requires grad)")
     lines = [f"digraph {_q(stages.name)} {{",

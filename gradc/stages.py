@@ -22,7 +22,9 @@ forward   the forward function after partition, before fuse
 backward  the backward function after partition, before fuse
 optimized forward and backward after fuse (what the executor runs)
 precomputed loss and gradients in one fused function (scalar losses; see above)
-kernels   kernel IR of each ``gradc.fused`` op (and each matmul) of ``optimized``
+kernels   kernel IR of each ``gradc.fused`` op (and each matmul) of what ``@gradc.compile``
+          runs: ``precomputed`` for a scalar loss unless ``backward="separate"``, else
+          ``optimized``; each followed by its CPU loop schedule as comments
 llvm      LLVM IR of those kernels for the host CPU
 ptx       PTX of those kernels (no GPU needed; ``sm`` picks the target)
 ========= ===============================================================
@@ -51,6 +53,7 @@ from .ir.core import FUSED, Function, Module
 from .ir.printer import print_function, print_module
 from .ir.tracer import ArgSpec, trace
 
+BACKWARD_MODES = ("auto", "separate", "precompute")     # as @gradc.compile(backward=...)
 STAGES = ("traced", "adjoint", "forward", "backward", "optimized", "precomputed", "kernels", "llvm", "ptx")
 OPTIMIZE = "decompose,canonicalize,cse,dce"     # what gradc.compile.optimize runs (OPTIMIZE_PIPELINE)
 DTYPES = {"f32": dtypes.float32, "f64": dtypes.float64, "i64": dtypes.int64, "i1": dtypes.bool_,
@@ -134,10 +137,15 @@ def load_target(target: str):
     if isinstance(obj, CompiledFunction):
         if obj.fn is None:
             raise StageError(f"'{name}' is a compiled IR function, not a Python function")
+        _compiled_options[obj.fn] = {"backward": obj.backward}
         return obj.fn, obj.memory
     if not callable(obj):
         raise StageError(f"'{name}' in '{path}' is a {type(obj).__name__}, not a function")
     return obj, None
+
+
+# @gradc.compile options of the functions load_target unwrapped, beyond memory (from_cli reads them)
+_compiled_options: dict = {}
 
 
 def bind_args(fn, specs: list[ArgSpec]) -> list:
@@ -203,7 +211,8 @@ class Stages:
     optimized: Module | None = None          # after fuse
     precomputed: Module | None = None        # scalar losses: loss and gradients in one function
     custom: bool = False                     # a --pipeline replaced the default one
-    _kernels: list | None = None
+    backward_mode: str = "auto"              # as @gradc.compile(backward=...): which IR the kernels come from
+    _kernels: dict = field(default_factory=dict)
 
     # -- objects --
     @property
@@ -225,11 +234,20 @@ class Stages:
         saved_inputs = [k for k, v in enumerate(residuals) if v in fwd.args]
         return Partition(fwd, bwd, [v.type for v in residuals], saved_inputs)
 
-    def kernels(self) -> list[KernelInfo]:
-        """Kernel IR for each fused op and each matmul of the optimized IR (lowered once)."""
-        if self._kernels is None:
-            self._kernels = _lower_kernels(self.optimized)
-        return self._kernels
+    def kernel_source(self) -> str:
+        """The stage whose fused ops the kernel stages lower: what ``@gradc.compile`` runs,
+        ``precomputed`` for a scalar loss (unless ``backward="separate"``), else ``optimized``."""
+        if self.backward_mode != "separate" and self.precomputed is not None and not self.custom:
+            return "precomputed"
+        return "optimized"
+
+    def kernels(self, source: str | None = None) -> list[KernelInfo]:
+        """Kernel IR for each fused op and each matmul of stage ``source`` ("optimized" or
+        "precomputed"; default ``kernel_source()``), lowered once."""
+        source = source or self.kernel_source()
+        if source not in self._kernels:
+            self._kernels[source] = _lower_kernels(getattr(self, source))
+        return self._kernels[source]
 
     # -- text --
     def text(self, stage: str, *, sm: str = "sm_80", llvm_optimized: bool = False) -> str:
@@ -247,7 +265,7 @@ class Stages:
                                  "one 0-d floating point tensor")
             return print_module(self.precomputed)
         if stage == "kernels":
-            return self._kernel_text("//", lambda k: str(k.kernel))
+            return self._kernel_text("//", _kernel_with_schedule)
         if stage == "llvm":
             from .codegen.llvm_cpu import emit_llvm
             return self._kernel_text(";", lambda k: emit_llvm(k.kernel, optimized=llvm_optimized))
@@ -266,7 +284,12 @@ class Stages:
         return f
 
     def _kernel_text(self, comment: str, render) -> str:
-        chunks = []
+        source = self.kernel_source()
+        what = ("loss and gradients computed together, as @gradc.compile runs a scalar loss; --backward "
+                "separate shows the optimized forward and backward" if source == "precomputed"
+                else "the --pipeline result" if self.custom
+                else "forward and backward" if self.optimized_backward is not None else "forward only")
+        chunks = [f"{comment} kernels of the {source} stage ({what})\n"]
         for k in self.kernels():
             head = f"{comment} ----- {k.header} -----\n"
             if k.kernel is None:
@@ -277,9 +300,20 @@ class Stages:
             except Exception as e:   # a lowering the backend does not support
                 body = f"{comment} lowering failed: {_one_line(e)}"
             chunks.append(head + body.rstrip("\n") + "\n")
-        if not chunks:
-            return f"{comment} no kernels: the optimized IR has no gradc.fused or gradc.matmul ops\n"
+        if len(chunks) == 1:
+            return f"{comment} no kernels: the {source} IR has no gradc.fused or gradc.matmul ops\n"
         return "\n".join(chunks)
+
+
+def _kernel_with_schedule(info) -> str:
+    """A kernel's IR followed by its CPU loop schedule as comments."""
+    from .codegen.kernel_ir import match_contraction
+    from .codegen.llvm_cpu import describe_schedule
+    if match_contraction(info.kernel) is not None:
+        lines = ["cpu: a BLAS call (matmul_cpu)"]
+    else:
+        lines = describe_schedule(info.kernel)
+    return str(info.kernel) + "\n" + "\n".join(f"// {line}" for line in lines)
 
 
 def default_pipeline(wrt, memory: str = "min-memory") -> str:
@@ -290,7 +324,7 @@ def default_pipeline(wrt, memory: str = "min-memory") -> str:
 
 
 def build(fn, specs, *, name: str | None = None, memory: str = "min-memory", pipeline: str | None = None,
-          until: str = "ptx", print_ir_after_all: bool = False, stream=None) -> Stages:
+          until: str = "ptx", print_ir_after_all: bool = False, stream=None, backward: str = "auto") -> Stages:
     """Trace ``fn`` on ``specs`` (as given to ``ir.tracer.trace``) and run the pipeline.
 
     ``until`` stops after the pass that produces that stage (later stages stay None);
@@ -299,6 +333,8 @@ def build(fn, specs, *, name: str | None = None, memory: str = "min-memory", pip
     from .passes.partition import POLICIES
     if memory not in POLICIES:
         raise StageError(f"unknown memory policy '{memory}' (expected one of {', '.join(POLICIES)})")
+    if backward not in BACKWARD_MODES:
+        raise StageError(f"unknown backward mode '{backward}' (expected one of {', '.join(BACKWARD_MODES)})")
     if until not in STAGES:
         raise StageError(f"unknown stage '{until}' (expected one of {', '.join(STAGES)})")
     if pipeline is not None:
@@ -315,8 +351,10 @@ def build(fn, specs, *, name: str | None = None, memory: str = "min-memory", pip
     run = _Runner(print_ir_after_all, stream)
     if pipeline is not None:
         module = run(Module([clone_function(traced)]), pipeline)
-        return Stages(traced.name, list(specs), memory, pipeline, traced, wrt, optimized=module, custom=True)
-    st = Stages(traced.name, list(specs), memory, default_pipeline(wrt, memory), traced, wrt)
+        return Stages(traced.name, list(specs), memory, pipeline, traced, wrt, optimized=module, custom=True,
+                      backward_mode=backward)
+    st = Stages(traced.name, list(specs), memory, default_pipeline(wrt, memory), traced, wrt,
+                backward_mode=backward)
     order = STAGES.index(until)
     if order == 0:
         return st
@@ -333,8 +371,11 @@ def build(fn, specs, *, name: str | None = None, memory: str = "min-memory", pip
     if order >= STAGES.index("optimized"):
         st.optimized = run(Module([clone_function(st.forward), clone_function(st.backward)]), "fuse")
     from .passes.precompute import is_scalar_loss
-    if order >= STAGES.index("precomputed") and is_scalar_loss(traced):
+    wanted = until == "precomputed" or backward != "separate"
+    if order >= STAGES.index("precomputed") and wanted and is_scalar_loss(traced):
         st.precomputed = run(Module([clone_function(st.adjoint)]), f"precompute-grads,{OPTIMIZE},fuse")
+    if backward == "precompute" and order > STAGES.index("precomputed") and st.precomputed is None:
+        raise StageError(f"--backward precompute: {traced.name} must return one 0-d floating point tensor")
     return st
 
 
@@ -393,4 +434,6 @@ def from_cli(target: str, args: list[str], **kw) -> Stages:
     specs = bind_args(fn, [parse_arg(a) for a in args])
     if kw.get("memory") is None:
         kw["memory"] = compiled_memory or "min-memory"
+    if kw.get("backward") is None:
+        kw["backward"] = _compiled_options.get(fn, {}).get("backward", "auto")
     return build(fn, specs, **kw)

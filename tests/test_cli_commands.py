@@ -97,10 +97,53 @@ SEED_STAGES = {
     "forward": ["func.func @loss_forward(", "gradc.residuals = ", "gradc.mean"],
     "backward": ["func.func @loss_backward(", "%ct0", "gradc.wrt = [0, 1, 2, 3]"],
     "optimized": ["func.func @loss_forward(", "func.func @loss_backward(", "gradc.fused", "gradc.yield"],
-    "kernels": ["kernel @loss_forward_fused0(", "kernel @loss_backward_fused0(", "reduce.sum", "store %out0"],
-    "llvm": ['define void @"loss_forward_fused0"', 'define void @"loss_backward_fused0"', "target triple"],
-    "ptx": [".visible .entry loss_forward_fused0(", ".visible .entry loss_backward_fused0(", ".target sm_80"],
+    "kernels": ["// kernels of the precomputed stage", "kernel @loss_precomputed_fused0(", "reduce.sum",
+                "store %out0", "// cpu: 1 pass over the reduced axes", "//   pass 1: reduce %8"],
+    "llvm": ['define void @"loss_precomputed_fused0"', "target triple"],
+    "ptx": [".visible .entry loss_precomputed_fused0(", ".target sm_80"],
 }
+
+
+@pytest.mark.parametrize("stage", ["kernels", "llvm", "ptx"])
+def test_dump_ir_kernels_of_the_separate_backward(seed, stage):
+    """--backward separate lowers the optimized forward and backward, as
+    @gradc.compile(backward="separate") runs them."""
+    out = ok("dump-ir", seed, *SEED_ARGS, "--stage", stage, "--backward", "separate").stdout
+    for fn in ("loss_forward_fused0", "loss_backward_fused0"):
+        assert fn in out
+    assert "loss_precomputed" not in out
+
+
+def test_dump_ir_kernels_follow_the_functions_backward_option(tmp_path):
+    src = tmp_path / "sep.py"
+    src.write_text("import gradc\n\n\n@gradc.compile(backward='separate')\ndef f(x):\n"
+                   "    return (x.exp() / x.exp().sum(1, keepdim=True)).sum()\n")
+    out = ok("dump-ir", f"{src}:f", "--arg", "x=f32[64,300]:grad", "--stage", "kernels").stdout
+    assert "kernel @f_forward_fused0(" in out and "kernel @f_backward_fused0(" in out
+    out = ok("dump-ir", f"{src}:f", "--arg", "x=f32[64,300]:grad", "--stage", "kernels",
+             "--backward", "auto").stdout
+    assert "kernel @f_precomputed_fused0(" in out and "_forward_" not in out
+
+
+def test_dump_ir_kernels_show_the_row_schedule(tmp_path):
+    """A softmax cross-entropy's row kernel: the schedule comments name its passes, the exp it
+    keeps for the gradient pass and the picked logit read at the label."""
+    src = tmp_path / "xent.py"
+    src.write_text("def f(logits, labels):\n"
+                   "    picked = logits.gather(1, labels.unsqueeze(1)).squeeze(1)\n"
+                   "    return (logits.logsumexp(1) - picked).mean()\n")
+    out = ok("dump-ir", f"{src}:f", "--arg", "logits=f32[64,300]:grad", "--arg", "labels=i64[64]",
+             "--stage", "kernels").stdout
+    assert "// cpu: 3 passes over the reduced axes per outer point" in out
+    assert "(one-hot sums)" in out and "keep %" in out and "read back %" in out
+    assert "one-hot addend added at the label" in out
+
+
+def test_dump_ir_precompute_needs_a_scalar_loss(tmp_path):
+    src = tmp_path / "vec.py"
+    src.write_text("def f(x):\n    return x * 2\n")
+    r = gradc("dump-ir", f"{src}:f", "--arg", "x=f32[3]:grad", "--stage", "kernels", "--backward", "precompute")
+    assert r.returncode != 0 and "must return one 0-d floating point tensor" in r.stderr
 
 
 @pytest.mark.parametrize("stage", list(SEED_STAGES))
@@ -120,13 +163,13 @@ def test_dump_ir_default_is_optimized(seed):
 def test_dump_ir_mlp(mlp):
     opt = ok("dump-ir", mlp, *MLP_ARGS).stdout
     assert "gradc.matmul" in opt and "gradc.fused" in opt
-    kernels = ok("dump-ir", mlp, *MLP_ARGS, "--stage", "kernels").stdout
+    kernels = ok("dump-ir", mlp, *MLP_ARGS, "--stage", "kernels", "--backward", "separate").stdout
     n_kernels = kernels.count("// ----- kernel ")
     assert "kernel @mlp_loss_forward_matmul0(" in kernels and "kernel @mlp_loss_forward_fused0(" in kernels
     assert n_kernels == opt.count("gradc.fused") + opt.count("gradc.matmul")
-    ptx = ok("dump-ir", mlp, *MLP_ARGS, "--stage", "ptx", "--sm", "sm_90").stdout
+    ptx = ok("dump-ir", mlp, *MLP_ARGS, "--stage", "ptx", "--sm", "sm_90", "--backward", "separate").stdout
     assert ptx.count(".visible .entry ") == n_kernels and ".target sm_90" in ptx
-    llvm = ok("dump-ir", mlp, *MLP_ARGS, "--stage", "llvm", "--llvm-optimized").stdout
+    llvm = ok("dump-ir", mlp, *MLP_ARGS, "--stage", "llvm", "--llvm-optimized", "--backward", "separate").stdout
     assert llvm.count("define ") >= n_kernels
 
 

@@ -45,7 +45,7 @@ def test_stages_match_gradc_compile(case, memory):
     cf = gradc.compile(fn, memory=memory, backward="separate")   # stages show the partitioned pipeline
     cf(*tensors)
     spec = cf.ir()
-    st = stages.build(fn, specs, memory=memory)
+    st = stages.build(fn, specs, memory=memory, backward="separate")
     assert _body(st.text("traced")) == _body(print_function(spec.traced))
     if spec.wrt:
         assert st.wrt == spec.wrt
@@ -96,3 +96,20 @@ def test_graph_of_a_forward_only_function():
     dot = to_dot(stages.build(mlp, specs))
     assert "forward only" in dot and "cluster_backward" not in dot and "cylinder" not in dot
     assert "subgraph cluster_mlp_fused0 {" in dot
+
+
+@pytest.mark.parametrize("case", ["seed003", "mlp"])
+def test_kernel_stages_lower_what_a_default_compile_runs(case):
+    """Scalar losses: @gradc.compile's default computes loss and gradients in one function
+    (the precomputed stage), and the kernel stages lower that function's kernels."""
+    fn, args = CASES[case]
+    rng = np.random.default_rng(0)
+    tensors = [gradc.tensor(rng.standard_normal(shape).astype(np.float32), requires_grad=g) for shape, g in args]
+    specs = [ArgSpec(n, shape, gradc.float32, g) for n, (shape, g) in zip(fn.__code__.co_varnames, args)]
+    cf = gradc.compile(fn)
+    cf(*tensors)
+    backend = next(iter(cf._cache.values())).backend
+    st = stages.build(fn, specs)
+    assert st.kernel_source() == "precomputed"
+    ours = [str(k.kernel).split("(", 1)[1] for k in st.kernels() if k.kernel is not None and "fused" in k.name]
+    assert ours == [str(k).split("(", 1)[1] for k in backend.kernels]

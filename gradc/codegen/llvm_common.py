@@ -687,7 +687,7 @@ def store_stages(kernel: Kernel) -> list:
     for s in inner:
         used = reds_used(values[id(s)].id)
         first[id(s)] = max((phase_of[r] + 1 for r in used if r in phase_of), default=0)
-    work = _RowWork(kernel)
+    work = RowWork(kernel)
     final = [s for s in inner if first[id(s)] == n]
     for s in inner:
         j = first[id(s)]
@@ -706,7 +706,7 @@ def store_stages(kernel: Kernel) -> list:
     return stages
 
 
-class _RowWork:
+class RowWork:
     """Counts the per-element work of computing values in a loop over the reduced axes: the
     ops that vary over those axes (reduction results, constants and row-invariant values
     come for free), an expensive op (``EXPENSIVE_OPS``) as ``EXPENSIVE_COST`` cheap ones."""
@@ -747,7 +747,7 @@ def scratch_plan(kernel: Kernel) -> dict:
     would compute again: the earlier pass writes the value into the store's output (a dense,
     row-major output written by that one store), later passes read it back (from L1: a row is
     small) and the store pass overwrites it with the result.  Each such output keeps the value
-    whose reuse saves the store pass the most work (``_RowWork``), if at least
+    whose reuse saves the store pass the most work (``RowWork``), if at least
     ``SCRATCH_MIN_SAVING`` ops: softmax's gradient computes ``exp`` once per element instead
     of twice, and W4's dx pass reads the gradient of the normalised row instead of computing
     the row, its affine map and that gradient again (5 ops per element)."""
@@ -756,7 +756,7 @@ def scratch_plan(kernel: Kernel) -> dict:
     if not final:
         return {}
     phases, _ = reduction_phases(kernel)
-    work = _RowWork(kernel)
+    work = RowWork(kernel)
     values = stored_values(kernel)
     dense = contiguous_strides(kernel.space)
     writers: dict = {}

@@ -74,7 +74,8 @@ from llvmlite import ir
 
 from .kernel_ir import Kernel, Store, coalesce
 from .llvm_common import (offset_index, reduced_loops, LL, BodyEmitter, Env, LowerCtx, acc_dtype, block_sum, combine, emit_point,
-                          store_stages, for_range, identity, reduction_phases, split_stores, I64)
+                          gathered, one_hot_addend, scratch_plan, store_stages, stored_values, for_range,
+                          identity, reduction_phases, split_stores, RowWork, I64)
 
 PTR = ir.PointerType()
 _init_lock = threading.Lock()
@@ -207,8 +208,7 @@ def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str
 
     # Reductions whose innermost axis is an outer axis (column sums): run LANES neighbouring
     # outer points together so the inner loop is unit-stride over them.
-    lanes_axis = outer[-1] if (k.reductions and outer and outer[-1] == len(k.space) - 1 and not k.accumulations
-                                and k.space[outer[-1]] >= 8 and k.numel >= LANES_MIN_POINTS) else None
+    lanes_axis = lanes_axis_of(k)
     # accumulations: their stored elements are set to 0 before the loop over their first axis
     acc_stores = {ax: [] for ax in outer}
     for s in k.body:
@@ -263,6 +263,73 @@ def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str
     par_ok = par_ok and not (outer and acc_stores[outer[0]])
     return module, CpuKernelInfo(name, tuple(kernel.params), extent, max(kernel.numel, 1), par_ok,
                                  lane_loops=lanes_axis is not None)
+
+
+def lanes_axis_of(k: Kernel):
+    """The outer axis whose points ``emit_lanes`` runs together (column reductions), or None."""
+    outer = k.outer_axes
+    return outer[-1] if (k.reductions and outer and outer[-1] == len(k.space) - 1 and not k.accumulations
+                         and k.space[outer[-1]] >= 8 and k.numel >= LANES_MIN_POINTS) else None
+
+
+def describe_schedule(kernel: Kernel) -> list:
+    """The CPU loop schedule of a kernel, as lines of text (``gradc dump-ir --stage kernels``):
+    the passes over the reduced axes per outer point, what each reduces and stores, the values
+    kept between passes, one-hot sums read at their label and addends added after a pass."""
+    k = coalesce(kernel)
+    if not k.reduce_axes or not k.reductions:
+        return ["cpu: one loop nest over the space" + (", accumulating" if k.accumulations else "")]
+    if lanes_axis_of(k) is not None:
+        return [f"cpu: column reductions, {LANES} neighbouring outer points per pass over the reduced axes"]
+    phases, _ = reduction_phases(k)
+    stages = store_stages(k)
+    plan = scratch_plan(k)
+    acc = {r.result.id for r in k.accumulations}
+    outer, _ = split_stores(k)
+    loops = [j for j in range(len(phases)) if any(gathered(k, r) is None for r in phases[j]) or stages[j]]
+    n_pass = len(loops) + (1 if stages[-1] else 0)
+    lines = [f"cpu: {n_pass} pass{'es' if n_pass != 1 else ''} over the reduced axes per outer point"]
+    kept: dict = {}
+    number = 0
+    for j, group in enumerate(phases):
+        picked = [r for r in group if gathered(k, r) is not None]
+        if picked:
+            lines.append("  read at the label: " + ", ".join(f"%{r.result.id}" for r in picked)
+                         + " (one-hot sums)")
+        if j not in loops:
+            continue
+        number += 1
+        lines.append(f"  pass {number}: " + _pass_text([r for r in group if r not in picked], stages[j], acc, plan,
+                                                        kept, k))
+    if stages[-1]:
+        number += 1
+        lines.append(f"  pass {number}: " + _pass_text([], stages[-1], acc, plan, kept, k))
+    if outer:
+        lines.append("  per point: store " + " ".join(f"%{s.buffer.name}" for s in outer))
+    return lines
+
+
+def _pass_text(reds, stores, acc, plan, kept, k) -> str:
+    parts = []
+    if kept:
+        parts.append("read back " + ", ".join(f"%{v} from %{st.buffer.name}" for v, st in kept.items()))
+    if reds:
+        parts.append("reduce " + ", ".join(f"%{r.result.id}" for r in reds))
+    if stores:
+        names = []
+        for s in stores:
+            extra = " (accumulated)" if s.value.id in acc else ""
+            if one_hot_addend(k, s) is not None:
+                extra = " (its one-hot addend added at the label after the pass)"
+            names.append(f"%{s.buffer.name}{extra}")
+        parts.append("store " + ", ".join(names))
+    values = stored_values(k)
+    cone = RowWork(k).cone([r.operand for r in reds] + [values[id(s)] for s in stores])
+    new = {v: st for v, st in plan.items() if v not in kept and v in cone}
+    if new:
+        parts.append("keep " + ", ".join(f"%{v} in %{st.buffer.name}" for v, st in new.items()))
+        kept.update(new)
+    return "; ".join(parts)
 
 
 LANES = 1024

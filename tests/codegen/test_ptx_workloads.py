@@ -31,9 +31,11 @@ def _specs(name):
 
 def _kernels(name):
     loss_fn, specs = _specs(name)
-    st = stages.build(loss_fn, specs)
+    st = stages.build(loss_fn, specs, backward="separate")
     kernels = [k.kernel for k in st.kernels() if k.kernel is not None]
-    kernels += [k.kernel for k in stages._lower_kernels(st.precomputed) if k.kernel is not None]
+    auto = stages.build(loss_fn, specs)          # scalar losses: the precomputed function's kernels
+    if auto.kernel_source() == "precomputed":
+        kernels += [k.kernel for k in auto.kernels() if k.kernel is not None]
     return kernels
 
 
