@@ -209,11 +209,11 @@ class ConstantFold(RewritePattern):
         return True
 
 
-from .reduction_algebra import FactorReduction, SinkExpand  # noqa: E402
+from .reduction_algebra import CenteredSum, FactorReduction, SinkExpand  # noqa: E402
 
 PATTERNS = [
     Identity("mul", 1, (0, 1)), Identity("add", 0, (0, 1)), Identity("sub", 0, (1,)), Identity("div", 1, (1,)),
-    Identity("pow", 1, (1,)), WhereOfConstant(), SinkExpand(), FactorReduction(), SameTypeNoop(), DoubleNeg(), ReshapeOfReshape(), PermuteOfPermute(), ReduceUnitDims(), SumToAsSum(), ConstantFold(),
+    Identity("pow", 1, (1,)), WhereOfConstant(), SinkExpand(), FactorReduction(), CenteredSum(), SameTypeNoop(), DoubleNeg(), ReshapeOfReshape(), PermuteOfPermute(), ReduceUnitDims(), SumToAsSum(), ConstantFold(),
 ]
 
 

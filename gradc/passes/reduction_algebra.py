@@ -12,6 +12,11 @@ expanded, scaled and multiplied into a full-shape term that is summed over the s
 After these rewrites the per-row factors are applied once per row, not once per element, and
 a sum such as ``sum(c * (x - mean))`` becomes ``c * sum(x - mean)``: a reduction that no longer
 waits for ``c``, so the fused row kernel needs one pass fewer over its row.
+- ``CenteredSum``: a sum or mean of ``a - mean(a)`` over the dims of that mean is 0 in exact
+  arithmetic (computed, it is rounding noise): it becomes ``mean(a) * 0``, a per-row value,
+  which is NaN exactly when the sum would be (a NaN or infinite element makes the mean NaN or
+  infinite, and inf * 0 is NaN as inf - inf is).  A layer norm's backward has one (the
+  variance's gradient through the mean): an add per element fewer in its row kernel.
 Sums are reassociated as by fast-math: results can differ in the last bits, and an infinite
 factor times a row holding a zero gives inf where the unfactored sum gave nan (0 * inf).
 """
@@ -104,6 +109,36 @@ class FactorReduction(RewritePattern):
         bld = rw.builder_before(op)
         kept = bld.op(op.name.split(".", 1)[1], a, **{**op.attrs, "keepdim": True})
         new = bld.op("neg", kept) if b is None else bld.op(combine, kept, b)
+        if new.type != op.results[0].type:
+            new = bld.op("reshape", new, shape=list(op.results[0].type.shape))
+        rw.replace_op(op, new)
+        return True
+
+
+def _reduced_dims(op, rank) -> list:
+    dims = op.attrs.get("dims")
+    return sorted({d % rank for d in dims}) if dims is not None else list(range(rank))
+
+
+class CenteredSum(RewritePattern):
+    """sum/mean over dims D of ``a - mean(a, D, keepdim=True)``: ``mean(a) * 0``."""
+    op_names = REDUCTIONS
+
+    def match_and_rewrite(self, op, rw):
+        sub = _producer(op.operands[0], "gradc.sub")
+        if sub is None or sub.attrs.get("alpha") is not None:
+            return False
+        a, m = sub.operands
+        if (e := _producer(m, "gradc.expand")) is not None:
+            m = e.operands[0]
+        mean = _producer(m, "gradc.mean")
+        rank = len(a.type.shape)
+        if (mean is None or mean.operands[0] is not a or not mean.attrs.get("keepdim")
+                or a.type != sub.results[0].type or not a.type.dtype.is_floating_point
+                or _reduced_dims(op, rank) != _reduced_dims(mean, rank)):
+            return False
+        bld = rw.builder_before(op)
+        new = bld.op("mul", m, bld.constant(0.0, (), m.type.dtype))
         if new.type != op.results[0].type:
             new = bld.op("reshape", new, shape=list(op.results[0].type.shape))
         rw.replace_op(op, new)

@@ -272,6 +272,30 @@ func.func @factor_reduction(%x: tensor<2x3xf32>, %r: tensor<2x1xf32>, %c: tensor
 
 // -----
 
+// sum(x - mean(x)) over the mean's dims is 0 in exact arithmetic: mean(x) * 0 (NaN where the
+// sum would be NaN). A mean over another dim, of another tensor, or without keepdim stays.
+// DCE-LABEL: func.func @centered_sum
+// DCE:         [[M:%[0-9]+]] = gradc.mean %x {dims = [1], keepdim = true}
+// DCE:         [[Z:%[0-9]+]] = gradc.constant {dtype = "float32", shape = [], value = 0.0}
+// DCE-NEXT:    [[ZM:%[0-9]+]] = gradc.mul [[M]], [[Z]]
+// DCE:         [[Z2:%[0-9]+]] = gradc.mul [[M]], %{{[0-9]+}}
+// DCE-NEXT:    [[R:%[0-9]+]] = gradc.reshape [[Z2]] {shape = [2]}
+// DCE:         [[KEEP:%[0-9]+]] = gradc.sum %{{[0-9]+}} {dims = [0], keepdim = true}
+// DCE:         [[KEEP2:%[0-9]+]] = gradc.sum %{{[0-9]+}} {dims = [1], keepdim = true}
+// DCE:         func.return [[ZM]], [[R]], [[KEEP]], [[KEEP2]] :
+func.func @centered_sum(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>) -> (tensor<2x1xf32>, tensor<2xf32>, tensor<1x3xf32>, tensor<2x1xf32>) {
+  %0 = gradc.mean %x {dims = [1], keepdim = true} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  %1 = gradc.sub %x, %0 : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+  %2 = gradc.sum %1 {dims = [1], keepdim = true} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  %3 = gradc.mean %1 {dims = [1], keepdim = false} : (tensor<2x3xf32>) -> tensor<2xf32>
+  %4 = gradc.sum %1 {dims = [0], keepdim = true} : (tensor<2x3xf32>) -> tensor<1x3xf32>
+  %5 = gradc.sub %y, %0 : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+  %6 = gradc.sum %5 {dims = [1], keepdim = true} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  func.return %2, %3, %4, %6 : tensor<2x1xf32>, tensor<2xf32>, tensor<1x3xf32>, tensor<2x1xf32>
+}
+
+// -----
+
 // add/sub with alpha compute a + alpha * b: a zero b leaves a, a zero a does not leave b.
 // CHECK-LABEL: func.func @alpha
 // CHECK:         [[KEEP:%[0-9]+]] = gradc.add %{{[0-9]+}}, %x {alpha = 2.0}

@@ -258,3 +258,37 @@ def test_elementwise_ops_sink_below_expand():
     assert tuple(prod.operands[0].type.shape) == (3, 1)
     assert expd.name == "gradc.expand" and expd.operands[0].owner.name == "gradc.exp"
     assert expd.operands[0].owner.operands[0] is r
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean"])
+@pytest.mark.parametrize("keepdim", [True, False])
+def test_a_centered_sum_is_zero_and_keeps_nan(reduce, keepdim):
+    """sum/mean of x - mean(x) over the mean's dims is mean(x) * 0: 0 for finite rows (the
+    unrewritten sum is rounding noise around 0) and NaN for rows with a NaN or an inf, where
+    the unrewritten sum is NaN too."""
+    def body(b, x):
+        centered = b.op("sub", x, b.op("mean", x, dims=[1], keepdim=True))
+        return b.op(reduce, centered, dims=[1], keepdim=keepdim)
+    f = build([(4, 7)], body, dtype="float64")
+    x = np.random.default_rng(0).standard_normal((4, 7)) * 1e3
+    x[1, 2], x[2, 0], x[3, 5] = np.nan, np.inf, -np.inf
+    want = interpret(f, [x])[0]
+    canonicalize(f)
+    verify(f)
+    got = interpret(f, [x])[0]
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    assert np.isnan(got.reshape(4)[1:]).all() and got.reshape(4)[0] == 0
+    np.testing.assert_allclose(want.reshape(4)[0], 0, atol=1e-9)
+    assert not any(op.name == reduce and op.operands[0].owner.name == "gradc.sub" for op in f.body.ops)
+
+
+def test_sums_of_other_differences_are_kept():
+    """x - mean(y), x - mean over another dim, and x - mean without keepdim (expanded) of a
+    different tensor stay sums."""
+    def body(b, x, y):
+        return [b.op("sum", b.op("sub", x, b.op("mean", y, dims=[1], keepdim=True)), dims=[1], keepdim=True),
+                b.op("sum", b.op("sub", x, b.op("mean", x, dims=[0], keepdim=True)), dims=[1], keepdim=True)]
+    f = build([(3, 5), (3, 5)], body, dtype="float64")
+    _close_after_canonicalize(f, arrays_for(f))
+    assert all(o.owner.name == "gradc.sum" for o in f.outputs)
