@@ -144,9 +144,9 @@ def _pow(ctx, a, dts, out, attrs, consts):
         if c == 1:
             return x
         if c == 2:
-            return b.fmul(x, x)
+            return b.fmul(x, x, flags=CONTRACT)
         if c == 3:
-            return b.fmul(b.fmul(x, x), x)
+            return b.fmul(b.fmul(x, x, flags=CONTRACT), x, flags=CONTRACT)
         if c == 0:
             return const(out, 1.0)
         if c == -1:
