@@ -706,6 +706,22 @@ def store_stages(kernel: Kernel) -> list:
     return stages
 
 
+def pass_plan(kernel: Kernel) -> list:
+    """What ``emit_point`` runs per outer point, in order: for each reduction phase
+    ``(picked, looped, stores)``, its one-hot sums read at the label (``[(Reduce, OneHot)]``),
+    the reductions its loop computes and the stores in that loop (a phase with neither
+    emits no loop); last ``([], [], stores)``, the store pass (no loop when empty)."""
+    phases, _ = reduction_phases(kernel)
+    stages = store_stages(kernel)
+    plan = []
+    for j, phase in enumerate(phases):
+        picked = [(r, oh) for r in phase if (oh := gathered(kernel, r)) is not None]
+        looped = [r for r in phase if not any(r is p for p, _ in picked)]
+        plan.append((picked, looped, stages[j]))
+    plan.append(([], [], stages[-1]))
+    return plan
+
+
 class RowWork:
     """Counts the per-element work of computing values in a loop over the reduced axes: the
     ops that vary over those axes (reduction results, constants and row-invariant values
@@ -807,8 +823,7 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
     b = ctx.b
     if preload:
         em.preload(env, k.reduce_axes)
-    phases, _ = reduction_phases(k)
-    stages = store_stages(k)
+    passes = pass_plan(k)
     plan = scratch_plan(k) if scratch else {}
     written: dict = {}      # value id -> Store whose buffer holds it, once a pass wrote it
 
@@ -833,7 +848,7 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
 
     addends = {}
     if fixups:
-        for stage in stages:
+        for _, _, stage in passes:
             for st in stage:
                 f = one_hot_addend(k, st)
                 if f is not None:
@@ -856,16 +871,11 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
                 old = b.load(ptr, typ=LL[dt], align=ALIGN[dt])
                 b.store(b.fadd(old, em.value(f[1].value, lenv)), ptr, align=ALIGN[dt])
 
-    for j, phase in enumerate(phases):
-        group = []
-        for r in phase:
-            oh = gathered(k, r)
-            if oh is None:
-                group.append(r)
-                continue
+    for picked, group, stores in passes[:-1]:
+        for r, oh in picked:
             ok, lenv = oh.at_label(em, env)
             env.cache[r.result.id] = b.select(ok, em.value(oh.value, lenv), const(r.result.dtype, 0))
-        if not group and not stages[j]:
+        if not group and not stores:
             continue
         slots = []
         for r in group:
@@ -877,7 +887,7 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
                 local = ctx.alloca(LL[r.result.dtype])
             slots.append((r, adt, slot, local))
 
-        def body(ienv, slots=slots, stores=stages[j]):
+        def body(ienv, slots=slots, stores=stores):
             for r, adt, slot, local in slots:
                 x = em.value(r.operand, ienv)
                 if local is not None:
@@ -905,7 +915,7 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
             loop_blocked(env, scratch_body(body), begin, end)
         else:
             loop_reduced(env, scratch_body(body))
-        fix_up(stages[j])
+        fix_up(stores)
         written.update(pending)
         for r, adt, slot, local in slots:
             acc = b.load(slot, typ=LL[adt])
@@ -915,7 +925,7 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
                 acc = b.fptrunc(acc, LL[r.result.dtype])
             env.cache[r.result.id] = acc
     outer, _ = split_stores(k)
-    inner = stages[-1]
+    inner = passes[-1][2]
     if outer:
         def emit_outer():
             oenv = env.child()

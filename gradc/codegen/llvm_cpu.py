@@ -74,7 +74,7 @@ from llvmlite import ir
 
 from .kernel_ir import Kernel, Store, coalesce
 from .llvm_common import (offset_index, reduced_loops, LL, BodyEmitter, Env, LowerCtx, acc_dtype, block_sum, combine, emit_point,
-                          gathered, one_hot_addend, scratch_plan, store_stages, stored_values, for_range,
+                          one_hot_addend, pass_plan, scratch_plan, store_stages, stored_values, for_range,
                           identity, reduction_phases, split_stores, RowWork, I64)
 
 PTR = ir.PointerType()
@@ -281,29 +281,21 @@ def describe_schedule(kernel: Kernel) -> list:
         return ["cpu: one loop nest over the space" + (", accumulating" if k.accumulations else "")]
     if lanes_axis_of(k) is not None:
         return [f"cpu: column reductions, {LANES} neighbouring outer points per pass over the reduced axes"]
-    phases, _ = reduction_phases(k)
-    stages = store_stages(k)
     plan = scratch_plan(k)
     acc = {r.result.id for r in k.accumulations}
-    outer, _ = split_stores(k)
-    loops = [j for j in range(len(phases)) if any(gathered(k, r) is None for r in phases[j]) or stages[j]]
-    n_pass = len(loops) + (1 if stages[-1] else 0)
+    passes = pass_plan(k)
+    n_pass = sum(1 for _, looped, stores in passes if looped or stores)
     lines = [f"cpu: {n_pass} pass{'es' if n_pass != 1 else ''} over the reduced axes per outer point"]
     kept: dict = {}
     number = 0
-    for j, group in enumerate(phases):
-        picked = [r for r in group if gathered(k, r) is not None]
+    for picked, looped, stores in passes:
         if picked:
-            lines.append("  read at the label: " + ", ".join(f"%{r.result.id}" for r in picked)
+            lines.append("  read at the label: " + ", ".join(f"%{r.result.id}" for r, _ in picked)
                          + " (one-hot sums)")
-        if j not in loops:
-            continue
-        number += 1
-        lines.append(f"  pass {number}: " + _pass_text([r for r in group if r not in picked], stages[j], acc, plan,
-                                                        kept, k))
-    if stages[-1]:
-        number += 1
-        lines.append(f"  pass {number}: " + _pass_text([], stages[-1], acc, plan, kept, k))
+        if looped or stores:
+            number += 1
+            lines.append(f"  pass {number}: " + _pass_text(looped, stores, acc, plan, kept, k))
+    outer, _ = split_stores(k)
     if outer:
         lines.append("  per point: store " + " ".join(f"%{s.buffer.name}" for s in outer))
     return lines
