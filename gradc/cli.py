@@ -335,7 +335,7 @@ stages: traced     the traced function
                        help="print the IR after every pass (stderr), MLIR style")
         p.add_argument("--backward", choices=("auto", "separate", "precompute"), default=None,
                        help="as @gradc.compile(backward=...), which IR the kernels, llvm and ptx stages lower: "
-                            "auto (a scalar loss: the precomputed stage, loss and gradients in one pass) or "
+                            "auto (a scalar loss: the precomputed stage, loss and gradients together) or "
                             "separate (the optimized forward and backward); default: the function's "
                             "@gradc.compile(backward=...) or auto")
         p.add_argument("--sm", default="sm_80", help="PTX target for --stage ptx (default: sm_80)")

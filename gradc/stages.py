@@ -104,10 +104,10 @@ def format_arg(spec: ArgSpec) -> str:
 
 
 def load_target(target: str):
-    """Import ``FILE.py:FUNC``; returns ``(callable, memory policy or None)``.
+    """Import ``FILE.py:FUNC``; returns ``(callable, memory policy or None, backward mode or None)``.
 
     A ``@gradc.compile``d function is unwrapped to its Python function, and its
-    ``memory`` policy is returned so the CLI can default to it."""
+    ``memory`` and ``backward`` options are returned so the CLI can default to them."""
     path, sep, name = target.rpartition(":")
     if not sep or not path or not name:
         raise StageError(f"expected FILE.py:FUNC, got '{target}'")
@@ -137,15 +137,10 @@ def load_target(target: str):
     if isinstance(obj, CompiledFunction):
         if obj.fn is None:
             raise StageError(f"'{name}' is a compiled IR function, not a Python function")
-        _compiled_options[obj.fn] = {"backward": obj.backward}
-        return obj.fn, obj.memory
+        return obj.fn, obj.memory, obj.backward
     if not callable(obj):
         raise StageError(f"'{name}' in '{path}' is a {type(obj).__name__}, not a function")
-    return obj, None
-
-
-# @gradc.compile options of the functions load_target unwrapped, beyond memory (from_cli reads them)
-_compiled_options: dict = {}
+    return obj, None, None
 
 
 def bind_args(fn, specs: list[ArgSpec]) -> list:
@@ -430,10 +425,10 @@ def _lower_kernels(module: Module) -> list[KernelInfo]:
 def from_cli(target: str, args: list[str], **kw) -> Stages:
     """``build`` for ``FILE.py:FUNC`` and ``--arg`` strings (``memory=None``: the function's
     ``@gradc.compile(memory=...)`` or min-memory)."""
-    fn, compiled_memory = load_target(target)
+    fn, compiled_memory, compiled_backward = load_target(target)
     specs = bind_args(fn, [parse_arg(a) for a in args])
     if kw.get("memory") is None:
         kw["memory"] = compiled_memory or "min-memory"
     if kw.get("backward") is None:
-        kw["backward"] = _compiled_options.get(fn, {}).get("backward", "auto")
+        kw["backward"] = compiled_backward or "auto"
     return build(fn, specs, **kw)

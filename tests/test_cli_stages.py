@@ -81,8 +81,8 @@ def test_until_stops_early():
 def test_load_target_unwraps_compiled_functions(tmp_path):
     src = tmp_path / "compiled_fn.py"
     src.write_text("import gradc\n\n\n@gradc.compile(memory='save-all')\ndef f(x):\n    return (x * x).sum()\n")
-    fn, memory = stages.load_target(f"{src}:f")
-    assert fn.__name__ == "f" and memory == "save-all"
+    fn, memory, backward = stages.load_target(f"{src}:f")
+    assert fn.__name__ == "f" and memory == "save-all" and backward == "auto"
     st = stages.from_cli(f"{src}:f", ["x=f32[3]:grad"])
     assert st.memory == "save-all" and "func.func @f_backward(" in st.text("optimized")
     assert stages.from_cli(f"{src}:f", ["x=f32[3]:grad"], memory="min-memory").memory == "min-memory"
