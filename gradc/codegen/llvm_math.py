@@ -65,15 +65,6 @@ class _Emit:
         self._fma = _intrinsic(m, f"llvm.fma.{f.suffix}", f.ty, [f.ty] * 3)
         self._rint = _intrinsic(m, f"llvm.rint.{f.suffix}", f.ty, [f.ty])
         self._fabs = _intrinsic(m, f"llvm.fabs.{f.suffix}", f.ty, [f.ty])
-        self._maxnum = _intrinsic(m, f"llvm.maxnum.{f.suffix}", f.ty, [f.ty, f.ty])
-        self._minnum = _intrinsic(m, f"llvm.minnum.{f.suffix}", f.ty, [f.ty, f.ty])
-
-    def maxnum(self, a, b):
-        """max(a, b); a NaN operand gives the other one (IEEE maxNum)."""
-        return self.b.call(self._maxnum, [a, b])
-
-    def minnum(self, a, b):
-        return self.b.call(self._minnum, [a, b])
 
     def fma(self, a, b, c):
         return self.b.call(self._fma, [a, b, c])
