@@ -117,3 +117,50 @@ def test_gathered_sums_in_the_gpu_simulator():
         gpusim.run(k, sim, block=block)
         for got, w in zip(sim[2:], want):
             np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-7)
+
+
+def _random_one_hot_kernel(seed):
+    """Row statistics (max, sum of exp, mean), a one-hot sum of a random expression, a one-hot
+    addend on a stored expression, and an extra store reading a statistic, over random sizes."""
+    rng = np.random.default_rng(seed)
+    dtype = ["f32", "f64"][seed % 2]
+    m, n = int(rng.integers(1, 7)), int(rng.choice([1, 7, 33, 300, 1100]))
+    kb = KernelBuilder(f"hot{seed}", (m, n))
+    lab = kb.load(kb.input("lab", "i64", (m, 1)))
+    x = kb.load(kb.input("x", dtype, (m, n)))
+    hot = kb.op("eq", kb.index(1), lab) if rng.random() < 0.5 else kb.op("eq", lab, kb.index(1))
+    zero = kb.constant(0.0, dtype)
+    stats = [kb.reduce("max", x, (1,)), kb.reduce("mean", x, (1,))]
+    e = kb.op("exp", kb.op("sub", x, stats[0]))
+    stats.append(kb.reduce("sum", e, (1,)))
+    pick = [x, kb.op("sub", x, stats[0]), kb.op("mul", e, x)][int(rng.integers(3))]
+    kb.store(kb.output("picked", dtype, (m, 1)), kb.reduce("sum", kb.op("where", hot, pick, zero), (1,)))
+    addend = [kb.constant(-1.5, dtype), x, kb.op("div", stats[1], kb.constant(3.0, dtype))][int(rng.integers(3))]
+    base = [kb.op("div", e, stats[2]), kb.op("sub", x, stats[1]), kb.op("mul", x, 2.0)][int(rng.integers(3))]
+    terms = [base, kb.op("where", hot, addend, zero)]
+    if rng.random() < 0.5:
+        terms.reverse()
+    kb.store(kb.output("g", dtype, (m, n)), kb.op("add", *terms))
+    kb.store(kb.output("s", dtype, (m, 1)), stats[int(rng.integers(3))])
+    kernel = kb.build()
+    labels = rng.choice([0, n - 1, n, -1, 1 << 40, n // 2], size=(m, 1)).astype(np.int64)
+    npdt = {"f32": np.float32, "f64": np.float64}[dtype]
+    xs = (rng.standard_normal((m, n)) * 3).astype(npdt)
+    if rng.random() < 0.3:
+        xs[rng.integers(m), rng.integers(n)] = rng.choice([np.nan, np.inf, -np.inf])
+    outs = [np.full((m, 1), 7, npdt), np.full((m, n), 7, npdt), np.full((m, 1), 7, npdt)]
+    return kernel, [labels, xs, *outs]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_one_hot_kernels_match_the_reference(seed):
+    kernel, arrays = _random_one_hot_kernel(seed)
+    assert sum(gathered(kernel, r) is not None for r in kernel.body if isinstance(r, Reduce)) == 1
+    g_store = next(s for s in kernel.body if getattr(s, "buffer", None) is not None and s.buffer.name == "g")
+    assert (one_hot_addend(kernel, g_store) is not None) == (kernel.space[1] > 1)   # a unit row: stride 0
+    want = assert_kernel_matches(kernel, [a.copy() for a in arrays])
+    if seed % 4 == 0:
+        sim = [a.copy() for a in arrays]
+        gpusim.run(kernel, sim, block=(32, 1, 1))
+        for got, w, p in zip(sim[2:], want, kernel.outputs):
+            np.testing.assert_allclose(got, w, equal_nan=True, err_msg=f"simulator %{p.name}", **TOL[p.dtype])
