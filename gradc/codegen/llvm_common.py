@@ -688,21 +688,16 @@ def store_stages(kernel: Kernel) -> list:
         used = reds_used(values[id(s)].id)
         first[id(s)] = max((phase_of[r] + 1 for r in used if r in phase_of), default=0)
     work = RowWork(kernel)
-    final = [s for s in inner if first[id(s)] == n]
+    rest = work.cone([values[id(t)] for t in inner if first[id(t)] == n])   # the store pass computes these anyway
     for s in inner:
         j = first[id(s)]
-        if j == 0:
-            stages[0].append(s)
-        elif j < n:
+        if 0 < j < n:
             in_loop = work.cone([r.operand for r in phases[j] if gathered(kernel, r) is None]
                                 + [values[id(t)] for t in stages[j]])
-            rest = work.cone([values[id(t)] for t in inner if first[id(t)] == n])
             mine = work.cone([values[id(s)]])
-            if work.cost(mine - in_loop) <= work.cost(mine - rest):
-                stages[j].append(s)
-            else:
-                final.append(s)
-    stages[n] = [s for s in inner if any(s is t for t in final)]
+            if work.cost(mine - in_loop) > work.cost(mine - rest):
+                j = n
+        stages[j].append(s)
     return stages
 
 
@@ -758,7 +753,7 @@ EXPENSIVE_COST = 8
 SCRATCH_MIN_SAVING = 2
 
 
-def scratch_plan(kernel: Kernel) -> dict:
+def scratch_plan(kernel: Kernel, passes=None) -> dict:
     """{value id: Store} for values an earlier pass over the row computes and the store pass
     would compute again: the earlier pass writes the value into the store's output (a dense,
     row-major output written by that one store), later passes read it back (from L1: a row is
@@ -766,12 +761,12 @@ def scratch_plan(kernel: Kernel) -> dict:
     whose reuse saves the store pass the most work (``RowWork``), if at least
     ``SCRATCH_MIN_SAVING`` ops: softmax's gradient computes ``exp`` once per element instead
     of twice, and W4's dx pass reads the gradient of the normalised row instead of computing
-    the row, its affine map and that gradient again (5 ops per element)."""
-    stages = store_stages(kernel)
-    final = stages[-1]
+    the row, its affine map and that gradient again (5 ops per element).  ``passes``: the
+    kernel's ``pass_plan``, if the caller has it."""
+    passes = pass_plan(kernel) if passes is None else passes
+    final = passes[-1][2]
     if not final:
         return {}
-    phases, _ = reduction_phases(kernel)
     work = RowWork(kernel)
     values = stored_values(kernel)
     dense = contiguous_strides(kernel.space)
@@ -779,8 +774,8 @@ def scratch_plan(kernel: Kernel) -> dict:
     for s in kernel.body:
         if isinstance(s, Store):
             writers.setdefault(s.buffer.name, []).append(s)
-    earlier = work.cone([r.operand for group in phases for r in group if gathered(kernel, r) is None]
-                        + [values[id(s)] for stage in stages[:-1] for s in stage])
+    earlier = work.cone([r.operand for _, looped, _ in passes for r in looped]
+                        + [values[id(s)] for _, _, stores in passes[:-1] for s in stores])
     needed = [values[id(s)] for s in final]
     plan: dict = {}
     for s in final:
@@ -824,7 +819,7 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
     if preload:
         em.preload(env, k.reduce_axes)
     passes = pass_plan(k)
-    plan = scratch_plan(k) if scratch else {}
+    plan = scratch_plan(k, passes) if scratch else {}
     written: dict = {}      # value id -> Store whose buffer holds it, once a pass wrote it
 
     pending: dict = {}

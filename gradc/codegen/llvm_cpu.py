@@ -281,9 +281,9 @@ def describe_schedule(kernel: Kernel) -> list:
         return ["cpu: one loop nest over the space" + (", accumulating" if k.accumulations else "")]
     if lanes_axis_of(k) is not None:
         return [f"cpu: column reductions, {LANES} neighbouring outer points per pass over the reduced axes"]
-    plan = scratch_plan(k)
-    acc = {r.result.id for r in k.accumulations}
     passes = pass_plan(k)
+    plan = scratch_plan(k, passes)
+    acc = {r.result.id for r in k.accumulations}
     n_pass = sum(1 for _, looped, stores in passes if looped or stores)
     lines = [f"cpu: {n_pass} pass{'es' if n_pass != 1 else ''} over the reduced axes per outer point"]
     kept: dict = {}
