@@ -40,27 +40,31 @@ def _finish(array, dtype, requires_grad, device):
 
 
 def _infer_dtype(data):
-    """PyTorch's dtype for nested Python data: bool < int64 < float32 (default)."""
-    kinds = set()
+    """PyTorch's dtype for nested Python data: the promotion of its elements' types, where a
+    Python bool is bool, an int int64, a float the default float dtype, and a NumPy scalar or a
+    tensor its own dtype (``[np.float64(1), 2.0]`` is float64); bool < int64 < float32 < float64."""
+    found = set()
 
     def walk(x):
         if isinstance(x, Tensor):
-            kinds.add(x.dtype.category)
+            found.add(x.dtype)
         elif isinstance(x, (list, tuple)):
             for y in x:
                 walk(y)
-        elif isinstance(x, (bool, np.bool_)):
-            kinds.add(0)
+        elif isinstance(x, np.generic) and x.dtype.kind in "biuf":
+            found.add(dtypes.from_numpy(x.dtype))
+        elif isinstance(x, bool):
+            found.add(dtypes.bool_)
         elif isinstance(x, numbers.Integral):
-            kinds.add(1)
+            found.add(dtypes.int64)
         elif isinstance(x, numbers.Real):
-            kinds.add(2)
+            found.add(dtypes.default_float)
         else:
             raise TypeError(f"Could not infer dtype of {type(x).__name__}")
     walk(data)
-    if not kinds:
+    if not found:
         return dtypes.default_float
-    return {0: dtypes.bool_, 1: dtypes.int64, 2: dtypes.default_float}[max(kinds)]
+    return max(found, key=lambda d: (d.category, d.itemsize))
 
 
 def _to_nested(data):
@@ -68,6 +72,8 @@ def _to_nested(data):
         return data._data
     if isinstance(data, (list, tuple)):
         return [_to_nested(x) for x in data]
+    if isinstance(data, np.generic):      # a Python value (exact): np.array([np.False_, 1], int64) raises
+        return data.item()
     return data
 
 

@@ -248,63 +248,61 @@ class Tensor(TensorAPI):
     # ---- ops -----------------------------------------------------------------------------------
     @classmethod
     def _apply(cls, op, inputs, attrs, node_name=None):
+        info = op.__dict__.get("_eager_info") or _EagerOpInfo.of(op)
+        dev = None
         for x in inputs:
             if not isinstance(x, Tensor):
                 raise TypeError(f"gradc.{op.name}: expected Tensor inputs, got {type(x).__name__}")
-        dev = inputs[0]._device if inputs else CPU
-        for x in inputs[1:]:
-            if x._device is not dev and x._device != dev:
+            if dev is None:
+                dev = x._device
+            elif x._device is not dev and x._device != dev:
                 raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
                                    f"devices, {dev} and {x._device}!")
-        types = [TypeInfo(x._data.shape, x._dtype) for x in inputs]
-        if not _has_bool_index(op, inputs):
-            out_types = op.infer(types, attrs)
+        types, out_types = info.types(op, inputs, attrs)
+        if dev is None or dev.type == "cpu":
+            on_gpu = False
+            n = len(inputs)        # (the common arities without a list comprehension: eager ops are small)
+            if n == 2:
+                result = op.forward(inputs[0]._data, inputs[1]._data, **attrs)
+            elif n == 1:
+                result = op.forward(inputs[0]._data, **attrs)
+            else:
+                result = op.forward(*[x._data for x in inputs], **attrs)
+            arrays = result if type(result) is tuple else (result,)
         else:
-            out_types = None
-        on_gpu = dev.type == "cuda"
-        if on_gpu:
+            on_gpu = True
             arrays = _run_on_device(op, inputs, attrs, types, out_types)
-        else:
-            result = op.forward(*[x._data for x in inputs], **attrs)
-            arrays = result if isinstance(result, tuple) else (result,)
         outs = []
         for k, a in enumerate(arrays):
             if not on_gpu:
-                a = np.asarray(a)
-                if out_types is not None and a.dtype != out_types[k].dtype.np:
-                    a = a.astype(out_types[k].dtype.np)
+                if type(a) is not np.ndarray:
+                    a = np.asarray(a)
+                if out_types is not None:
+                    want = out_types[k].dtype.np
+                    if a.dtype is not want and a.dtype != want:
+                        a = a.astype(want)
             t = Tensor._wrap(a)
             if on_gpu:
                 t._device = dev
             outs.append(t)
-        if op.has(VIEW) or op.name == "index":
-            t = outs[0]
-            src = inputs[0]._data
-            if t._data.buffer is src.buffer if on_gpu else np.may_share_memory(t._data, src):
-                # a view of the input's memory (a NumPy view; on CUDA, the same device buffer)
-                t._version_counter = inputs[0]._version_counter
-                t._base = inputs[0] if inputs[0]._base is None else inputs[0]._base
-                t._view_of = (inputs[0], op, attrs, tuple(inputs[1:]))   # for in-place rebase
-            elif on_gpu:                        # a non-contiguous CUDA view: a copy that follows its base
-                t.__class__ = _CudaCopyView
-                t._version_counter = inputs[0]._version_counter
-                d = t.__dict__
-                d["_copy"] = d.pop("_data")
-                d["_copy_of"] = (inputs[0], op, attrs, tuple(inputs[1:]), t._version_counter.value)
-        if grad_mode.is_grad_enabled() and not op.has(NONDIFF):
-            positions = op.differentiable_positions(len(inputs))
+        if info.is_view:
+            _link_view(op, inputs, attrs, outs[0], on_gpu)
+        if info.records and grad_mode._state.enabled:
+            positions = info.positions.get(len(inputs)) or info.positions_for(op, len(inputs))
             needs = tuple([i in positions and bool(x._requires_grad) for i, x in enumerate(inputs)])
             if True in needs:
                 next_functions = tuple([x._grad_edge() if n else (None, 0) for x, n in zip(inputs, needs)])
-                node = node_class(node_name or op.grad_fn_name(attrs))(
-                    op, attrs, inputs, outs, types, next_functions, needs)
+                node = (info.node_class if node_name is None and info.node_class is not None
+                        else node_class(node_name or op.grad_fn_name(attrs)))(
+                    op, attrs, inputs, outs, types, next_functions, needs, out_types)
                 edges = getattr(node_name, "edges", None)
                 node._edge_view = edges if edges is not None else positions
                 for k in op.differentiable_outputs:
-                    if outs[k]._dtype.is_floating_point:
-                        outs[k]._grad_fn = node
-                        outs[k]._output_nr = k
-                        outs[k]._requires_grad = True
+                    t = outs[k]
+                    if t._dtype.is_floating_point:
+                        t._grad_fn = node
+                        t._output_nr = k
+                        t._requires_grad = True
         return outs[0] if op.num_outputs == 1 else tuple(outs)
 
     @classmethod
@@ -658,8 +656,80 @@ def _contiguous_device_view(d: DeviceArray, key):
     return DeviceArray(d.driver, d.buffer, v.shape, d.dtype, d.offset + offset)
 
 
+def _link_view(op, inputs, attrs, t, on_gpu):
+    """Make the result ``t`` of a view op (or an index) share its input's version counter and base
+    when it shares its memory, as PyTorch's views do."""
+    src = inputs[0]._data
+    if t._data.buffer is src.buffer if on_gpu else np.may_share_memory(t._data, src):
+        # a view of the input's memory (a NumPy view; on CUDA, the same device buffer)
+        t._version_counter = inputs[0]._version_counter
+        t._base = inputs[0] if inputs[0]._base is None else inputs[0]._base
+        t._view_of = (inputs[0], op, attrs, tuple(inputs[1:]))   # for in-place rebase
+    elif on_gpu:                        # a non-contiguous CUDA view: a copy that follows its base
+        t.__class__ = _CudaCopyView
+        t._version_counter = inputs[0]._version_counter
+        d = t.__dict__
+        d["_copy"] = d.pop("_data")
+        d["_copy_of"] = (inputs[0], op, attrs, tuple(inputs[1:]), t._version_counter.value)
+
+
+class _EagerOpInfo:
+    """What ``Tensor._apply`` needs to know about one table op, worked out on its first eager use
+    and kept on the op: its traits as flags, its node class, and a memo of its shape rule's
+    answers (a rule is a pure function of the operand types and attrs; the memo saves making
+    TypeInfos and running the rule on every op, about a fifth of a small op's time)."""
+    __slots__ = ("is_view", "records", "bool_index", "node_class", "positions", "memo")
+    MEMO_LIMIT = 256
+
+    @classmethod
+    def of(cls, op) -> "_EagerOpInfo":
+        info = cls()
+        info.is_view = op.has(VIEW) or op.name == "index"
+        info.records = not op.has(NONDIFF)
+        info.bool_index = op.name in _BOOL_INDEX_OPS
+        name = op.node_name
+        info.node_class = None if callable(name) else node_class(op.grad_fn_name({}))
+        info.positions = {}
+        info.memo = {}
+        op.__dict__["_eager_info"] = info        # (OpDef is a frozen dataclass)
+        return info
+
+    def positions_for(self, op, n_inputs: int) -> tuple:
+        p = self.positions[n_inputs] = op.differentiable_positions(n_inputs)
+        return p
+
+    def types(self, op, inputs, attrs):
+        """(input TypeInfos, output TypeInfos or None for a boolean-mask index) of a call."""
+        if self.bool_index and _has_bool_index(op, inputs):     # the result's shape depends on the mask
+            return tuple([TypeInfo(x._data.shape, x._dtype) for x in inputs]), None
+        key = [(x._data.shape, x._dtype) for x in inputs]
+        if attrs:
+            for name, v in attrs.items():
+                t = type(v)
+                if t in _PLAIN_ATTR:
+                    key.append((name, t, v))
+                elif (t is list or t is tuple) and all([type(e) in _PLAIN_ATTR for e in v]):
+                    key.append((name, t, tuple(v)))       # dims, shapes
+                else:                                     # tensors, slices, nested lists: no memo
+                    types = tuple([TypeInfo(x._data.shape, x._dtype) for x in inputs])
+                    return types, op.infer(types, attrs)
+        key = tuple(key)
+        hit = self.memo.get(key)
+        if hit is None:
+            types = tuple([TypeInfo(s, d) for s, d in key[:len(inputs)]])
+            hit = (types, tuple(op.infer(types, attrs)))      # raises (not memoized) on bad operands
+            if len(self.memo) >= self.MEMO_LIMIT:
+                self.memo.clear()
+            self.memo[key] = hit
+        return hit
+
+
+_BOOL_INDEX_OPS = ("index", "index_put", "index_backward")
+_PLAIN_ATTR = frozenset({int, float, bool, str, type(None)})    # attr values a memo key may hold
+
+
 def _has_bool_index(op, inputs):
-    return op.name in ("index", "index_put", "index_backward") and any(x._dtype is dtypes.bool_ for x in inputs[1:])
+    return op.name in _BOOL_INDEX_OPS and any(x._dtype is dtypes.bool_ for x in inputs[1:])
 
 
 def zeros_for(t: TypeInfo):

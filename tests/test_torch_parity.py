@@ -476,6 +476,20 @@ def test_dtype_promotion(expr):
     assert g == t
 
 
+TENSOR_DATA = [
+    "np.float64(1.5)", "np.float32(1.5)", "[np.float64(1.5), 2.0]", "[[np.float64(1)], [2.0]]",
+    "[np.int64(2), 1.5]", "[np.float32(1), np.float64(2)]", "[np.float64(1), True]", "[True, 2]",
+    "np.bool_(True)", "[np.bool_(False), True]", "[]", "3", "2.5", "[m.tensor(1.0, dtype=m.float64), 2.0]",
+]
+
+
+@pytest.mark.parametrize("data", TENSOR_DATA)
+def test_tensor_infers_the_dtype_of_numpy_scalars(data):
+    """torch.tensor promotes its elements' types; a NumPy scalar counts with its own dtype."""
+    t, g = (m.tensor(eval(data, {"m": m, "np": np})) for m in (torch, gradc))
+    assert str(g.dtype) == str(t.dtype) and g.tolist() == t.tolist()
+
+
 # ---- error messages ---------------------------------------------------------------------------
 ERRORS = [
     # (setup statements, failing expression)

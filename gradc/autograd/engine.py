@@ -172,6 +172,32 @@ def run_unit_backward(node, retain_graph: bool) -> bool:
     return True
 
 
+def _run_node(node, grads: dict, retain_graph: bool):
+    """One function node's backward: tensor hooks and retained grads on its incoming gradients,
+    pre-hooks, its ``apply``, post-hooks; then it frees its saved tensors unless the graph is
+    retained. Returns the gradients for its ``next_functions`` edges."""
+    if node._tensor_pre_hooks or node._retains_grad:
+        for nr in list(grads):
+            grads[nr] = _run_tensor_hooks(node, nr, grads[nr])
+    n_out = len(node._output_types)
+    if node._pre_hooks:
+        for fn in list(node._pre_hooks.values()):
+            new = fn(tuple(grads.get(i) for i in range(n_out)))
+            if new is not None:
+                grads = dict(enumerate(new))
+    glist = [grads.get(i) for i in range(n_out)]
+    if all([g is None for g in glist]):            # (not list.count: == on tensors is elementwise)
+        outs = [None] * len(node._next)
+    else:
+        outs = node.apply(glist)
+        if node._post_hooks:
+            for fn in list(node._post_hooks.values()):
+                fn(outs, glist)
+    if not retain_graph:
+        node.release()
+    return outs
+
+
 def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, capture=None):
     """Propagate ``root_grads`` from the (node, output_nr) ``roots``.
 
@@ -195,10 +221,13 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, c
     for n in dict.fromkeys(root_nodes):
         if deps.get(n, 0) == 0:
             heapq.heappush(ready, (-n._seq, id(n), n))
-    with grad_mode.set_grad_enabled(create_graph):
+    pop, push = heapq.heappop, heapq.heappush
+    prev = grad_mode.is_grad_enabled()
+    grad_mode._set(create_graph)
+    try:
         while ready:
-            _, _, node = heapq.heappop(ready)
-            grads = buffers.pop(node, {})
+            node = pop(ready)[2]
+            grads = buffers.pop(node, None) or {}
             if capture is not None:
                 for (cn, cnr) in capture:
                     if cn is node:
@@ -208,40 +237,31 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, c
                             grads[cnr] = g
                         captured[(cn, cnr)] = _add(captured.get((cn, cnr)), g)
             if capture is not None and node not in needed:
-                outs = []
+                outs = ()
             elif isinstance(node, AccumulateGrad):
                 if capture is None:
                     _accumulate(node, grads.get(0), create_graph)
-                outs = []
+                outs = ()
             else:
-                for nr in list(grads):
-                    grads[nr] = _run_tensor_hooks(node, nr, grads[nr])
-                for fn in list(node._pre_hooks.values()):
-                    new = fn(tuple(grads.get(i) for i in range(len(node._output_types))))
-                    if new is not None:
-                        grads = dict(enumerate(new))
-                if all(g is None for g in grads.values()):
-                    outs = [None] * len(node._next)
-                else:
-                    glist = [grads.get(i) for i in range(len(node._output_types))]
-                    outs = node.apply(glist)
-                    for fn in list(node._post_hooks.values()):
-                        fn(outs, glist)
-                if not retain_graph:
-                    node.release()
+                outs = _run_node(node, grads, retain_graph)
             for (nxt, nr), g in zip(node._next, outs):
                 if nxt is None:
                     continue
                 if g is not None:
-                    buf = buffers.setdefault(nxt, {})
-                    buf[nr] = _add(buf.get(nr), g)
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
-                    heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buffers[nxt] = {nr: g}
+                    else:
+                        buf[nr] = _add(buf.get(nr), g)
+                left = deps[nxt] = deps[nxt] - 1
+                if left == 0:
+                    push(ready, (-nxt._seq, id(nxt), nxt))
             if not outs:
                 for nxt, _ in node._next:
                     if nxt is not None:
-                        deps[nxt] -= 1
-                        if deps[nxt] == 0:
-                            heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+                        left = deps[nxt] = deps[nxt] - 1
+                        if left == 0:
+                            push(ready, (-nxt._seq, id(nxt), nxt))
+    finally:
+        grad_mode._set(prev)
     return captured

@@ -159,7 +159,9 @@ class _SavedView:
     def __getitem__(self, i):
         saved = self._node._saved
         if saved is None:
-            raise RuntimeError(FREED_MESSAGE)
+            if self._node._had_saved:
+                raise RuntimeError(FREED_MESSAGE)
+            return None                  # the op saves nothing (VJPContext names the op's mistake)
         s = saved.get((self._kind, i))
         return None if s is None else s.unpack()
 
@@ -187,22 +189,25 @@ def _save_plan(op, n_inputs: int) -> tuple:
 
 class OpNode(Node):
     """A node recorded by a table op."""
+    _saved = None          # key ("in"|"out", k) -> SavedTensor; None once released
+    _had_saved = False
 
-    def __init__(self, op, attrs, inputs, outputs, input_types, next_functions, needs_input_grad):
-        super().__init__()
+    def __init__(self, op, attrs, inputs, outputs, input_types, next_functions, needs_input_grad,
+                 output_types=None):
+        self._seq = next(_seq)
         self._op = op
         self._attrs = attrs
         self._input_types = input_types
-        self._output_types = [TypeInfo(o._data.shape, o._dtype) for o in outputs]
+        self._output_types = output_types or [TypeInfo(o._data.shape, o._dtype) for o in outputs]
         self._next = next_functions
         self._needs = needs_input_grad
-        saved = self._saved = {}
-        for kind, k in _save_plan(op, len(inputs)):
-            if kind == "out":
-                saved[("out", k)] = SavedTensor(outputs[k], self, k)
-            else:
-                saved[("in", k)] = SavedTensor(inputs[k])
-        self._had_saved = bool(saved)
+        plan = _SAVE_PLANS.get((op.name, len(inputs))) or _save_plan(op, len(inputs))
+        if plan:
+            saved = self._saved = {}
+            for key in plan:
+                kind, k = key
+                saved[key] = SavedTensor(outputs[k], self, k) if kind == "out" else SavedTensor(inputs[k])
+            self._had_saved = True
         self._edge_view = tuple(range(len(inputs)))   # set by Tensor._apply
 
     @property
@@ -219,19 +224,15 @@ class OpNode(Node):
         self._saved = None
 
     def apply(self, grads, retain_graph=True):
-        from ..tensor import zeros_for
         if self._saved is None and self._had_saved:
             raise RuntimeError(FREED_MESSAGE)
+        op = self._op
         n_in = len(self._input_types)
         ctx = VJPContext(_SavedView(self, "in", n_in), _SavedView(self, "out", len(self._output_types)),
                          self._attrs, self._needs, self._input_types)
-        full = []
-        for k, t in enumerate(self._output_types):
-            g = grads[k] if k < len(grads) else None
-            if g is None and k in self._op.differentiable_outputs:
-                g = zeros_for(t)
-            full.append(g)
-        result = vjp_rule(self._op)(ctx, full)
+        if len(grads) < len(self._output_types) or any([g is None for g in grads]):   # (not `None in`: == on tensors)
+            grads = self._fill_missing(grads)
+        result = (op.vjp or vjp_rule(op))(ctx, grads)
         out = []
         for i in range(n_in):
             g = result[i] if i < len(result) else None
@@ -247,6 +248,17 @@ class OpNode(Node):
                 g = g.to(want.dtype)
             out.append(g)
         return out
+
+    def _fill_missing(self, grads) -> list:
+        """Zeros for the differentiable outputs that got no gradient."""
+        from ..tensor import zeros_for
+        full = []
+        for k, t in enumerate(self._output_types):
+            g = grads[k] if k < len(grads) else None
+            if g is None and k in self._op.differentiable_outputs:
+                g = zeros_for(t)
+            full.append(g)
+        return full
 
 
 class AccumulateGrad(Node):

@@ -42,7 +42,7 @@ def apply(name: str, *inputs, _name: str | None = None, **attrs):
     ``_name`` overrides the eager grad_fn name (PyTorch names some composite
     spellings differently, e.g. squeeze is a reshape named SqueezeBackward0).
     """
-    op = registry.get(name)
+    op = registry._TABLE.get(name) or registry.get(name)
     owner = None
     for x in inputs:
         if isinstance(x, TensorLikeMeta):

@@ -4,26 +4,20 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from .quiet import quiet
 from .registry import ELEMENTWISE, NONDIFF, PURE, ShapeError, TypeInfo, defop
 from .rules import broadcast_shapes, elementwise_rule, unbroadcast
 
 EW = frozenset({PURE, ELEMENTWISE})
 
 
-def _quiet(fn):
-    def run(*arrays, **attrs):
-        with np.errstate(all="ignore"):
-            return fn(*arrays, **attrs)
-    return run
-
-
 def _binary(name, forward, vjp, saves=(), **kw):
-    return defop(name, infer=elementwise_rule()(name), forward=_quiet(forward), vjp=vjp,
+    return defop(name, infer=elementwise_rule()(name), forward=quiet(forward), vjp=vjp,
                  saves=saves, traits=EW, num_inputs=2, **kw)
 
 
 def _unary(name, forward, vjp, saves=(), float_only=True, **kw):
-    return defop(name, infer=elementwise_rule(float_only=float_only)(name), forward=_quiet(forward),
+    return defop(name, infer=elementwise_rule(float_only=float_only)(name), forward=quiet(forward),
                  vjp=vjp, saves=saves, traits=EW, num_inputs=1, **kw)
 
 
@@ -179,7 +173,7 @@ def _clamp_tensor_vjp(ctx, g):
 
 
 defop("clamp_tensor", infer=elementwise_rule()("clamp_tensor"),
-      forward=_quiet(lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi)), vjp=_clamp_tensor_vjp,
+      forward=quiet(lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi)), vjp=_clamp_tensor_vjp,
       saves=("in0", "in1", "in2"), traits=EW, num_inputs=3, node_name="ClampBackward0")
 
 # ---- copies and casts ------------------------------------------------------------------------
@@ -216,7 +210,7 @@ defop("detach", infer=_fill_infer, forward=lambda x: x, traits=frozenset({PURE, 
 _CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
         "gt": np.greater, "ge": np.greater_equal}
 for _name, _fn in _CMP.items():
-    defop(_name, infer=elementwise_rule(out_dtype=dtypes.bool_)(_name), forward=_quiet(_fn),
+    defop(_name, infer=elementwise_rule(out_dtype=dtypes.bool_)(_name), forward=quiet(_fn),
           traits=frozenset({PURE, ELEMENTWISE, NONDIFF}), num_inputs=2)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from .quiet import quiet
 from .registry import NONDIFF, PURE, REDUCTION, ShapeError, TypeInfo, defop
 from .rules import (check_dims, expand_reduced, fmt_shape, keep_reduced, reduced_shape,
                     reduction_count)
@@ -25,9 +26,9 @@ def _reduce_infer(name, out_dtype=None, float_only=False):
 
 
 def _np_reduce(fn):
+    @quiet
     def forward(x, dims, keepdim, **kw):
-        with np.errstate(all="ignore"):
-            return np.asarray(fn(x, axis=tuple(dims), keepdims=keepdim, **kw))
+        return np.asarray(fn(x, axis=tuple(dims), keepdims=keepdim, **kw))
     return forward
 
 
@@ -77,9 +78,17 @@ def _extremum_vjp(ctx, g):
     return [where(mask, expand_reduced(g[0], shape, dims, keep) / count, 0.0)]
 
 
-defop("sum", infer=_reduce_infer("sum"), forward=_np_reduce(np.sum), vjp=_sum_vjp, traits=RED,
+@quiet
+def _mean_forward(x, dims, keepdim):
+    """np.mean's arithmetic (a float sum, then a division in float64 rounded to the dtype) without its
+    Python wrapper, a third of a small eager mean; an empty slice gives nan with no warning."""
+    s = np.asarray(np.add.reduce(x, axis=tuple(dims), keepdims=keepdim))   # a new array
+    return np.true_divide(s, np.intp(reduction_count(x.shape, dims)), out=s, casting="unsafe")
+
+
+defop("sum", infer=_reduce_infer("sum"), forward=_np_reduce(np.add.reduce), vjp=_sum_vjp, traits=RED,
       attr_names=_ATTRS, node_name=lambda a: "SumBackward1")
-defop("mean", infer=_reduce_infer("mean", float_only=True), forward=_np_reduce(np.mean), vjp=_mean_vjp,
+defop("mean", infer=_reduce_infer("mean", float_only=True), forward=_mean_forward, vjp=_mean_vjp,
       traits=RED, attr_names=_ATTRS, node_name=lambda a: "MeanBackward1")
 defop("prod", infer=_reduce_infer("prod"), forward=_np_reduce(np.prod), vjp=_prod_vjp,
       saves=("in0", "out0"), traits=RED, attr_names=_ATTRS, node_name=lambda a: "ProdBackward1")
@@ -321,7 +330,7 @@ def _sum_to_infer(types, attrs):
 
 def _sum_to_forward(x, shape):
     dims, lead = _sum_to_dims(x.shape, shape)
-    return np.asarray(np.sum(x, axis=dims, keepdims=True).reshape(tuple(shape)) if dims else x.reshape(shape))
+    return np.asarray(np.add.reduce(x, axis=dims, keepdims=True).reshape(tuple(shape)) if dims else x.reshape(shape))
 
 
 defop("sum_to", infer=_sum_to_infer, forward=_sum_to_forward,

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from .. import dtypes
+from .dispatch import apply
 from .registry import ShapeError, TypeInfo
 
 
@@ -85,7 +86,6 @@ def unbroadcast(g, shape):
     shape = tuple(shape)
     if tuple(g.shape) == shape:
         return g
-    from .dispatch import apply
     return apply("sum_to", g, shape=list(shape))
 
 

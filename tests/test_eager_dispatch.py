@@ -1,0 +1,104 @@
+"""The eager op path's shortcuts keep eager semantics: the memo of shape rules, NumPy's error
+state around the NumPy references, and mean's forward without np.mean's wrapper."""
+import warnings
+
+import numpy as np
+import pytest
+
+import gradc
+from gradc.ops import registry
+from gradc.ops.registry import ShapeError
+
+
+def test_shape_rule_memo_answers_per_shape_and_dtype():
+    a = gradc.ones(2, 3)
+    assert (a + a).shape == (2, 3)
+    assert (gradc.ones(4) + gradc.ones(4)).shape == (4,)
+    assert (a.double() + a.double()).dtype is gradc.float64
+    assert (a + gradc.ones(3)).shape == (2, 3)
+
+
+def test_shape_rule_errors_are_not_memoized():
+    a, b = gradc.ones(2, 3), gradc.ones(4)
+    for _ in range(2):          # the second call must raise again, not find a memo entry
+        with pytest.raises(ShapeError, match=r"gradc.add with shapes \[2, 3\], \[4\]"):
+            a + b
+
+
+def test_shape_rule_memo_tells_attr_values_and_types_apart():
+    x = gradc.ones(2, 3)
+    assert x.sum(0).shape == (3,)
+    assert x.sum(1).shape == (2,)
+    assert x.sum(1, keepdim=True).shape == (2, 1)
+    assert x.sum([0, 1]).shape == ()
+    # True == 1 and hash alike: the memo key holds each attr's type too
+    op = registry.get("sum")
+    memo = op.__dict__["_eager_info"].memo
+    keys = [k for k in memo if any(isinstance(p, tuple) and p[:1] == ("keepdim",) for p in k)]
+    assert all(p[1] is bool for k in keys for p in k if isinstance(p, tuple) and p[:1] == ("keepdim",))
+
+
+def test_shape_rule_memo_is_bounded():
+    info = registry.get("neg").__dict__.get("_eager_info")
+    for n in range(1, 300):
+        -gradc.ones(n)
+    info = registry.get("neg").__dict__["_eager_info"]
+    assert 0 < len(info.memo) <= info.MEMO_LIMIT
+
+
+def test_unhashable_attrs_skip_the_memo():
+    x = gradc.arange(12.0).reshape(3, 4)
+    assert x[1:, ::2].tolist() == [[4.0, 6.0], [8.0, 10.0]]
+    assert x[[0, 2]].shape == (2, 4)
+
+
+def test_numpy_references_run_quietly_and_leave_numpy_error_state_alone():
+    x = gradc.tensor([0.0, 1.0, -1.0])
+    with np.errstate(all="raise"):
+        before = np.geterr()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert (1 / x).tolist()[0] == float("inf")
+            assert np.isnan(x.log().tolist()[2])
+            assert np.isnan(gradc.tensor([]).mean().item())      # PyTorch: nan, no warning
+            assert (gradc.tensor([3e38]) * 10).tolist() == [float("inf")]
+        assert np.geterr() == before
+        with pytest.raises(FloatingPointError):               # the user's own NumPy code still raises
+            np.array([1.0]) / np.array([0.0])
+
+
+def test_error_state_is_restored_after_an_op_raises():
+    before = np.geterr()
+    with pytest.raises(Exception):
+        gradc.ones(2, 3) @ gradc.ones(2, 3)
+    with pytest.raises(Exception):
+        gradc.ones(2).reshape(3)
+    assert np.geterr() == before
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,dim", [((1000,), None), ((37, 53), 1), ((37, 53), 0), ((5, 0), 1),
+                                       ((), None), ((3, 4, 5), (0, 2))])
+def test_mean_matches_numpy_bitwise(dtype, shape, dim):
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal(shape) * 100).astype(dtype)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = np.mean(a, axis=dim)
+    got = gradc.tensor(a).mean(dim).numpy()
+    assert got.dtype == want.dtype and got.shape == np.shape(want)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_backward_of_many_small_ops_matches_numpy():
+    rng = np.random.default_rng(1)
+    xs = [rng.standard_normal((3, 4)) for _ in range(3)]
+    a, b, c = (gradc.tensor(x, requires_grad=True) for x in xs)
+    ((a * b + c).mean(0) * (b - c).sum(0)).sum().backward()
+    x, y, z = xs
+    gm = np.ones(4)
+    s = (y - z).sum(0)
+    m = (x * y + z).mean(0)
+    np.testing.assert_allclose(a.grad.numpy(), y * (s / 3))
+    np.testing.assert_allclose(b.grad.numpy(), x * (s / 3) + m * gm)
+    np.testing.assert_allclose(c.grad.numpy(), (s / 3) * np.ones((3, 4)) - m)
