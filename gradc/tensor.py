@@ -21,9 +21,10 @@ from . import _printing, dtypes
 from .autograd import grad_mode
 from .autograd.engine import run_unit_backward
 from .autograd.node import AccumulateGrad, Node, RemovableHandle, node_class
+from .codegen import eager_cpu
 from .codegen.cuda_driver import DeviceArray
 from .ops import registry
-from .ops.registry import NONDIFF, VIEW, TypeInfo
+from .ops.registry import ELEMENTWISE, NONDIFF, REDUCTION, VIEW, TypeInfo
 from .tensor_api import Size, TensorAPI
 
 NONLEAF_GRAD_WARNING = (
@@ -262,7 +263,13 @@ class Tensor(TensorAPI):
         if dev is None or dev.type == "cpu":
             on_gpu = False
             n = len(inputs)        # (the common arities without a list comprehension: eager ops are small)
-            if n == 2:
+            result = None
+            if info.native and n and (inputs[0]._data.size >= eager_cpu.MIN_ELEMENTS or
+                                      n > 1 and inputs[1]._data.size >= eager_cpu.MIN_ELEMENTS):
+                result = eager_cpu.run(op, [x._data for x in inputs], attrs, types)
+            if result is not None:
+                pass
+            elif n == 2:
                 result = op.forward(inputs[0]._data, inputs[1]._data, **attrs)
             elif n == 1:
                 result = op.forward(inputs[0]._data, **attrs)
@@ -678,7 +685,7 @@ class _EagerOpInfo:
     and kept on the op: its traits as flags, its node class, and a memo of its shape rule's
     answers (a rule is a pure function of the operand types and attrs; the memo saves making
     TypeInfos and running the rule on every op, about a fifth of a small op's time)."""
-    __slots__ = ("is_view", "records", "bool_index", "node_class", "positions", "memo")
+    __slots__ = ("is_view", "records", "bool_index", "native", "node_class", "positions", "memo")
     MEMO_LIMIT = 256
 
     @classmethod
@@ -687,6 +694,9 @@ class _EagerOpInfo:
         info.is_view = op.has(VIEW) or op.name == "index"
         info.records = not op.has(NONDIFF)
         info.bool_index = op.name in _BOOL_INDEX_OPS
+        # large operands may run as a compiled kernel (codegen/eager_cpu.py)
+        info.native = ((op.has(ELEMENTWISE) or op.has(REDUCTION)) and not info.is_view
+                       and not info.bool_index)
         name = op.node_name
         info.node_class = None if callable(name) else node_class(op.grad_fn_name({}))
         info.positions = {}

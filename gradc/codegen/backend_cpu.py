@@ -65,14 +65,14 @@ class _Fixed:
         return self.entry
 
 
-def make_runner(ck, kernel, fixed=None):
+def make_runner(ck, kernel, fixed=None, pool_limit=4):
     """A fast ``(*inputs) -> outputs`` for a compiled kernel: one reusable argument vector,
     data pointers cached per input slot while the same array comes back, pooled outputs.
     ``fixed[k]``, when given and not None, is the array output k is always written to (a
     buffer in the executor's arena: its pointer is set once)."""
     in_specs = [np_dtype(p.dtype) for p in kernel.inputs]
     fixed = list(fixed) if fixed is not None else [None] * len(kernel.outputs)
-    pools = [Recycler(p.shape, np_dtype(p.dtype)) if f is None else _Fixed(f)
+    pools = [Recycler(p.shape, np_dtype(p.dtype), pool_limit) if f is None else _Fixed(f)
              for p, f in zip(kernel.outputs, fixed)]
     n_in = len(in_specs)
     argv = (ctypes.c_void_p * len(kernel.params))()
@@ -113,8 +113,9 @@ class CPUBackend:
     name = "cpu"
     uses_arena = True      # the executor may hand compile_fused/compile_op arena outputs
 
-    def __init__(self, math_mode: str = "ir"):
+    def __init__(self, math_mode: str = "ir", pool_limit: int = 4):
         self.math_mode = math_mode
+        self.pool_limit = pool_limit   # output buffers each kernel result keeps for reuse (Recycler)
         self.kernels = []          # compiled kernels, for dump-ir --stage kernels / inspection
         self._ready = {}           # fused op -> (kernel, compiled) from precompile
 
@@ -188,8 +189,8 @@ class CPUBackend:
                 return tuple(res)
             return run
         if combine is not None:
-            return self._split_runner(kernel, make_runner(ck, target), combine)
-        return make_runner(ck, kernel, fixed)
+            return self._split_runner(kernel, make_runner(ck, target, pool_limit=self.pool_limit), combine)
+        return make_runner(ck, kernel, fixed, self.pool_limit)
 
     def _split_runner(self, kernel, run, combine):
         """Fold the partial slices of a split reduction (axis 0) into the kernel's outputs."""

@@ -1,0 +1,138 @@
+"""Eager CPU ops as compiled single-op kernels (codegen/eager_cpu.py) give the NumPy
+reference's values, gradients, dtypes and fresh result tensors. The size threshold and the
+warm-up count are lowered here so that small tensors take the kernel path."""
+import numpy as np
+import pytest
+
+import gradc
+from gradc.codegen import eager_cpu
+from tests.passes.programs import BINARY, REDUCE, UNARY, random_program
+
+
+@pytest.fixture
+def kernels(monkeypatch):
+    """Every eager op of at least one element compiles on its first call."""
+    monkeypatch.setattr(eager_cpu, "MIN_ELEMENTS", 1)
+    monkeypatch.setattr(eager_cpu, "WARMUP", 1)
+    monkeypatch.setattr(eager_cpu, "ENABLED", True)
+    eager_cpu.clear()
+    yield eager_cpu
+    eager_cpu.clear()
+
+
+def _numpy_refs(fn, *args):
+    """``fn(*args)`` with the kernel path off (the NumPy references)."""
+    old = eager_cpu.ENABLED
+    eager_cpu.ENABLED = False
+    try:
+        return fn(*args)
+    finally:
+        eager_cpu.ENABLED = old
+
+
+def _compiled_keys():
+    return [k for k, v in eager_cpu._entries.items() if not isinstance(v, (int, str))]
+
+
+def _value_and_grads(program, arrays):
+    ts = [gradc.tensor(a, requires_grad=True) for a in arrays]
+    out = program(*ts)
+    out.backward()
+    return out.detach().numpy(), [t.grad.numpy() for t in ts]
+
+
+@pytest.mark.parametrize("dtype,tol", [(np.float64, 1e-9), (np.float32, 1e-4)])
+@pytest.mark.parametrize("seed", range(12))
+def test_random_programs_match_the_numpy_references(kernels, seed, dtype, tol):
+    rng = np.random.default_rng(seed)
+    program, shapes = random_program(rng)
+    arrays = [rng.standard_normal(s).astype(dtype) for s in shapes]
+    want, want_grads = _numpy_refs(_value_and_grads, program, arrays)
+    got, got_grads = _value_and_grads(program, arrays)
+    assert _compiled_keys(), "no op took the kernel path"
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    for g, w in zip(got_grads, want_grads):
+        assert g.dtype == w.dtype
+        np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("fn", UNARY + REDUCE, ids=[f"unary{i}" for i in range(len(UNARY))] +
+                         [f"reduce{i}" for i in range(len(REDUCE))])
+def test_each_op_matches_on_a_bigger_tensor(kernels, fn, dtype):
+    x = np.random.default_rng(1).standard_normal((37, 129)).astype(dtype)
+    want = _numpy_refs(lambda a: fn(gradc.tensor(a)).numpy(), x)
+    got = fn(gradc.tensor(x)).numpy()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=2e-5 if dtype == np.float32 else 1e-12, atol=1e-6)
+
+
+@pytest.mark.parametrize("fn", BINARY, ids=[f"binary{i}" for i in range(len(BINARY))])
+def test_binary_ops_broadcast(kernels, fn):
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((31, 40)), rng.standard_normal((40,))
+    want = _numpy_refs(lambda: fn(gradc.tensor(a), gradc.tensor(b)).numpy())
+    got = fn(gradc.tensor(a), gradc.tensor(b)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_comparisons_and_integers_keep_their_dtypes(kernels):
+    a, b = gradc.arange(100.0), gradc.full((100,), 50.0)
+    assert (a > b).dtype is gradc.bool and (a > b).sum().item() == 49
+    i = gradc.arange(100)
+    assert (i * 3).dtype is gradc.int64 and (i * 3).tolist() == [3 * k for k in range(100)]
+
+
+def test_pow_bakes_a_scalar_exponent_into_the_kernel(kernels):
+    x = gradc.tensor(np.linspace(0.5, 3.0, 1000))
+    for e in (2, 3, 0.5, -1, 2.5):
+        np.testing.assert_allclose((x ** e).numpy(), x.numpy() ** e, rtol=1e-12)
+    pows = [k for k in _compiled_keys() if k[0] == "pow"]
+    assert sorted(k[3] for k in pows) == [-1.0, 0.5, 2.0, 2.5, 3.0]
+    y = gradc.tensor(np.full(1000, 2.0))
+    np.testing.assert_allclose((x ** y).numpy(), x.numpy() ** 2, rtol=1e-12)   # a tensor exponent
+
+
+def test_results_are_fresh_tensors(kernels):
+    x = gradc.tensor(np.arange(1000.0))
+    y = x * 2
+    z = x * 2                        # the same kernel again: its pool must not hand out y's memory
+    assert not np.shares_memory(y.numpy(), z.numpy())
+    z.add_(1)
+    assert y[3].item() == 6.0 and z[3].item() == 7.0
+    v = y.numpy()[10:]               # a NumPy view of y's memory keeps it out of reuse too
+    del y
+    w = x * 2
+    w.add_(5)
+    assert v[0] == 20.0 and w[10].item() == 25.0
+
+
+def test_non_contiguous_operands_stay_on_numpy(kernels):
+    x = gradc.tensor(np.arange(12.0).reshape(3, 4))
+    y = x.t() * 2
+    assert y.tolist() == (np.arange(12.0).reshape(3, 4).T * 2).tolist()
+    assert not _compiled_keys()
+
+
+def test_warm_up_count_and_switch(kernels, monkeypatch):
+    monkeypatch.setattr(eager_cpu, "WARMUP", 3)
+    x = gradc.tensor(np.arange(100.0))
+    x.exp()
+    x.exp()
+    assert not _compiled_keys()
+    x.exp()
+    assert len(_compiled_keys()) == 1
+    monkeypatch.setattr(eager_cpu, "ENABLED", False)
+    x.tanh()
+    x.tanh()
+    x.tanh()
+    assert len(_compiled_keys()) == 1
+
+
+def test_version_counter_and_autograd_unchanged(kernels):
+    x = gradc.tensor(np.linspace(-1, 1, 500), requires_grad=True)
+    y = x.exp()
+    assert type(y.grad_fn).__name__ == "ExpBackward0"
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
