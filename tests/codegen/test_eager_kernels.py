@@ -136,3 +136,14 @@ def test_version_counter_and_autograd_unchanged(kernels):
     y.mul_(2)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
+
+
+@pytest.mark.parametrize("fn", UNARY + REDUCE + [lambda x: x.amax(-1), lambda x: x.amin(0), lambda x: x.relu(),
+                                                 lambda x: x.clamp(-1, 1), lambda x: x.abs().sqrt()],
+                         ids=lambda f: "")
+def test_nan_and_inf_propagate_as_in_numpy(kernels, fn):
+    x = np.random.default_rng(3).standard_normal((8, 33))
+    x[1, 3], x[2, 5], x[4, 0], x[5, 7] = np.nan, np.inf, -np.inf, np.nan
+    want = _numpy_refs(lambda: fn(gradc.tensor(x)).numpy())
+    got = fn(gradc.tensor(x)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, equal_nan=True)
