@@ -107,7 +107,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Gradients of ``outputs`` with respect to ``inputs``, returned rather than accumulated."""
     outputs = _as_tuple(outputs)
-    single_input = not isinstance(inputs, (list, tuple))
     inputs = _as_tuple(inputs)
     grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
     if retain_graph is None:

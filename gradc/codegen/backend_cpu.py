@@ -13,45 +13,17 @@ import ctypes
 import hashlib
 import itertools
 import logging
-import sys
 import weakref
 
 import numpy as np
 
 from .kernel_ir import build_matmul, np_dtype
 from .lower_fused import Unlowerable, lower_fused
-from .host_buffers import empty_aligned
+from .host_buffers import Recycler, empty_aligned
 from .split_reduce import split_reduction
 
 log = logging.getLogger("gradc.codegen")
 _ids = itertools.count()
-
-
-class Recycler:
-    """Output buffers for one kernel result, reused once nobody else references them.
-
-    Touching fresh memory costs about 2.2 us per 4 KiB page here (9 ms for 16 MiB), so
-    results come from arrays this recycler handed out before whose only remaining
-    reference is the recycler's own (a Tensor, a view or a saved residual holding one
-    keeps it out of reuse). Each entry keeps its data pointer, so no lookup per call.
-    """
-    __slots__ = ("shape", "dtype", "entries", "limit")
-
-    def __init__(self, shape, dtype, limit=4):
-        self.shape, self.dtype, self.entries, self.limit = tuple(shape), dtype, [], limit
-
-    def get(self):
-        for e in self.entries:
-            # free: only the entry list (and getrefcount's argument) holds the array, and
-            # only the array holds the memory it views (``empty_aligned``: a view of it made
-            # by the user, e.g. a reshape, references that memory and not the array)
-            if sys.getrefcount(e[0]) == 2 and sys.getrefcount(e[0].base) == 2:
-                return e
-        a = empty_aligned(self.shape, self.dtype)
-        e = [a, a.ctypes.data]
-        if len(self.entries) < self.limit:
-            self.entries.append(e)
-        return e
 
 
 class _Fixed:
@@ -65,14 +37,15 @@ class _Fixed:
         return self.entry
 
 
-def make_runner(ck, kernel, fixed=None, pool_limit=4):
+def make_runner(ck, kernel, fixed=None, pool_for=Recycler):
     """A fast ``(*inputs) -> outputs`` for a compiled kernel: one reusable argument vector,
     data pointers cached per input slot while the same array comes back, pooled outputs.
     ``fixed[k]``, when given and not None, is the array output k is always written to (a
-    buffer in the executor's arena: its pointer is set once)."""
+    buffer in the executor's arena: its pointer is set once). ``pool_for(shape, dtype)`` gives
+    the other outputs' pools."""
     in_specs = [np_dtype(p.dtype) for p in kernel.inputs]
     fixed = list(fixed) if fixed is not None else [None] * len(kernel.outputs)
-    pools = [Recycler(p.shape, np_dtype(p.dtype), pool_limit) if f is None else _Fixed(f)
+    pools = [pool_for(p.shape, np_dtype(p.dtype)) if f is None else _Fixed(f)
              for p, f in zip(kernel.outputs, fixed)]
     n_in = len(in_specs)
     argv = (ctypes.c_void_p * len(kernel.params))()
@@ -113,9 +86,9 @@ class CPUBackend:
     name = "cpu"
     uses_arena = True      # the executor may hand compile_fused/compile_op arena outputs
 
-    def __init__(self, math_mode: str = "ir", pool_limit: int = 4):
+    def __init__(self, math_mode: str = "ir", pool_for=Recycler):
         self.math_mode = math_mode
-        self.pool_limit = pool_limit   # output buffers each kernel result keeps for reuse (Recycler)
+        self.pool_for = pool_for       # (shape, dtype) -> the output pool of a kernel result
         self.kernels = []          # compiled kernels, for dump-ir --stage kernels / inspection
         self._ready = {}           # fused op -> (kernel, compiled) from precompile
 
@@ -189,8 +162,8 @@ class CPUBackend:
                 return tuple(res)
             return run
         if combine is not None:
-            return self._split_runner(kernel, make_runner(ck, target, pool_limit=self.pool_limit), combine)
-        return make_runner(ck, kernel, fixed, self.pool_limit)
+            return self._split_runner(kernel, make_runner(ck, target, pool_for=self.pool_for), combine)
+        return make_runner(ck, kernel, fixed, self.pool_for)
 
     def _split_runner(self, kernel, run, combine):
         """Fold the partial slices of a split reduction (axis 0) into the kernel's outputs."""

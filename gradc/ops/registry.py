@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from .. import dtypes
 
 # Traits used by passes.
 PURE = "pure"                # no side effects: CSE/DCE may touch it

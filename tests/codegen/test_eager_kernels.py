@@ -147,3 +147,36 @@ def test_nan_and_inf_propagate_as_in_numpy(kernels, fn):
     want = _numpy_refs(lambda: fn(gradc.tensor(x)).numpy())
     got = fn(gradc.tensor(x)).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+def test_result_buffers_are_shared_by_kernels_and_bounded(kernels, monkeypatch):
+    x = gradc.tensor(np.arange(1000.0))
+    y = x.exp()
+    ptr = y.data_ptr()
+    del y
+    z = x.tanh()                     # another kernel, the same result type: y's freed buffer
+    assert z.data_ptr() == ptr
+    np.testing.assert_allclose(z.numpy(), np.tanh(np.arange(1000.0)))
+    kernels.clear()
+    monkeypatch.setattr(eager_cpu, "POOL_BYTES", 2 * 8000)
+    live = [x * float(k) for k in range(5)]    # five live results: only two buffers are kept
+    assert eager_cpu._SharedRecycler.held == 2 * 8000
+    assert [t[7].item() for t in live] == [7.0 * k for k in range(5)]
+
+
+def test_threads_get_distinct_buffers(kernels):
+    import threading
+    x = gradc.tensor(np.linspace(0, 1, 4096))
+    errors = []
+
+    def work(k):
+        for _ in range(30):
+            y = x * float(k)
+            if not np.allclose(y.numpy(), np.linspace(0, 1, 4096) * k):
+                errors.append(k)
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(1, 5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
