@@ -217,8 +217,9 @@ class CompiledFunctionBackward(Node):
         self._residuals = [None] * len(arrays)
         scale = 1.0 if ct is None else ct.item()
         grads = []
+        on_cpu = self._device is CPU
         for a, fresh in zip(arrays, spec.fresh_grads):
-            t = _wrap(a, self._device)
+            t = Tensor._wrap(a) if on_cpu else _wrap(a, self._device)
             if scale != 1.0:
                 if fresh and isinstance(a, np.ndarray):
                     np.multiply(a, scale, out=a)     # nobody else holds it: scale in place
@@ -383,15 +384,15 @@ class CompiledFunction:
         n = spec.n_outputs
         outs = _own(results[:n], arrays, spec.copy_outputs) if spec.copy_outputs else results[:n]
         dev = spec.device
-        result = [_wrap(a, dev) for a in outs]
+        result = [Tensor._wrap(a) for a in outs] if dev is CPU else [_wrap(a, dev) for a in outs]
         if spec.wrt:
             residuals = list(results[n:])
             for k in spec.saved_inputs:
                 residuals[k] = None   # read from the (version-checked) input at backward time
-            edges = tuple(tensors[i]._grad_edge() for i in spec.wrt)
+            edges = tuple([tensors[i]._grad_edge() for i in spec.wrt])
             node = CompiledFunctionBackward(spec, tensors, residuals, edges, spec.out_types)
             for k, t in enumerate(result):
-                if t._dtype.is_floating_point:
+                if spec.out_types[k] is not None:      # a floating point output
                     t._grad_fn, t._output_nr, t._requires_grad = node, k, True
         return result[0] if spec.single else tuple(result)
 
