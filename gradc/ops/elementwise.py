@@ -192,7 +192,7 @@ def _cast_vjp(ctx, g):
     return [g[0].to(src)]
 
 
-defop("cast", infer=_cast_infer, forward=lambda x, dtype: x.astype(dtypes.from_name(dtype).np),
+defop("cast", infer=_cast_infer, forward=quiet(lambda x, dtype: x.astype(dtypes.from_name(dtype).np)),
       vjp=_cast_vjp, traits=EW, attr_names=("dtype",), node_name="ToCopyBackward0")
 
 

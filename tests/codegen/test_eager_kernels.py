@@ -180,3 +180,29 @@ def test_threads_get_distinct_buffers(kernels):
     for t in threads:
         t.join()
     assert not errors
+
+
+def test_float_to_int_casts_do_not_depend_on_size(kernels):
+    """Out-of-range floats cast to int64 give NumPy's values whether or not the op is large."""
+    x = gradc.tensor([1e30, float("nan"), -1e30, 2.7, -2.7] * 8)
+    import warnings
+    with np.errstate(all="ignore"):
+        want = np.array([1e30, np.nan, -1e30, 2.7, -2.7] * 8, np.float32).astype(np.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # PyTorch casts without a warning
+        assert x.long().tolist() == want.tolist()
+    assert not [k for k in _compiled_keys() if k[0] == "cast"]
+
+
+@pytest.mark.parametrize("fn", BINARY + [lambda a, b: gradc.minimum(a, b), lambda a, b: a ** b,
+                                         lambda a, b: (a > b) | (a == b)],
+                         ids=lambda f: "")
+def test_binary_nan_and_inf_match_numpy(kernels, fn):
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((6, 40)), rng.standard_normal((6, 40))
+    a[0, :4] = [np.nan, np.inf, -np.inf, 0.0]
+    b[0, :4] = [1.0, np.nan, np.inf, 0.0]
+    b[1, :3] = [0.0, -0.0, np.nan]
+    want = _numpy_refs(lambda: fn(gradc.tensor(a), gradc.tensor(b)).numpy())
+    got = fn(gradc.tensor(a), gradc.tensor(b)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, equal_nan=True)
