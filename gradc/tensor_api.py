@@ -160,6 +160,10 @@ class TensorAPI(TensorLikeMeta):
 
     # ---- binary arithmetic ---------------------------------------------------------------
     def _binary(self, name, other, *, reverse=False, node_name=None, float_only=False):
+        if type(other) is type(self) and not reverse:    # two tensors of one class: often one dtype too
+            dt = self.dtype
+            if other.dtype is dt and (dt.is_floating_point or not float_only):
+                return apply(name, self, other, _name=node_name)
         if not (is_tensor_like(other) or _is_scalar(other)):
             return NotImplemented
         a, b = (other, self) if reverse else (self, other)

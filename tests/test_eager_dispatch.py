@@ -102,3 +102,19 @@ def test_backward_of_many_small_ops_matches_numpy():
     np.testing.assert_allclose(a.grad.numpy(), y * (s / 3))
     np.testing.assert_allclose(b.grad.numpy(), x * (s / 3) + m * gm)
     np.testing.assert_allclose(c.grad.numpy(), (s / 3) * np.ones((3, 4)) - m)
+
+
+def test_leaf_grads_are_copies_when_a_gradient_is_shared():
+    """AddBackward hands one gradient tensor to both inputs: each leaf's .grad is its own copy."""
+    x, y = gradc.ones(3, requires_grad=True), gradc.ones(3, requires_grad=True)
+    seen = []
+    y.register_hook(lambda g: seen.append(g))
+    (x + y).sum().backward()
+    assert not np.shares_memory(x.grad.numpy(), y.grad.numpy())
+    x.grad.add_(1)
+    assert y.grad.tolist() == [1.0, 1.0, 1.0] and seen[0].tolist() == [1.0, 1.0, 1.0]
+    e = gradc.ones(2, 3, requires_grad=True)
+    e.sum().backward()                  # the gradient is an expanded view: .grad owns contiguous memory
+    assert e.grad.is_contiguous() and e.grad.tolist() == [[1.0] * 3] * 2
+    e.grad.add_(1)
+    assert e.grad.tolist() == [[2.0] * 3] * 2

@@ -51,6 +51,8 @@ def _accumulate(node: AccumulateGrad, grad, create_graph: bool):
         elif grad._fresh and not leaf._hooks and not node._post_hooks:
             grad._fresh = False          # steal a gradient nobody else holds (as PyTorch does)
             leaf._grad = grad
+        elif type(grad._data) is np.ndarray and not grad._requires_grad:
+            leaf._grad = grad._wrap(grad._data.copy())   # grad.detach().clone(), without two op calls
         else:
             leaf._grad = grad.detach().clone()
     elif create_graph:
