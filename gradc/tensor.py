@@ -264,8 +264,9 @@ class Tensor(TensorAPI):
             on_gpu = False
             n = len(inputs)        # (the common arities without a list comprehension: eager ops are small)
             result = None
-            if info.native and n and (inputs[0]._data.size >= eager_cpu.MIN_ELEMENTS or
-                                      n > 1 and inputs[1]._data.size >= eager_cpu.MIN_ELEMENTS):
+            big = eager_cpu.MIN_ELEMENTS
+            if info.native and n and (inputs[0]._data.size >= big or n > 1 and (
+                    inputs[1]._data.size >= big or n > 2 and any([x._data.size >= big for x in inputs[2:]]))):
                 result = eager_cpu.run(op, [x._data for x in inputs], attrs, types)
             if result is not None:
                 pass

@@ -51,14 +51,22 @@ def run(op, arrays, attrs, types):
     non-contiguous operand)."""
     if not ENABLED or (op.name == "cast" and attrs.get("dtype") == "int64" and types[0].dtype.is_floating_point):
         return None       # out-of-range floats: NumPy's int64 cast and the kernel's (saturating) differ
-    for a in arrays:
-        if not a.flags.c_contiguous:      # NumPy reads a strided or broadcast view in place; the
-            return None                   # kernel would first copy it to contiguous memory
+    compact = None
+    for k, a in enumerate(arrays):
+        if not a.flags.c_contiguous:      # a broadcast view goes in as the memory it repeats; NumPy
+            c = _compact(a)               # reads any other strided view in place, where the
+            if c is None:                 # kernel would first copy it to contiguous memory
+                return None
+            compact = compact or list(arrays)
+            compact[k] = c
+    if compact is not None:
+        arrays = compact
     from ..ir.attrs import format_attr_dict     # (gradc.ir imports gradc.tensor, which imports this)
     baked = _baked_operand(op, types)
     try:
         key = (op.name, format_attr_dict(attrs), tuple(types),
-               None if baked is None else arrays[baked].item())
+               None if baked is None else arrays[baked].item(),
+               None if compact is None else tuple(a.shape for a in compact))
     except TypeError:         # an attr the IR cannot hold
         return None
     entry = _entries.get(key, 0)
@@ -73,7 +81,7 @@ def run(op, arrays, attrs, types):
         with _lock:
             entry = _entries.get(key, 0)
             if type(entry) is int:
-                entry = _entries[key] = _build(op, attrs, types, baked, key[3]) or _NUMPY
+                entry = _entries[key] = _build(op, attrs, types, baked, key[3], key[4]) or _NUMPY
         if entry is _NUMPY:
             return None
     if baked is not None:
@@ -117,9 +125,20 @@ def _baked_operand(op, types):
     return k if k is not None and len(types) > k and not types[k].shape else None
 
 
-def _build(op, attrs, types, baked=None, value=None):
+def _compact(a):
+    """The contiguous memory that broadcast view ``a`` repeats (its stride-0 dims cut to size 1),
+    or None for another layout."""
+    strides = a.strides
+    if 0 not in strides:
+        return None
+    c = a[tuple(slice(0, 1) if st == 0 else slice(None) for st in strides)]
+    return c if c.flags.c_contiguous else None
+
+
+def _build(op, attrs, types, baked=None, value=None, shapes=None):
     """An Executor running the one-op function natively, or None. Operand ``baked`` (if not
-    None) is the constant ``value`` instead of an argument."""
+    None) is the constant ``value`` instead of an argument; ``shapes`` (if not None) are the
+    arguments' shapes, each broadcast to its operand type's shape by an ``expand``."""
     from ..compile import optimize
     from ..executor import Executor
     from ..ir.core import FUSED, Builder, Function
@@ -127,10 +146,15 @@ def _build(op, attrs, types, baked=None, value=None):
     from ..passes.fuse import fuse
     from .backend_cpu import CPUBackend
     try:
-        args = [TensorType.of(t) for k, t in enumerate(types) if k != baked]
+        arg_shapes = shapes or [t.shape for t in types]
+        args = [TensorType(arg_shapes[k], t.dtype) for k, t in enumerate(types) if k != baked]
         func = Function(f"eager_{op.name}", args)
         b = Builder.at_end(func.body)
         operands = list(func.args)
+        for k, t in enumerate(types):
+            if k != baked and tuple(arg_shapes[k]) != tuple(t.shape):
+                i = k - (baked is not None and baked < k)
+                operands[i] = b.create("expand", [operands[i]], {"shape": list(t.shape)}).results[0]
         if baked is not None:
             operands.insert(baked, b.constant(value, (), types[baked].dtype))
         func.set_outputs(b.create(op.name, operands, dict(attrs)).results)

@@ -206,3 +206,28 @@ def test_binary_nan_and_inf_match_numpy(kernels, fn):
     want = _numpy_refs(lambda: fn(gradc.tensor(a), gradc.tensor(b)).numpy())
     got = fn(gradc.tensor(a), gradc.tensor(b)).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+def test_broadcast_views_go_in_as_the_memory_they_repeat(kernels):
+    rng = np.random.default_rng(5)
+    c = gradc.tensor(rng.standard_normal((7, 1)))
+    e = c.expand(7, 30)                          # stride 0 along dim 1
+    w = gradc.tensor(rng.standard_normal((7, 30)))
+    for fn in (lambda: e / 3.0, lambda: e * w, lambda: gradc.where(w > 0, e, w), lambda: e.sum(1),
+               lambda: (e + w).exp(), lambda: gradc.tensor(2.0, dtype=gradc.float64).expand(7, 30) * w):
+        want = _numpy_refs(lambda: fn().numpy())
+        got = fn().numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    shapes = [k[4] for k in _compiled_keys() if k[4] is not None]
+    assert ((7, 1), ()) in shapes and ((1, 1), (7, 30)) in shapes
+    assert not [k for k in eager_cpu._entries if eager_cpu._entries[k] is eager_cpu._NUMPY]
+    t = gradc.tensor(rng.standard_normal((30, 7))).t()   # transposed: NumPy reads it in place
+    np.testing.assert_allclose((t * 2).numpy(), t.numpy() * 2)
+
+
+def test_ops_with_three_operands_take_the_kernel_path_when_any_is_large(kernels, monkeypatch):
+    monkeypatch.setattr(eager_cpu, "MIN_ELEMENTS", 100)
+    big = gradc.tensor(np.linspace(-1, 1, 200))
+    out = gradc.where(gradc.tensor(True), gradc.tensor(0.5), big)
+    assert out.tolist() == [0.5] * 200
+    assert [k[0] for k in _compiled_keys()] == ["where"]
