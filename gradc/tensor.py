@@ -262,20 +262,7 @@ class Tensor(TensorAPI):
         types, out_types = info.types(op, inputs, attrs)
         if dev is None or dev.type == "cpu":
             on_gpu = False
-            n = len(inputs)        # (the common arities without a list comprehension: eager ops are small)
-            result = None
-            big = eager_cpu.MIN_ELEMENTS
-            if info.native and n and (inputs[0]._data.size >= big or n > 1 and (
-                    inputs[1]._data.size >= big or n > 2 and any([x._data.size >= big for x in inputs[2:]]))):
-                result = eager_cpu.run(op, [x._data for x in inputs], attrs, types)
-            if result is not None:
-                pass
-            elif n == 2:
-                result = op.forward(inputs[0]._data, inputs[1]._data, **attrs)
-            elif n == 1:
-                result = op.forward(inputs[0]._data, **attrs)
-            else:
-                result = op.forward(*[x._data for x in inputs], **attrs)
+            result = _run_on_host(info, op, inputs, attrs, types)
             arrays = result if type(result) is tuple else (result,)
         else:
             on_gpu = True
@@ -662,6 +649,23 @@ def _contiguous_device_view(d: DeviceArray, key):
         return None
     offset = v.__array_interface__["data"][0] - probe.__array_interface__["data"][0] if v.size else 0
     return DeviceArray(d.driver, d.buffer, v.shape, d.dtype, d.offset + offset)
+
+
+def _run_on_host(info, op, inputs, attrs, types):
+    """The result(s) of ``op`` on CPU tensors: a compiled kernel when an operand is large
+    (``codegen/eager_cpu.py``), otherwise the op's NumPy reference."""
+    n = len(inputs)
+    big = eager_cpu.MIN_ELEMENTS
+    if info.native and n and (inputs[0]._data.size >= big or n > 1 and (
+            inputs[1]._data.size >= big or n > 2 and any([x._data.size >= big for x in inputs[2:]]))):
+        result = eager_cpu.run(op, [x._data for x in inputs], attrs, types)
+        if result is not None:
+            return result
+    if n == 2:            # (the common arities without a list comprehension: eager ops are small)
+        return op.forward(inputs[0]._data, inputs[1]._data, **attrs)
+    if n == 1:
+        return op.forward(inputs[0]._data, **attrs)
+    return op.forward(*[x._data for x in inputs], **attrs)
 
 
 def _link_view(op, inputs, attrs, t, on_gpu):
