@@ -118,3 +118,12 @@ def test_leaf_grads_are_copies_when_a_gradient_is_shared():
     assert e.grad.is_contiguous() and e.grad.tolist() == [[1.0] * 3] * 2
     e.grad.add_(1)
     assert e.grad.tolist() == [[2.0] * 3] * 2
+
+
+def test_gradient_accumulation_overflows_quietly():
+    x = gradc.tensor([1.0], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (x * 3e38).sum().backward()
+        (x * 3e38).sum().backward()     # 3e38 + 3e38 overflows float32 in the in-place accumulation
+    assert x.grad.tolist() == [float("inf")]

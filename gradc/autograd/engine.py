@@ -11,8 +11,11 @@ import heapq
 
 import numpy as np
 
+from ..ops.quiet import quiet
 from . import grad_mode
 from .node import AccumulateGrad, Node
+
+_add_quietly = quiet(np.add)      # inf + -inf accumulates to nan without a warning, as in PyTorch
 
 
 def _add(a, b):
@@ -62,7 +65,7 @@ def _accumulate(node: AccumulateGrad, grad, create_graph: bool):
         if (not acc._requires_grad and acc._data.shape == grad._data.shape and acc._dtype is grad._dtype
                 and isinstance(acc._data, np.ndarray) and isinstance(grad._data, np.ndarray)
                 and acc._data.flags.writeable):
-            np.add(acc._data, grad._data, out=acc._data)     # grad += new_grad, in place
+            _add_quietly(acc._data, grad._data, out=acc._data)     # grad += new_grad, in place
             acc._version_counter.value += 1
         else:
             with grad_mode.no_grad():
