@@ -127,3 +127,19 @@ def test_gradient_accumulation_overflows_quietly():
         (x * 3e38).sum().backward()
         (x * 3e38).sum().backward()     # 3e38 + 3e38 overflows float32 in the in-place accumulation
     assert x.grad.tolist() == [float("inf")]
+
+
+@pytest.mark.parametrize("call,name", [(lambda x: x.var(1), "var"), (lambda x: x.std(1), "std"),
+                                       (lambda x: x.var(), None)])
+def test_var_without_degrees_of_freedom_warns_as_pytorch_does(call, name):
+    x = gradc.ones(3, 1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = call(x)
+    if name is None:                    # three elements, correction 1: fine
+        assert not caught and out.item() == 0.0
+        return
+    assert [str(w.message).split("(")[0] for w in caught] == [f"{name}"]
+    assert caught[0].category is UserWarning and caught[0].filename == __file__
+    assert "degrees of freedom is <= 0" in str(caught[0].message)
+    assert np.isnan(out.numpy()).all()

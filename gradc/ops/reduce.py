@@ -2,9 +2,12 @@
 var, std, logsumexp, softmax and log_softmax, and sum_to (the adjoint of broadcasting)."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import dtypes
+from .._warnings import warn_at_user_code
 from .quiet import quiet
 from .registry import NONDIFF, PURE, REDUCTION, ShapeError, TypeInfo, defop
 from .rules import (check_dims, expand_reduced, fmt_shape, keep_reduced, reduced_shape,
@@ -204,8 +207,14 @@ defop("norm", infer=_reduce_infer("norm", float_only=True), forward=_norm_forwar
       node_name="LinalgVectorNormBackward0")
 
 
-def _var_forward(x, dims, correction, keepdim):
-    with np.errstate(all="ignore"):
+def _var_forward(x, dims, correction, keepdim, name="var"):
+    """np.var; at no degrees of freedom left it warns as PyTorch does (NumPy's own warning and
+    its nan or inf results aside, the values agree)."""
+    if reduction_count(x.shape, dims) - correction <= 0:
+        warn_at_user_code(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+                          "reduction factor (input numel divided by output numel).")
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
         return np.asarray(np.var(x, axis=tuple(dims), ddof=correction, keepdims=keepdim))
 
 
@@ -229,7 +238,7 @@ def _std_vjp(ctx, g):
 defop("var", infer=_reduce_infer("var", float_only=True), forward=_var_forward, vjp=_var_vjp,
       saves=("in0",), traits=RED, attr_names=("dims", "correction", "keepdim"), node_name="VarBackward0")
 defop("std", infer=_reduce_infer("std", float_only=True),
-      forward=lambda x, dims, correction, keepdim: np.sqrt(_var_forward(x, dims, correction, keepdim)),
+      forward=lambda x, dims, correction, keepdim: np.sqrt(_var_forward(x, dims, correction, keepdim, "std")),
       vjp=_std_vjp, saves=("in0", "out0"), traits=RED, attr_names=("dims", "correction", "keepdim"),
       node_name="StdBackward0")
 
