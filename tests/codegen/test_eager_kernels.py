@@ -231,3 +231,14 @@ def test_ops_with_three_operands_take_the_kernel_path_when_any_is_large(kernels,
     out = gradc.where(gradc.tensor(True), gradc.tensor(0.5), big)
     assert out.tolist() == [0.5] * 200
     assert [k[0] for k in _compiled_keys()] == ["where"]
+
+
+def test_environment_switch():
+    import os
+    import subprocess
+    import sys
+    code = "from gradc.codegen import eager_cpu; print(eager_cpu.ENABLED)"
+    for value, want in (("0", "False"), ("1", "True")):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                             env={**os.environ, "GRADC_EAGER_KERNELS": value})
+        assert out.stdout.strip() == want
