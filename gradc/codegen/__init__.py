@@ -12,6 +12,8 @@ cuda_driver   device memory and launches: PyCUDA, or the CPU simulator (GRADC_CU
 backend_cuda  executor backend and eager ops on CUDA tensors
 gpusim        the SIMT simulator (GPU threads as CPU threads)
 backend_cpu   executor glue: gradc.fused regions (lower_fused) and matmul -> native kernels
+host_buffers  cache-line aligned host arrays; Recycler, the pool of a kernel result's buffers
+eager_cpu     eager CPU ops on large tensors as compiled single-op kernels; pooled zeros
 
 Submodules import llvmlite; this package imports nothing eagerly.
 """

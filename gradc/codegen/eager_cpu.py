@@ -29,6 +29,8 @@ import logging
 import os
 import threading
 
+import numpy as np
+
 from .host_buffers import Recycler
 
 log = logging.getLogger("gradc.codegen")
@@ -118,6 +120,23 @@ def _shared_pool(shape, dtype) -> _SharedRecycler:
 # exponent as an attribute, and canonicalize turns x ** 2 into x * x; as a kernel operand it
 # would be a libm pow per element (4x NumPy's square). Such a value is part of the cache key.
 _BAKED_OPERANDS = {"pow": 1}
+
+
+def zeros(shape, dtype):
+    """``np.zeros(shape, dtype)``, for a NumPy reference that scatters into a large result: a
+    pooled buffer filled with zeros when the path is on and the result large (a fresh 16 MiB
+    of zeros is 4096 page faults once written; a fill of a reused buffer is a copy's time)."""
+    shape = tuple(shape)
+    dtype = np.dtype(dtype)
+    n = 1
+    for d in shape:
+        n *= d
+    if not ENABLED or n < MIN_ELEMENTS:
+        return np.zeros(shape, dtype)
+    with _run_lock:                       # (a shared buffer is handed out once referenced)
+        out = _shared_pool(shape, dtype).get()[0]
+    out.fill(0)
+    return out
 
 
 def _baked_operand(op, types):

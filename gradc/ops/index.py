@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from ..codegen import eager_cpu
 from .registry import PURE, ShapeError, TypeInfo, defop
 from .rules import fmt_shape, unbroadcast
 
@@ -127,7 +128,7 @@ def scatter_add_at(out, index, values):
 
 
 def _index_backward_forward(g, *idx, key, shape):
-    out = np.zeros(tuple(shape), dtype=g.dtype)
+    out = eager_cpu.zeros(shape, g.dtype)
     view, advanced = _view(out, key, idx)
     if advanced is None:             # basic indexing never repeats an element
         view[...] = g
@@ -244,7 +245,7 @@ def _scatter_add_infer(types, attrs):
 
 
 def _scatter_add_forward(idx, src, dim, shape):
-    out = np.zeros(tuple(shape), dtype=src.dtype)
+    out = eager_cpu.zeros(shape, src.dtype)
     return scatter_add_at(out, _grid(idx, dim), src)
 
 

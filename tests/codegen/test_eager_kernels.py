@@ -242,3 +242,23 @@ def test_environment_switch():
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                              env={**os.environ, "GRADC_EAGER_KERNELS": value})
         assert out.stdout.strip() == want
+
+
+def test_scatters_into_pooled_zeros(kernels):
+    rng = np.random.default_rng(6)
+    logits = rng.standard_normal((50, 40))
+    labels = rng.integers(0, 40, 50)
+    for _ in range(3):                   # later rounds reuse (and must re-zero) earlier buffers
+        x = gradc.tensor(logits, requires_grad=True)
+        x.gather(1, gradc.tensor(labels).unsqueeze(1)).sum().backward()
+        want = np.zeros_like(logits)
+        want[np.arange(50), labels] = 1.0
+        np.testing.assert_array_equal(x.grad.numpy(), want)
+        y = gradc.tensor(logits, requires_grad=True)
+        (y[gradc.tensor(labels[:10])] * 2).sum().backward()
+        want = np.zeros_like(logits)
+        np.add.at(want, labels[:10], 2.0)
+        np.testing.assert_array_equal(y.grad.numpy(), want)
+        junk = gradc.tensor(logits) * 7.0          # leaves garbage in a pooled (50, 40) buffer
+        del junk
+    assert eager_cpu.zeros((3, 4), np.float32).tolist() == [[0.0] * 4] * 3
