@@ -13,9 +13,12 @@ array costs some 9 ms of page faults here, more than the kernel that fills it, a
 step makes twelve. Pools per kernel, as ``@gradc.compile`` keeps, held twice NumPy's memory
 between W4's steps; ``clear()`` gives the buffers back.
 
-Measured (in-process A/B, this 2-core machine, forward+backward per step): W1 0.48-0.61x,
-W3 0.35-0.45x, W4 0.54-0.61x the NumPy references' time; a logsumexp over 4096x1024 is 20x
-faster (one fused kernel instead of four NumPy passes and temporaries).
+Measured (in-process A/B, this 2-core machine, forward+backward per step with the path on and
+off): W1 0.26-0.31x, W3 0.17-0.28x, W4 0.35-0.37x the NumPy references' time; a logsumexp
+over 4096x1024 is 20x faster (one fused kernel instead of four NumPy passes and temporaries).
+A broadcast view (an ``expand``) goes in as the memory it repeats; other strided operands stay
+on NumPy, which reads them in place. ``zeros`` gives scatters (gather's and indexing's
+backward) pooled zero-filled results too.
 
 An op is compiled on its ``WARMUP``-th call with one key, so a one-off op on a big array
 does not pay a compile (10-40 ms; the disk cache makes later processes cheap). An op whose
