@@ -17,8 +17,8 @@ Measured (in-process A/B, this 2-core machine, forward+backward per step with th
 off): W1 0.26-0.31x, W3 0.17-0.28x, W4 0.35-0.37x the NumPy references' time; a logsumexp
 over 4096x1024 is 20x faster (one fused kernel instead of four NumPy passes and temporaries).
 A broadcast view (an ``expand``) goes in as the memory it repeats; other strided operands stay
-on NumPy, which reads them in place. ``zeros`` gives scatters (gather's and indexing's
-backward) pooled zero-filled results too.
+on NumPy, which reads them in place. ``empty`` and ``zeros`` give NumPy references' large
+results (matmul's, the scatters of gather's and indexing's backward) pooled buffers too.
 
 An op is compiled on its ``WARMUP``-th call with one key, so a one-off op on a big array
 does not pay a compile (10-40 ms; the disk cache makes later processes cheap). An op whose
@@ -38,7 +38,9 @@ from .host_buffers import Recycler
 
 log = logging.getLogger("gradc.codegen")
 
-MIN_ELEMENTS = 1 << 18        # 1 MiB of f32: below it a kernel call (about 20 us of overhead) wins little or loses
+MIN_ELEMENTS = 1 << 19        # 2 MiB of f32: below it a kernel call (about 20 us of overhead) wins little or
+                              # loses (W2's 256x1024 elementwise ops ran 0.2-0.5 ms slower per step as kernels)
+POOL_MIN_ELEMENTS = 1 << 16   # ``empty``/``zeros`` pool results from 256 KiB of f32 (past malloc's mmap threshold)
 WARMUP = 2                    # compile on the second call with one key
 POOL_BYTES = 256 << 20        # most bytes of result buffers kept for reuse, over all shapes
 ENABLED = os.environ.get("GRADC_EAGER_KERNELS", "1") != "0"
@@ -125,19 +127,26 @@ def _shared_pool(shape, dtype) -> _SharedRecycler:
 _BAKED_OPERANDS = {"pow": 1}
 
 
-def zeros(shape, dtype):
-    """``np.zeros(shape, dtype)``, for a NumPy reference that scatters into a large result: a
-    pooled buffer filled with zeros when the path is on and the result large (a fresh 16 MiB
-    of zeros is 4096 page faults once written; a fill of a reused buffer is a copy's time)."""
+def empty(shape, dtype):
+    """``np.empty(shape, dtype)`` for a NumPy reference's large result (a matmul's, a scatter's):
+    a pooled buffer when the path is on and the result large, so that repeated steps reuse
+    memory instead of faulting in fresh pages (a fresh 16 MiB is 4096 page faults, about 9 ms)."""
     shape = tuple(shape)
     dtype = np.dtype(dtype)
     n = 1
     for d in shape:
         n *= d
-    if not ENABLED or n < MIN_ELEMENTS:
-        return np.zeros(shape, dtype)
+    if not ENABLED or n < POOL_MIN_ELEMENTS:
+        return np.empty(shape, dtype)
     with _run_lock:                       # (a shared buffer is handed out once referenced)
         out = _shared_pool(shape, dtype).get()[0]
+    return out
+
+
+def zeros(shape, dtype):
+    """``np.zeros(shape, dtype)`` as ``empty`` gives it (a fill of a reused buffer costs a copy's
+    time; fresh zeros cost a page fault per 4 KiB written)."""
+    out = empty(shape, dtype)
     out.fill(0)
     return out
 

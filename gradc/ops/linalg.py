@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from ..codegen import eager_cpu
 from .registry import PURE, ShapeError, TypeInfo, defop
 from .rules import broadcast_shapes, fmt_shape, same_dtype, unbroadcast
 
@@ -60,5 +61,12 @@ def _matmul_vjp(ctx, g):
     return [ga, gb]
 
 
-defop("matmul", infer=_matmul_infer, forward=np.matmul, vjp=_matmul_vjp, saves=("in0", "in1"),
+def _matmul_forward(a, b):
+    """np.matmul; a 2-D product writes a pooled buffer when large (``eager_cpu.empty``)."""
+    if a.ndim == 2 and b.ndim == 2 and a.dtype == b.dtype:
+        return np.matmul(a, b, out=eager_cpu.empty((a.shape[0], b.shape[1]), a.dtype))
+    return np.matmul(a, b)
+
+
+defop("matmul", infer=_matmul_infer, forward=_matmul_forward, vjp=_matmul_vjp, saves=("in0", "in1"),
       traits=frozenset({PURE, "matmul"}), num_inputs=2, node_name="MmBackward0")

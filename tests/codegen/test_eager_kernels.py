@@ -13,6 +13,7 @@ from tests.passes.programs import BINARY, REDUCE, UNARY, random_program
 def kernels(monkeypatch):
     """Every eager op of at least one element compiles on its first call."""
     monkeypatch.setattr(eager_cpu, "MIN_ELEMENTS", 1)
+    monkeypatch.setattr(eager_cpu, "POOL_MIN_ELEMENTS", 1)
     monkeypatch.setattr(eager_cpu, "WARMUP", 1)
     monkeypatch.setattr(eager_cpu, "ENABLED", True)
     eager_cpu.clear()
@@ -262,3 +263,18 @@ def test_scatters_into_pooled_zeros(kernels):
         junk = gradc.tensor(logits) * 7.0          # leaves garbage in a pooled (50, 40) buffer
         del junk
     assert eager_cpu.zeros((3, 4), np.float32).tolist() == [[0.0] * 4] * 3
+
+
+def test_large_matmul_results_come_from_the_pool(kernels):
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal((20, 30)), rng.standard_normal((30, 40))
+    x = gradc.tensor(a) @ gradc.tensor(b)
+    ptr = x.data_ptr()
+    np.testing.assert_allclose(x.numpy(), a @ b, rtol=1e-12)
+    del x
+    y = gradc.tensor(b.T) @ gradc.tensor(a.T)       # another product with a (40, 20) result...
+    z = gradc.tensor(a) @ gradc.tensor(b)           # ...and this one takes the freed (20, 40) buffer
+    assert z.data_ptr() == ptr and y.data_ptr() != ptr
+    np.testing.assert_allclose(z.numpy(), a @ b, rtol=1e-12)
+    v = gradc.tensor(rng.standard_normal(30)) @ gradc.tensor(b)   # 1-D operands: plain np.matmul
+    assert v.shape == (40,)
