@@ -291,6 +291,23 @@ class TensorAPI(TensorLikeMeta):
     def relu(self): return apply("relu", self)
     def abs(self): return apply("abs", self)
     def sign(self): return apply("sign", self)
+    def floor(self): return apply("floor", self)
+    def ceil(self): return apply("ceil", self)
+    def trunc(self): return apply("trunc", self)
+    fix = trunc
+
+    def frac(self):
+        if not self.dtype.is_floating_point:
+            raise NotImplementedError(f'"frac_cpu" not implemented for \'{self.dtype.tensor_type[:-6]}\'')
+        return apply("frac", self)
+
+    def round(self, decimals=0):
+        """Half to even; with ``decimals``, rounded to that many decimal places as PyTorch does."""
+        if decimals == 0:
+            return apply("round", self)
+        if not self.dtype.is_floating_point:
+            raise NotImplementedError(f'"round_cpu" not implemented for \'{self.dtype.tensor_type[:-6]}\'')
+        return apply("round", self, decimals=int(decimals))
     def square(self): return self ** 2
 
     def reciprocal(self):

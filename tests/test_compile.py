@@ -287,3 +287,19 @@ def test_keyword_arguments_and_defaults():
 def test_shape_errors_in_compiled_code_name_the_line():
     with pytest.raises(gradc.ShapeError, match=r"must match the size of tensor b \(4\).*at test_compile.py:\d+"):
         gradc.compile(lambda a, b: (a + b).sum())(gradc.ones(2, 3), gradc.ones(4))
+
+
+@pytest.mark.parametrize("dtype", [gradc.float32, gradc.float64])
+def test_rounding_ops_compiled_equal_eager(dtype):
+    def f(x):
+        y = x * 3
+        return (y.floor() * x + y.ceil() * 2 + y.round() * x + y.trunc() + y.frac() * x + y.round(decimals=1)).sum()
+    a = np.random.default_rng(8).standard_normal((7, 9))
+    xe = gradc.tensor(a, dtype=dtype, requires_grad=True)
+    xc = gradc.tensor(a, dtype=dtype, requires_grad=True)
+    le, lc = f(xe), gradc.compile(f)(xc)
+    le.backward()
+    lc.backward()
+    tol = 1e-4 if dtype is gradc.float32 else 1e-9
+    np.testing.assert_allclose(lc.item(), le.item(), rtol=tol)
+    np.testing.assert_allclose(xc.grad.numpy(), xe.grad.numpy(), rtol=tol, atol=tol)

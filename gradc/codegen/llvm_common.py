@@ -219,6 +219,22 @@ def _sign(ctx, a, dts, out, attrs, consts):
     return b.select(b.icmp_signed(">", x, zero), one, b.select(b.icmp_signed("<", x, zero), m1, zero))
 
 
+@lowers("floor", "ceil", "round", "trunc", "frac")
+def _rounding(ctx, a, dts, out, attrs, consts):
+    b, x, op = ctx.b, a[0], attrs["_op"]
+    if not _isf(out):
+        return x                         # integers are already whole
+    name = {"floor": "floor", "ceil": "ceil", "round": "roundeven", "trunc": "trunc", "frac": "trunc"}[op]
+    decimals = attrs.get("decimals") or 0
+    scale = const(out, 10.0 ** abs(decimals))
+    if decimals:              # PyTorch's round(decimals=d): nearbyint(x * 10**d) / 10**d
+        x = b.fmul(x, scale) if decimals > 0 else b.fdiv(x, scale)
+    r = b.call(ctx.intrinsic(f"llvm.{name}.{_fsfx(out)}", x.type, [x.type]), [x])
+    if decimals:
+        return b.fdiv(r, scale) if decimals > 0 else b.fmul(r, scale)
+    return b.fsub(x, r) if op == "frac" else r
+
+
 @lowers("clamp")
 def _clamp(ctx, a, dts, out, attrs, consts):
     b, x = ctx.b, a[0]

@@ -131,6 +131,34 @@ _unary("abs", np.abs, lambda ctx, g: [g[0] * ctx.input(0).sign()], saves=("in0",
 _unary("sign", lambda x: np.sign(x).astype(x.dtype), lambda ctx, g: [g[0] * 0], float_only=False)
 
 
+# ---- rounding: piecewise constant, so a zero gradient (PyTorch's FloorBackward0, ...); an
+# integer tensor is returned as it is (as a copy); round is half to even, as PyTorch's
+def _rounding(name, fn):
+    _unary(name, lambda x: fn(x) if x.dtype.kind == "f" else x.copy(), lambda ctx, g: [g[0] * 0],
+           float_only=False)
+
+
+_rounding("floor", np.floor)
+_rounding("ceil", np.ceil)
+_rounding("trunc", np.trunc)
+
+
+def _round_forward(x, decimals=0):
+    """Half to even; with ``decimals``, PyTorch's nearbyint(x * 10**d) / 10**d (for d < 0,
+    nearbyint(x / 10**-d) * 10**-d), in the tensor's dtype."""
+    if x.dtype.kind != "f":
+        return x.copy()
+    if not decimals:
+        return np.rint(x)
+    scale = x.dtype.type(10.0 ** abs(decimals))
+    return np.rint(x * scale) / scale if decimals > 0 else np.rint(x / scale) * scale
+
+
+_unary("round", _round_forward, lambda ctx, g: [g[0] * 0], float_only=False, attr_names=("decimals",),
+       node_name=lambda a: "RoundBackward1" if a.get("decimals") else "RoundBackward0")
+_unary("frac", lambda x: x - np.trunc(x), lambda ctx, g: [g[0]])
+
+
 def _clamp_forward(x, min=None, max=None):
     out = x
     if min is not None:

@@ -40,6 +40,20 @@ def ints_and_bools(n=101):
     return kb.build()
 
 
+def rounding(dtype="f32", n=500):
+    """floor, ceil, round (half to even, and to 2 decimals), trunc and frac, and integers through them."""
+    kb = KernelBuilder(f"rounding_{dtype}", (n,))
+    x = kb.op("mul", kb.load(kb.input("x", dtype, (n,))), 3.0)
+    v = kb.op("add", kb.op("floor", x), kb.op("mul", kb.op("ceil", x), 2.0))
+    v = kb.op("add", v, kb.op("mul", kb.op("round", x), 3.0))
+    v = kb.op("add", v, kb.op("mul", kb.op("trunc", x), 5.0))
+    v = kb.op("add", v, kb.op("mul", kb.op("frac", x), 7.0))
+    kb.store(kb.output("o", dtype, (n,)), kb.op("add", v, kb.op("round", x, decimals=2)))
+    i = kb.op("cast", x, dtype="i64")
+    kb.store(kb.output("i", "i64", (n,)), kb.op("add", kb.op("floor", i), kb.op("round", i)))
+    return kb.build()
+
+
 def reduce_program(kind, dtype, space, axes):
     kb = KernelBuilder(f"red_{kind}_{dtype}_{'x'.join(map(str, space))}_{''.join(map(str, axes))}", space)
     x = kb.load(kb.input("x", dtype, space))
@@ -150,7 +164,7 @@ def programs():
           broadcast_transpose("f64"), ints_and_bools(), softmax("f32"), softmax("f64", log=True),
           softmax("f32", n=300, m=16), layernorm("f32"), layernorm("f64"), mse("f32"), mse("f64"),
           layernorm_grad("f32"), layernorm_grad("f64"), row_and_column_sums("f64"), row_and_column_sums("f32"),
-          count_above_row_mean(),
+          count_above_row_mean(), rounding("f32"), rounding("f64"),
           bool_any_count(), matmul_relu_bias("f32"), matmul_relu_bias("f64"),
           build_matmul("bmm_f32", (3, 17, 9), (3, 9, 33), "f32"),
           build_matmul("mm_t_f64", (12, 8), (8, 10), "f64", a_strides=(1, 12)),

@@ -7,7 +7,8 @@ from gradc.codegen.kernel_ir import Index, KernelBuilder
 
 from .helpers import TOL, assert_kernel_matches, buffers
 
-UNARY = ["neg", "exp", "tanh", "sigmoid", "relu", "sin", "cos", "abs", "sign"]
+UNARY = ["neg", "exp", "tanh", "sigmoid", "relu", "sin", "cos", "abs", "sign", "floor", "ceil", "round",
+         "trunc", "frac"]
 SAFE_UNARY = {"log": lambda kb, x: kb.op("log", kb.op("add", kb.op("abs", x), 0.5)),
               "sqrt": lambda kb, x: kb.op("sqrt", kb.op("abs", x)),
               "rsqrt": lambda kb, x: kb.op("rsqrt", kb.op("add", kb.op("abs", x), 0.25))}

@@ -140,7 +140,10 @@ def test_version_counter_and_autograd_unchanged(kernels):
 
 
 @pytest.mark.parametrize("fn", UNARY + REDUCE + [lambda x: x.amax(-1), lambda x: x.amin(0), lambda x: x.relu(),
-                                                 lambda x: x.clamp(-1, 1), lambda x: x.abs().sqrt()],
+                                                 lambda x: x.clamp(-1, 1), lambda x: x.abs().sqrt(),
+                                                 lambda x: (x * 3).floor(), lambda x: (x * 3).ceil(),
+                                                 lambda x: (x * 3).round(), lambda x: (x * 3).trunc(),
+                                                 lambda x: (x * 3).frac(), lambda x: x.round(decimals=2)],
                          ids=lambda f: "")
 def test_nan_and_inf_propagate_as_in_numpy(kernels, fn):
     x = np.random.default_rng(3).standard_normal((8, 33))
