@@ -210,6 +210,22 @@ class TensorAPI(TensorLikeMeta):
             return NotImplemented
         return self.reciprocal() * other
 
+    # %, fmod and // (PyTorch's remainder, fmod, floor_divide); a Scalar other has no edge
+    def __mod__(self, other):
+        return self._binary("remainder", other, node_name=None if is_tensor_like(other)
+                            else grad_fn_name("RemainderBackward0", (0,)))
+
+    def __rmod__(self, other): return self._binary("remainder", other, reverse=True)
+    def remainder(self, other): return self % other
+
+    def fmod(self, other):
+        return self._binary("fmod", other, node_name=None if is_tensor_like(other)
+                            else grad_fn_name("FmodBackward0", (0,)))
+
+    def __floordiv__(self, other): return self._binary("floor_divide", other)
+    def __rfloordiv__(self, other): return self._binary("floor_divide", other, reverse=True)
+    def floor_divide(self, other): return self // other
+
     def __pow__(self, other):   # pow(Tensor, Scalar) has one edge, pow(Tensor, Tensor) two
         if (isinstance(other, (int, np.integer)) and not isinstance(other, bool) and other < 0
                 and not self.dtype.is_floating_point):

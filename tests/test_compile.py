@@ -303,3 +303,19 @@ def test_rounding_ops_compiled_equal_eager(dtype):
     tol = 1e-4 if dtype is gradc.float32 else 1e-9
     np.testing.assert_allclose(lc.item(), le.item(), rtol=tol)
     np.testing.assert_allclose(xc.grad.numpy(), xe.grad.numpy(), rtol=tol, atol=tol)
+
+
+def test_remainder_fmod_floor_divide_compiled_equal_eager():
+    """They are NumPy steps in compiled code (no lowering); gradients flow through % and fmod."""
+    def f(x, y):
+        return ((x % y) * x + gradc.fmod(x, y) * y).sum() + (x.detach() // y.detach()).sum()
+    rng = np.random.default_rng(9)
+    a, b = rng.standard_normal((5, 4)) * 5, rng.standard_normal(4) + 3
+    xe, ye = gradc.tensor(a, requires_grad=True), gradc.tensor(b, requires_grad=True)
+    xc, yc = gradc.tensor(a, requires_grad=True), gradc.tensor(b, requires_grad=True)
+    le, lc = f(xe, ye), gradc.compile(f)(xc, yc)
+    le.backward()
+    lc.backward()
+    np.testing.assert_allclose(lc.item(), le.item(), rtol=1e-12)
+    np.testing.assert_allclose(xc.grad.numpy(), xe.grad.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(yc.grad.numpy(), ye.grad.numpy(), rtol=1e-12, atol=1e-12)

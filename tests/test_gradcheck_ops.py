@@ -208,6 +208,8 @@ unary("round", "round(decimals)", lambda a: a.round(decimals=1) * a,
       values=lambda r, s: away(r, s, tuple(k / 10 + 0.05 for k in range(-20, 20)), 0.01))
 unary("trunc", "trunc", lambda a: a.trunc() * a, values=_WHOLE)
 unary("frac", "frac", lambda a: a.frac() * a, values=_WHOLE)
+binary("remainder", "%", lambda a, b: (a % b) * a, values_b=lambda r, s: away(r, s, (0.0,), 0.5))
+binary("fmod", "fmod", lambda a, b: gradc.fmod(a, b) * b, values_b=lambda r, s: away(r, s, (0.0,), 0.5))
 unary("clamp", "clamp(min,max)", lambda a: a.clamp(-0.5, 0.5), values=lambda r, s: away(r, s, (-0.5, 0.5), 0.1))
 unary("clamp", "clamp(min)", lambda a: a.clamp(min=0.3), values=lambda r, s: away(r, s, (0.3,), 0.1))
 unary("clamp", "clamp(max)", lambda a: a.clamp(max=-0.2), values=lambda r, s: away(r, s, (-0.2,), 0.1))
@@ -656,8 +658,23 @@ def test_gradgradcheck(c, draw):
     assert gradgradcheck(fn, inputs, eps=c.eps, atol=c.atol, rtol=c.rtol)
 
 
+# ops that record a node whose backward raises, as PyTorch's do (its NotImplemented node)
+RAISING_DERIVATIVES = {"floor_divide": "derivative for aten::floor_divide is not implemented"}
+
+
+@pytest.mark.parametrize("op", sorted(RAISING_DERIVATIVES))
+def test_derivatives_that_raise_like_pytorch(op):
+    a = gradc.tensor([3.5, -3.5], requires_grad=True)
+    out = gradc.ops.dispatch.apply(op, a, gradc.tensor(2.0))
+    assert out.requires_grad and type(out.grad_fn).__name__ == "NotImplemented"
+    with pytest.raises(RuntimeError, match=RAISING_DERIVATIVES[op]):
+        out.sum().backward()
+    with pytest.raises(RuntimeError, match=RAISING_DERIVATIVES[op]):
+        gradc.compile(lambda x: gradc.ops.dispatch.apply(op, x, gradc.tensor(2.0)).sum())(a)
+
+
 def test_every_differentiable_op_has_a_case():
-    differentiable = {n for n, op in all_ops().items() if not op.has(NONDIFF)}
+    differentiable = {n for n, op in all_ops().items() if not op.has(NONDIFF)} - set(RAISING_DERIVATIVES)
     covered = {c.op for c in CASES}
     assert differentiable - covered == set(), "ops with no gradcheck case"
     assert covered - differentiable == set(), "cases naming ops that are not differentiable table ops"

@@ -159,6 +159,68 @@ _unary("round", _round_forward, lambda ctx, g: [g[0] * 0], float_only=False, att
 _unary("frac", lambda x: x - np.trunc(x), lambda ctx, g: [g[0]])
 
 
+# ---- remainder, fmod, floor_divide (PyTorch's %, fmod, //) ----------------------------------
+# Pure but not elementwise for the fuser: an exact fmod needs libm, which the kernels do not
+# call, so compiled code runs these NumPy references as steps of their own. PyTorch raises
+# ZeroDivisionError for an integer divisor of 0; float divisors of 0 give inf/nan quietly.
+def _check_integer_divisor(b):
+    if b.dtype.kind in "iu" and not np.all(b):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _remainder_forward(a, b):
+    """Python's modulo (the result takes the divisor's sign), computed as PyTorch does for
+    floats: fmod, then the divisor added where the signs differ."""
+    _check_integer_divisor(b)
+    if a.dtype.kind != "f":
+        return np.remainder(a, b)
+    mod = np.fmod(a, b)
+    return np.where((mod != 0) & ((b < 0) != (mod < 0)), mod + b, mod)
+
+
+def _fmod_forward(a, b):
+    _check_integer_divisor(b)
+    return np.fmod(a, b)
+
+
+def _floor_divide_forward(a, b):
+    _check_integer_divisor(b)
+    return np.floor_divide(a, b)       # CPython's floor division, PyTorch's algorithm too
+
+
+def _remainder_vjp(ctx, g):
+    """d/da = 1, d/db = -floor(a / b) (the quotient is piecewise constant: computed detached)."""
+    sa, sb = _shapes(ctx)
+    a, b = ctx.input(0), ctx.input(1)
+    from .dispatch import apply
+    ga = unbroadcast(g[0], sa) if ctx.needs_input_grad[0] else None
+    gb = (unbroadcast(-g[0] * apply("floor_divide", a.detach(), b.detach()), sb)
+          if ctx.needs_input_grad[1] else None)
+    return [ga, gb]
+
+
+def _fmod_vjp(ctx, g):
+    """d/da = 1, d/db = -trunc(a / b)."""
+    sa, sb = _shapes(ctx)
+    a, b = ctx.input(0), ctx.input(1)
+    ga = unbroadcast(g[0], sa) if ctx.needs_input_grad[0] else None
+    gb = unbroadcast(-g[0] * (a.detach() / b.detach()).trunc(), sb) if ctx.needs_input_grad[1] else None
+    return [ga, gb]
+
+
+def _floor_divide_vjp(ctx, g):
+    raise RuntimeError("derivative for aten::floor_divide is not implemented")
+
+
+_DIVISION = frozenset({PURE})
+defop("remainder", infer=elementwise_rule()("remainder"), forward=quiet(_remainder_forward), vjp=_remainder_vjp,
+      saves=("in0", "in1"), traits=_DIVISION, num_inputs=2, node_name="RemainderBackward1")
+defop("fmod", infer=elementwise_rule()("fmod"), forward=quiet(_fmod_forward), vjp=_fmod_vjp,
+      saves=("in0", "in1"), traits=_DIVISION, num_inputs=2, node_name="FmodBackward1")
+defop("floor_divide", infer=elementwise_rule()("floor_divide"), forward=quiet(_floor_divide_forward),
+      vjp=_floor_divide_vjp, traits=_DIVISION, num_inputs=2, node_name="NotImplemented")
+
+
 def _clamp_forward(x, min=None, max=None):
     out = x
     if min is not None:
