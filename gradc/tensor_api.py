@@ -243,12 +243,23 @@ class TensorAPI(TensorLikeMeta):
     def __abs__(self): return self.abs()
 
     mul = __mul__
-    div = __truediv__
-    divide = __truediv__
     multiply = __mul__
     pow = __pow__
 
     def true_divide(self, other): return self.__truediv__(other)
+
+    def div(self, other, *, rounding_mode=None):
+        if rounding_mode is None:
+            return self / other
+        if rounding_mode not in ("trunc", "floor"):
+            raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                               f"'{rounding_mode}'")
+        if not (is_tensor_like(other) or _is_scalar(other)):
+            raise TypeError(f"div(): argument 'other' must be Tensor or Number, not {type(other).__name__}")
+        (a, b), _ = promote_operands([self, other])
+        return apply("div_rounding", a, b, mode=rounding_mode)
+
+    divide = div
     def neg(self): return apply("neg", self)
     negative = neg
 

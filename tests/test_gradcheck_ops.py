@@ -210,6 +210,10 @@ unary("trunc", "trunc", lambda a: a.trunc() * a, values=_WHOLE)
 unary("frac", "frac", lambda a: a.frac() * a, values=_WHOLE)
 binary("remainder", "%", lambda a, b: (a % b) * a, values_b=lambda r, s: away(r, s, (0.0,), 0.5))
 binary("fmod", "fmod", lambda a, b: gradc.fmod(a, b) * b, values_b=lambda r, s: away(r, s, (0.0,), 0.5))
+binary("div_rounding", "div(floor)", lambda a, b: a.div(b, rounding_mode="floor") * a + b,
+       values_b=lambda r, s: away(r, s, (0.0,), 0.5))
+binary("div_rounding", "div(trunc)", lambda a, b: a.div(b, rounding_mode="trunc") * b,
+       values_b=lambda r, s: away(r, s, (0.0,), 0.5))
 unary("clamp", "clamp(min,max)", lambda a: a.clamp(-0.5, 0.5), values=lambda r, s: away(r, s, (-0.5, 0.5), 0.1))
 unary("clamp", "clamp(min)", lambda a: a.clamp(min=0.3), values=lambda r, s: away(r, s, (0.3,), 0.1))
 unary("clamp", "clamp(max)", lambda a: a.clamp(max=-0.2), values=lambda r, s: away(r, s, (-0.2,), 0.1))

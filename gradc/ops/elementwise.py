@@ -212,6 +212,25 @@ def _floor_divide_vjp(ctx, g):
     raise RuntimeError("derivative for aten::floor_divide is not implemented")
 
 
+def _div_rounding_forward(a, b, mode):
+    """torch.div(a, b, rounding_mode=mode): 'floor' as //, 'trunc' toward zero (C's integer
+    division; for floats trunc(a / b))."""
+    _check_integer_divisor(b)
+    if mode == "floor":
+        return np.floor_divide(a, b)
+    if a.dtype.kind == "f":
+        return np.trunc(a / b)
+    q = np.floor_divide(a, b)
+    return q + ((np.remainder(a, b) != 0) & ((a < 0) != (b < 0)))
+
+
+def _div_rounding_vjp(ctx, g):
+    """Piecewise constant: zero gradients (PyTorch's DivBackward2 with a rounding mode)."""
+    sa, sb = _shapes(ctx)
+    return [unbroadcast(g[0] * 0, sa) if ctx.needs_input_grad[0] else None,
+            unbroadcast(g[0] * 0, sb) if ctx.needs_input_grad[1] else None]
+
+
 _DIVISION = frozenset({PURE})
 defop("remainder", infer=elementwise_rule()("remainder"), forward=quiet(_remainder_forward), vjp=_remainder_vjp,
       saves=("in0", "in1"), traits=_DIVISION, num_inputs=2, node_name="RemainderBackward1")
@@ -219,6 +238,8 @@ defop("fmod", infer=elementwise_rule()("fmod"), forward=quiet(_fmod_forward), vj
       saves=("in0", "in1"), traits=_DIVISION, num_inputs=2, node_name="FmodBackward1")
 defop("floor_divide", infer=elementwise_rule()("floor_divide"), forward=quiet(_floor_divide_forward),
       vjp=_floor_divide_vjp, traits=_DIVISION, num_inputs=2, node_name="NotImplemented")
+defop("div_rounding", infer=elementwise_rule()("div_rounding"), forward=quiet(_div_rounding_forward),
+      vjp=_div_rounding_vjp, traits=_DIVISION, num_inputs=2, attr_names=("mode",), node_name="DivBackward2")
 
 
 def _clamp_forward(x, min=None, max=None):
