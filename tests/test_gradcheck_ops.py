@@ -208,6 +208,8 @@ unary("round", "round(decimals)", lambda a: a.round(decimals=1) * a,
       values=lambda r, s: away(r, s, tuple(k / 10 + 0.05 for k in range(-20, 20)), 0.01))
 unary("trunc", "trunc", lambda a: a.trunc() * a, values=_WHOLE)
 unary("frac", "frac", lambda a: a.frac() * a, values=_WHOLE)
+unary("silu", "silu", lambda a: gradc.nn.functional.silu(a))
+unary("leaky_relu", "leaky_relu", lambda a: gradc.nn.functional.leaky_relu(a, 0.2) * a, values=away)
 binary("remainder", "%", lambda a, b: (a % b) * a, values_b=lambda r, s: away(r, s, (0.0,), 0.5))
 binary("fmod", "fmod", lambda a, b: gradc.fmod(a, b) * b, values_b=lambda r, s: away(r, s, (0.0,), 0.5))
 binary("div_rounding", "div(floor)", lambda a, b: a.div(b, rounding_mode="floor") * a + b,

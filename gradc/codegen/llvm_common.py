@@ -198,6 +198,17 @@ def _relu(ctx, a, dts, out, attrs, consts):
     return b.select(neg, zero, x)
 
 
+@lowers("silu")
+def _silu(ctx, a, dts, out, attrs, consts):
+    return ctx.b.fmul(a[0], ctx.call_math("sigmoid", out, a[0]))
+
+
+@lowers("leaky_relu")
+def _leaky_relu(ctx, a, dts, out, attrs, consts):
+    b, x = ctx.b, a[0]
+    return b.select(b.fcmp_ordered(">", x, const(out, 0)), x, b.fmul(x, const(out, attrs["negative_slope"])))
+
+
 @lowers("abs")
 def _abs(ctx, a, dts, out, attrs, consts):
     b, x = ctx.b, a[0]
@@ -762,7 +773,7 @@ class RowWork:
 FLOAT_EXACT_INDEX = 1 << 24
 
 # values worth keeping in memory rather than computing again in a later pass over the row
-EXPENSIVE_OPS = frozenset(("exp", "log", "tanh", "sigmoid", "sin", "cos", "pow", "log1p", "expm1", "erf"))
+EXPENSIVE_OPS = frozenset(("exp", "log", "tanh", "sigmoid", "silu", "sin", "cos", "pow", "log1p", "expm1", "erf"))
 EXPENSIVE_COST = 8
 # a kept value costs a store in the pass that computes it and a load in each later pass
 # (both from L1: a row is small); keep it when the store pass saves at least this many ops

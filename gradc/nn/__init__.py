@@ -1,7 +1,7 @@
 """gradc.nn: Module, Parameter and a few layers, with PyTorch's names and behaviour."""
 from . import functional, init
-from .modules import Identity, Linear, Module, ReLU, Sequential, Sigmoid, Tanh
+from .modules import Identity, LeakyReLU, Linear, Module, ReLU, Sequential, SiLU, Sigmoid, Tanh
 from .parameter import Parameter
 
-__all__ = ["Module", "Parameter", "Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "Identity", "functional",
-           "init"]
+__all__ = ["Module", "Parameter", "Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "SiLU", "LeakyReLU", "Identity",
+           "functional", "init"]

@@ -12,6 +12,16 @@ def relu(x):
     return x.relu()
 
 
+def silu(x, inplace=False):
+    from ..ops.dispatch import apply
+    return apply("silu", x if x.dtype.is_floating_point else x.float())
+
+
+def leaky_relu(x, negative_slope=0.01, inplace=False):
+    from ..ops.dispatch import apply
+    return apply("leaky_relu", x, negative_slope=float(negative_slope))
+
+
 def tanh(x):
     return x.tanh()
 

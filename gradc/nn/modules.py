@@ -191,9 +191,26 @@ class Sigmoid(Module):
         return x.sigmoid()
 
 
+class SiLU(Module):
+    def forward(self, x):
+        return F.silu(x)
+
+
+class LeakyReLU(Module):
+    def __init__(self, negative_slope=0.01, inplace=False):
+        super().__init__()
+        self.negative_slope = negative_slope
+
+    def extra_repr(self):
+        return f"negative_slope={self.negative_slope}"
+
+    def forward(self, x):
+        return F.leaky_relu(x, self.negative_slope)
+
+
 class Identity(Module):
     def forward(self, x):
         return x
 
 
-__all__ = ["Module", "Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "Identity", "Tensor"]
+__all__ = ["Module", "Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "SiLU", "LeakyReLU", "Identity", "Tensor"]

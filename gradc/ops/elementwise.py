@@ -127,6 +127,21 @@ def _where_zero(cond, g):
 
 _unary("relu", lambda x: np.maximum(x, np.zeros((), x.dtype)),
        lambda ctx, g: [_where_zero(ctx.output(0) > 0, g[0])], saves=("out0",), float_only=False)
+def _silu_vjp(ctx, g):
+    """PyTorch's SiluBackward0: g * s * (1 + x * (1 - s)), s = sigmoid(x)."""
+    x = ctx.input(0)
+    s = x.sigmoid()
+    return [g[0] * (s * (1 + x * (1 - s)))]
+
+
+def _leaky_relu_vjp(ctx, g):
+    from ..tensor_api import where
+    return [where(ctx.input(0) > 0, g[0], g[0] * ctx.attrs["negative_slope"])]
+
+
+_unary("silu", lambda x: x * (1 / (1 + np.exp(-x))), _silu_vjp, saves=("in0",), node_name="SiluBackward0")
+_unary("leaky_relu", lambda x, negative_slope: np.where(x > 0, x, x * x.dtype.type(negative_slope)),
+       _leaky_relu_vjp, saves=("in0",), attr_names=("negative_slope",), node_name="LeakyReluBackward0")
 _unary("abs", np.abs, lambda ctx, g: [g[0] * ctx.input(0).sign()], saves=("in0",), float_only=False)
 _unary("sign", lambda x: np.sign(x).astype(x.dtype), lambda ctx, g: [g[0] * 0], float_only=False)
 

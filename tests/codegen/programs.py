@@ -41,13 +41,15 @@ def ints_and_bools(n=101):
 
 
 def rounding(dtype="f32", n=500):
-    """floor, ceil, round (half to even, and to 2 decimals), trunc and frac, and integers through them."""
+    """floor, ceil, round (half to even, and to 2 decimals), trunc and frac, and integers through them;
+    silu and leaky_relu."""
     kb = KernelBuilder(f"rounding_{dtype}", (n,))
     x = kb.op("mul", kb.load(kb.input("x", dtype, (n,))), 3.0)
     v = kb.op("add", kb.op("floor", x), kb.op("mul", kb.op("ceil", x), 2.0))
     v = kb.op("add", v, kb.op("mul", kb.op("round", x), 3.0))
     v = kb.op("add", v, kb.op("mul", kb.op("trunc", x), 5.0))
     v = kb.op("add", v, kb.op("mul", kb.op("frac", x), 7.0))
+    v = kb.op("add", v, kb.op("mul", kb.op("silu", x), kb.op("leaky_relu", x, negative_slope=0.25)))
     kb.store(kb.output("o", dtype, (n,)), kb.op("add", v, kb.op("round", x, decimals=2)))
     i = kb.op("cast", x, dtype="i64")
     kb.store(kb.output("i", "i64", (n,)), kb.op("add", kb.op("floor", i), kb.op("round", i)))

@@ -143,7 +143,9 @@ def test_version_counter_and_autograd_unchanged(kernels):
                                                  lambda x: x.clamp(-1, 1), lambda x: x.abs().sqrt(),
                                                  lambda x: (x * 3).floor(), lambda x: (x * 3).ceil(),
                                                  lambda x: (x * 3).round(), lambda x: (x * 3).trunc(),
-                                                 lambda x: (x * 3).frac(), lambda x: x.round(decimals=2)],
+                                                 lambda x: (x * 3).frac(), lambda x: x.round(decimals=2),
+                                                 lambda x: gradc.nn.functional.silu(x),
+                                                 lambda x: gradc.nn.functional.leaky_relu(x, 0.3)],
                          ids=lambda f: "")
 def test_nan_and_inf_propagate_as_in_numpy(kernels, fn):
     x = np.random.default_rng(3).standard_normal((8, 33))
