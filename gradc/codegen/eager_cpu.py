@@ -29,6 +29,7 @@ canonicalize folded it into a view of an operand) is remembered and left to NumP
 from __future__ import annotations
 
 import logging
+import math
 import os
 import threading
 
@@ -97,58 +98,10 @@ def run(op, arrays, attrs, types):
         return tuple(entry.run(list(arrays)))
 
 
-class _SharedRecycler(Recycler):
-    """The pool of every eager kernel result of one shape and dtype; a new buffer is kept for
-    reuse while all these pools together hold at most ``POOL_BYTES``."""
-    __slots__ = ()
-    held = 0                  # bytes kept by all of them
-
-    def _keep(self, array) -> bool:
-        if _SharedRecycler.held + array.nbytes > POOL_BYTES:
-            return False
-        _SharedRecycler.held += array.nbytes
-        return True
-
-
-_pools: dict = {}
-
-
-def _shared_pool(shape, dtype) -> _SharedRecycler:
-    key = (tuple(shape), dtype)
-    pool = _pools.get(key)
-    if pool is None:
-        pool = _pools[key] = _SharedRecycler(shape, dtype)
-    return pool
-
-
 # Operands whose value, when 0-d, shapes the kernel: PyTorch's pow(Tensor, Scalar) has the
 # exponent as an attribute, and canonicalize turns x ** 2 into x * x; as a kernel operand it
 # would be a libm pow per element (4x NumPy's square). Such a value is part of the cache key.
 _BAKED_OPERANDS = {"pow": 1}
-
-
-def empty(shape, dtype):
-    """``np.empty(shape, dtype)`` for a NumPy reference's large result (a matmul's, a scatter's):
-    a pooled buffer when the path is on and the result large, so that repeated steps reuse
-    memory instead of faulting in fresh pages (a fresh 16 MiB is 4096 page faults, about 9 ms)."""
-    shape = tuple(shape)
-    dtype = np.dtype(dtype)
-    n = 1
-    for d in shape:
-        n *= d
-    if not ENABLED or n < POOL_MIN_ELEMENTS:
-        return np.empty(shape, dtype)
-    with _run_lock:                       # (a shared buffer is handed out once referenced)
-        out = _shared_pool(shape, dtype).get()[0]
-    return out
-
-
-def zeros(shape, dtype):
-    """``np.zeros(shape, dtype)`` as ``empty`` gives it (a fill of a reused buffer costs a copy's
-    time; fresh zeros cost a page fault per 4 KiB written)."""
-    out = empty(shape, dtype)
-    out.fill(0)
-    return out
 
 
 def _baked_operand(op, types):
@@ -201,6 +154,51 @@ def _build(op, attrs, types, baked=None, value=None, shapes=None):
     if len(backend.kernels) == 0:
         return None
     return executor
+
+
+class _SharedRecycler(Recycler):
+    """The pool of every eager kernel result of one shape and dtype; a new buffer is kept for
+    reuse while all these pools together hold at most ``POOL_BYTES``."""
+    __slots__ = ()
+    held = 0                  # bytes kept by all of them
+
+    def _keep(self, array) -> bool:
+        if _SharedRecycler.held + array.nbytes > POOL_BYTES:
+            return False
+        _SharedRecycler.held += array.nbytes
+        return True
+
+
+_pools: dict = {}
+
+
+def _shared_pool(shape, dtype) -> _SharedRecycler:
+    key = (tuple(shape), dtype)
+    pool = _pools.get(key)
+    if pool is None:
+        pool = _pools[key] = _SharedRecycler(shape, dtype)
+    return pool
+
+
+def empty(shape, dtype):
+    """``np.empty(shape, dtype)`` for a NumPy reference's large result (a matmul's, a scatter's):
+    a pooled buffer when the path is on and the result large, so that repeated steps reuse
+    memory instead of faulting in fresh pages (a fresh 16 MiB is 4096 page faults, about 9 ms)."""
+    shape = tuple(shape)
+    dtype = np.dtype(dtype)
+    if not ENABLED or math.prod(shape) < POOL_MIN_ELEMENTS:
+        return np.empty(shape, dtype)
+    with _run_lock:                       # (a shared buffer is handed out once referenced)
+        out = _shared_pool(shape, dtype).get()[0]
+    return out
+
+
+def zeros(shape, dtype):
+    """``np.zeros(shape, dtype)`` as ``empty`` gives it (a fill of a reused buffer costs a copy's
+    time; fresh zeros cost a page fault per 4 KiB written)."""
+    out = empty(shape, dtype)
+    out.fill(0)
+    return out
 
 
 def clear() -> None:
