@@ -34,17 +34,32 @@ PASSES = 1
 def median_time(fn, repeat, warmup=2):
     """The median over ``repeat`` calls (after ``warmup``); with ``--passes N``, the best of N such
     medians."""
-    best = None
+    return interleaved_medians({"fn": fn}, {"fn": repeat}, warmup)["fn"]
+
+
+def _block_median(fn, repeat, warmup):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def interleaved_medians(fns, repeats, warmup=2):
+    """{name: best of ``PASSES`` block medians} for ``{name: fn}``, a block being ``warmup`` calls
+    and ``repeats[name]`` timed ones.  The passes take turns: pass 1 of every implementation,
+    then pass 2 of every one, and so on.  This machine has slow spells of a few seconds in which
+    all code runs 1.3-1.6x slower (W5 measured 11.3 or 16-19 us depending on the spell); with
+    one implementation's passes back to back, one spell could spoil all of its passes and none
+    of a peer's."""
+    best = {}
     for _ in range(PASSES):
-        for _ in range(warmup):
-            fn()
-        times = []
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-        m = statistics.median(times)
-        best = m if best is None else min(best, m)
+        for name, fn in fns.items():
+            m = _block_median(fn, repeats[name], warmup)
+            best[name] = m if name not in best else min(best[name], m)
     return best
 
 
@@ -132,28 +147,29 @@ def main(argv=None):
         # microsecond steps: 50x the calls per block, so that a block lasts milliseconds and one
         # scheduler hiccup does not decide its median
         repeat = args.repeat * (50 if unit == "us" else 1)
-        res = {}
+        res, fns, repeats = {}, {}, {}
         step = gradc_step(loss_fn, inputs, wrt, compiled=True)
         t0 = time.perf_counter()
         step()
         first = time.perf_counter() - t0
-        res["gradc compiled"] = median_time(step, repeat)
-        compile_s = max(first - res["gradc compiled"], 0.0)
-        step_e = gradc_step(loss_fn, inputs, wrt, compiled=False)
-        res["gradc eager"] = median_time(step_e, max(3, repeat // 4))
-        res["numpy by hand"] = median_time(lambda: numpy_fn(*inputs.values()), repeat)
+        fns["gradc compiled"], repeats["gradc compiled"] = step, repeat
+        fns["gradc eager"] = gradc_step(loss_fn, inputs, wrt, compiled=False)
+        repeats["gradc eager"] = max(3, repeat // 4)
+        fns["numpy by hand"], repeats["numpy by hand"] = (lambda: numpy_fn(*inputs.values())), repeat
         if torch is not None:
-            res["torch eager"] = median_time(torch_step(loss_fn, inputs, wrt, False), repeat)
+            fns["torch eager"], repeats["torch eager"] = torch_step(loss_fn, inputs, wrt, False), repeat
             if not args.no_torch_compile:
                 try:
                     s = torch_step(loss_fn, inputs, wrt, True)
                     t0 = time.perf_counter()
                     s()
-                    tc_first = time.perf_counter() - t0
-                    res["torch.compile"] = median_time(s, repeat)
-                    res["torch.compile first call s"] = tc_first
+                    res["torch.compile first call s"] = time.perf_counter() - t0
+                    fns["torch.compile"], repeats["torch.compile"] = s, repeat
                 except Exception as e:  # no compiler toolchain etc.
                     print(f"# torch.compile unavailable for {name}: {type(e).__name__}: {e}")
+        times = interleaved_medians(fns, repeats)
+        res = {**times, **res}          # rows first, in the order above; then the first-call times
+        compile_s = max(first - res["gradc compiled"], 0.0)
         ours = res["gradc compiled"]
         print_table(name, unit, scale, res, first, compile_s)
         if floor_bytes:

@@ -143,3 +143,16 @@ def test_var_without_degrees_of_freedom_warns_as_pytorch_does(call, name):
     assert caught[0].category is UserWarning and caught[0].filename == __file__
     assert "degrees of freedom is <= 0" in str(caught[0].message)
     assert np.isnan(out.numpy()).all()
+
+
+@pytest.mark.parametrize("fn", [lambda x: x.sign(), lambda x: x.floor(), lambda x: x.round(decimals=1),
+                                lambda x: x.div(2.0, rounding_mode="trunc"), lambda x: (x * 1).fill_(3.0)])
+def test_piecewise_constant_ops_pass_exact_zero_gradients(fn):
+    """PyTorch's zeros_like(grad): an inf or nan incoming gradient still gives 0, eager and compiled."""
+    x = gradc.tensor([1.5, -0.5, 2.25], requires_grad=True)
+    fn(x).backward(gradc.tensor([float("inf"), float("nan"), 1.0]))
+    assert x.grad.tolist() == [0.0, 0.0, 0.0]
+    y = gradc.tensor([1.5, -0.5, 2.25], requires_grad=True)
+    w = gradc.tensor([float("inf"), float("nan"), 1.0])
+    gradc.compile(lambda t, v: (fn(t) * v).sum())(y, w).backward()
+    assert y.grad.tolist() == [0.0, 0.0, 0.0]

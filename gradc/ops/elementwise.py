@@ -6,7 +6,7 @@ import numpy as np
 from .. import dtypes
 from .quiet import quiet
 from .registry import ELEMENTWISE, NONDIFF, PURE, ShapeError, TypeInfo, defop
-from .rules import broadcast_shapes, elementwise_rule, unbroadcast
+from .rules import broadcast_shapes, elementwise_rule, unbroadcast, zero_grad
 
 EW = frozenset({PURE, ELEMENTWISE})
 
@@ -143,13 +143,13 @@ _unary("silu", lambda x: x * (1 / (1 + np.exp(-x))), _silu_vjp, saves=("in0",), 
 _unary("leaky_relu", lambda x, negative_slope: np.where(x > 0, x, x * x.dtype.type(negative_slope)),
        _leaky_relu_vjp, saves=("in0",), attr_names=("negative_slope",), node_name="LeakyReluBackward0")
 _unary("abs", np.abs, lambda ctx, g: [g[0] * ctx.input(0).sign()], saves=("in0",), float_only=False)
-_unary("sign", lambda x: np.sign(x).astype(x.dtype), lambda ctx, g: [g[0] * 0], float_only=False)
+_unary("sign", lambda x: np.sign(x).astype(x.dtype), lambda ctx, g: [zero_grad(g[0])], float_only=False)
 
 
 # ---- rounding: piecewise constant, so a zero gradient (PyTorch's FloorBackward0, ...); an
 # integer tensor is returned as it is (as a copy); round is half to even, as PyTorch's
 def _rounding(name, fn):
-    _unary(name, lambda x: fn(x) if x.dtype.kind == "f" else x.copy(), lambda ctx, g: [g[0] * 0],
+    _unary(name, lambda x: fn(x) if x.dtype.kind == "f" else x.copy(), lambda ctx, g: [zero_grad(g[0])],
            float_only=False)
 
 
@@ -169,7 +169,7 @@ def _round_forward(x, decimals=0):
     return np.rint(x * scale) / scale if decimals > 0 else np.rint(x / scale) * scale
 
 
-_unary("round", _round_forward, lambda ctx, g: [g[0] * 0], float_only=False, attr_names=("decimals",),
+_unary("round", _round_forward, lambda ctx, g: [zero_grad(g[0])], float_only=False, attr_names=("decimals",),
        node_name=lambda a: "RoundBackward1" if a.get("decimals") else "RoundBackward0")
 _unary("frac", lambda x: x - np.trunc(x), lambda ctx, g: [g[0]])
 
@@ -242,8 +242,8 @@ def _div_rounding_forward(a, b, mode):
 def _div_rounding_vjp(ctx, g):
     """Piecewise constant: zero gradients (PyTorch's DivBackward2 with a rounding mode)."""
     sa, sb = _shapes(ctx)
-    return [unbroadcast(g[0] * 0, sa) if ctx.needs_input_grad[0] else None,
-            unbroadcast(g[0] * 0, sb) if ctx.needs_input_grad[1] else None]
+    return [unbroadcast(zero_grad(g[0]), sa) if ctx.needs_input_grad[0] else None,
+            unbroadcast(zero_grad(g[0]), sb) if ctx.needs_input_grad[1] else None]
 
 
 _DIVISION = frozenset({PURE})
@@ -327,7 +327,7 @@ def _fill_infer(types, attrs):
 
 
 defop("fill", infer=_fill_infer, forward=lambda x, value: np.full_like(x, value),
-      vjp=lambda ctx, g: [g[0] * 0], traits=EW, attr_names=("value",), node_name="FillBackward0")
+      vjp=lambda ctx, g: [zero_grad(g[0])], traits=EW, attr_names=("value",), node_name="FillBackward0")
 
 defop("detach", infer=_fill_infer, forward=lambda x: x, traits=frozenset({PURE, NONDIFF}),
       node_name="DetachBackward0")

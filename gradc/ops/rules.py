@@ -89,6 +89,12 @@ def unbroadcast(g, shape):
     return apply("sum_to", g, shape=list(shape))
 
 
+def zero_grad(g):
+    """Zeros like ``g``: the gradient of a piecewise-constant op (PyTorch's ``zeros_like(grad)``;
+    ``g * 0`` would turn an inf or nan incoming gradient into nan)."""
+    return apply("fill", g, value=0.0)
+
+
 def expand_reduced(g, in_shape, dims, keepdim):
     """Undo a reduction's shape: re-insert reduced dims (if dropped) and expand."""
     in_shape = tuple(in_shape)
