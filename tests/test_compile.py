@@ -305,6 +305,30 @@ def test_rounding_ops_compiled_equal_eager(dtype):
     np.testing.assert_allclose(xc.grad.numpy(), xe.grad.numpy(), rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("dtype", [gradc.float32, gradc.float64])
+def test_smooth_activations_compiled_equal_eager(dtype):
+    """log1p, expm1, erf, softplus, elu and gelu lowered into one fused kernel, forward and backward."""
+    F = gradc.nn.functional
+
+    def f(x):
+        y = x * 3
+        s = (y.abs().log1p() + y.expm1() * 0.1 + y.erf() + F.softplus(y) + F.softplus(y, beta=2.0, threshold=4.0)
+             + F.elu(y, 0.5) + F.gelu(y) * x + F.gelu(y, approximate="tanh"))
+        return (s * x).sum()
+    a = np.random.default_rng(10).standard_normal((7, 9))
+    xe = gradc.tensor(a, dtype=dtype, requires_grad=True)
+    xc = gradc.tensor(a, dtype=dtype, requires_grad=True)
+    compiled = gradc.compile(f)
+    le, lc = f(xe), compiled(xc)
+    le.backward()
+    lc.backward()
+    tol = 1e-4 if dtype is gradc.float32 else 1e-9
+    np.testing.assert_allclose(lc.item(), le.item(), rtol=tol)
+    np.testing.assert_allclose(xc.grad.numpy(), xe.grad.numpy(), rtol=tol, atol=tol)
+    fused = [op for op in compiled.ir().precomputed.body.ops if op.name == "gradc.fused"]
+    assert fused and all(k.name.startswith("fused_") for k in compiled.ir().backend.kernels)
+
+
 def test_remainder_fmod_floor_divide_compiled_equal_eager():
     """They are NumPy steps in compiled code (no lowering); gradients flow through % and fmod."""
     def f(x, y):

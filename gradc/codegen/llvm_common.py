@@ -176,7 +176,7 @@ def _neg(ctx, a, dts, out, attrs, consts):
     return a[0] if out == "i1" else ctx.b.neg(a[0])
 
 
-@lowers("exp", "log", "sin", "cos", "tanh", "sigmoid")
+@lowers("exp", "log", "log1p", "expm1", "erf", "sin", "cos", "tanh", "sigmoid")
 def _math(ctx, a, dts, out, attrs, consts):
     return ctx.call_math(attrs["_op"], out, a[0])
 
@@ -201,6 +201,42 @@ def _relu(ctx, a, dts, out, attrs, consts):
 @lowers("silu")
 def _silu(ctx, a, dts, out, attrs, consts):
     return ctx.b.fmul(a[0], ctx.call_math("sigmoid", out, a[0]))
+
+
+@lowers("softplus")
+def _softplus(ctx, a, dts, out, attrs, consts):
+    """PyTorch's: x where beta * x > threshold, else log1p(exp(beta * x)) / beta."""
+    b, x = ctx.b, a[0]
+    beta = attrs.get("beta", 1.0)
+    bx = b.fmul(x, const(out, beta)) if beta != 1 else x
+    sp = ctx.call_math("log1p", out, ctx.call_math("exp", out, bx))
+    if beta != 1:
+        sp = b.fdiv(sp, const(out, beta))
+    return b.select(b.fcmp_ordered(">", bx, const(out, attrs.get("threshold", 20.0))), x, sp)
+
+
+@lowers("elu")
+def _elu(ctx, a, dts, out, attrs, consts):
+    b, x = ctx.b, a[0]
+    neg = b.fmul(ctx.call_math("expm1", out, x), const(out, attrs.get("alpha", 1.0)))
+    return b.select(b.fcmp_ordered(">", x, const(out, 0)), x, neg)
+
+
+@lowers("gelu")
+def _gelu(ctx, a, dts, out, attrs, consts):
+    """x * Phi(x): 0.5 * x * (1 + erf(x / sqrt 2)), or with approximate='tanh'
+    0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))."""
+    b, x = ctx.b, a[0]
+    if attrs.get("approximate", "none") == "tanh":
+        inner = b.fmul(b.fadd(x, b.fmul(b.fmul(b.fmul(x, x), x), const(out, 0.044715))),
+                       const(out, GELU_TANH_SCALE))
+        s = ctx.call_math("tanh", out, inner)
+    else:
+        s = ctx.call_math("erf", out, b.fmul(x, const(out, 0.7071067811865476)))
+    return b.fmul(b.fmul(x, const(out, 0.5)), b.fadd(s, const(out, 1.0)))
+
+
+GELU_TANH_SCALE = 0.7978845608028654     # sqrt(2 / pi)
 
 
 @lowers("leaky_relu")
@@ -773,7 +809,8 @@ class RowWork:
 FLOAT_EXACT_INDEX = 1 << 24
 
 # values worth keeping in memory rather than computing again in a later pass over the row
-EXPENSIVE_OPS = frozenset(("exp", "log", "tanh", "sigmoid", "silu", "sin", "cos", "pow", "log1p", "expm1", "erf"))
+EXPENSIVE_OPS = frozenset(("exp", "log", "tanh", "sigmoid", "silu", "sin", "cos", "pow", "log1p", "expm1", "erf",
+                           "softplus", "elu", "gelu"))
 EXPENSIVE_COST = 8
 # a kept value costs a store in the pass that computes it and a load in each later pass
 # (both from L1: a row is small); keep it when the store pass saves at least this many ops

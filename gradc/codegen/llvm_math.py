@@ -1,4 +1,5 @@
-"""Transcendental functions written in LLVM IR (exp, log, sin, cos, tanh, pow, integer pow).
+"""Transcendental functions written in LLVM IR (exp, log, log1p, expm1, erf, sin, cos, tanh,
+pow, integer pow).
 
 Branch-free (selects only), built from fma/rint/bitcasts (and ``llvm.ldexp`` for exp's scale
 on the CPU: one ``vscalefps`` with AVX-512), so the CPU loop vectorizer can
@@ -9,7 +10,9 @@ no libm, can lower them.  Each function is emitted once per module as an interna
 Accuracy (checked against NumPy in tests/codegen/test_math.py): a few ulp for |x| in the
 ranges that matter; sin/cos use a three-part Cody-Waite reduction by pi/2, accurate for
 |x| < ~1e5 (f32) / ~1e9 (f64), no Payne-Hanek reduction beyond that.
-f32 ``pow`` is computed in f64.
+f32 ``pow`` and ``erf`` are computed in f64.  ``log1p`` and ``expm1`` are exact-ish near 0
+(Kahan's ``log(u) * x / (u - 1)``; the Taylor series of expm1(x)/x for |x| < 1/2); ``erf``
+is a Taylor series below 1 and ``1 - exp(-x*x) * erfcx(x)`` fits above (``tools/fit_erf.py``).
 """
 from __future__ import annotations
 
@@ -178,6 +181,69 @@ def _log_body(f: _F):
     return body
 
 
+# ---- log1p, expm1 ------------------------------------------------------------------------------
+def _log1p_body(f: _F, module):
+    def body(b, x):
+        e = _Emit(b, f)
+        # Kahan: u = 1 + x rounds, but log(u) * x / (u - 1) cancels the rounding (a few ulp);
+        # where u == 1, log1p(x) is x to working precision
+        u = b.fadd(f.c(1.0), x)
+        d = b.fsub(u, f.c(1.0))
+        r = b.fmul(b.call(log_fn(module, f.ty), [u]), b.fdiv(x, d))
+        r = e.sel(b.fcmp_ordered("==", d, f.c(0.0)), x, r)
+        return e.sel(b.fcmp_ordered("==", x, f.c(float("inf"))), x, r)
+    return body
+
+
+def _expm1_body(f: _F, module):
+    def body(b, x):
+        e = _Emit(b, f)
+        # |x| < 1/2: x * (1 + x/2! + x^2/3! + ...), the first term left out below half an ulp;
+        # elsewhere exp(x) - 1 loses at most a factor 2.6 of exp's error to the subtraction
+        nterms = 17 if f.f64 else 9
+        small = b.fmul(x, e.poly(x, _INV_FACT[1:nterms + 1]))
+        big = b.fsub(b.call(exp_fn(module, f.ty), [x]), f.c(1.0))
+        return e.sel(e.lt(e.fabs(x), f.c(0.5)), small, big)
+    return body
+
+
+# ---- erf ------------------------------------------------------------------------------------------
+# tools/fit_erf.py: Taylor series of erf(a)/a in a*a below 1; erfcx(a) = exp(a*a) * erfc(a) fitted
+# on [1, 2.5] in u = (a - 1.75) / 0.75 and on [2.5, 6] in v, 1/a mapped from [1/6, 0.4] to [-1, 1]
+_ERF_TAYLOR = [1.1283791670955126, -0.37612638903183754, 0.11283791670955126, -0.026866170645131252,
+               0.005223977625442188, -0.0008548327023450853, 0.00012055332981789664, -1.492565035840625e-05,
+               1.6462114365889248e-06, -1.6365844691234924e-07, 1.4807192815879218e-08, -1.2290555301717928e-09,
+               9.422759064650411e-11, -6.7113668551641105e-12, 4.4632242632864775e-13, -2.7835162072109215e-14,
+               1.6342614095367152e-15, -9.063970842808673e-17]
+_ERFCX_MID = [0.2849722347374363, -0.09823225913586242, 0.03136704192398736, -0.009390935492551652,
+              0.002659179124206866, -0.0007168914442270186, 0.00018495607807050333, -4.585617622051367e-05,
+              1.0962895367453373e-05, -2.5344796338057674e-06, 5.680108649678612e-07, -1.2372051578668287e-07,
+              2.6211278558818712e-08, -5.347651173468327e-09, 1.0792976909230465e-09, -2.506690477172383e-10,
+              4.796544484502844e-11]
+_ERFCX_TAIL = [0.15408741116918978, 0.05915361899676603, -0.0023316669964238267, -0.0001361763367718981,
+               3.595721695465615e-05, -2.634057433900773e-06, -2.2465100743043783e-07, 8.97987703138769e-08,
+               -1.1149803232102149e-08, -2.709626130023515e-10, 3.419287595142904e-10]
+
+
+def _erf_body(f: _F, module):
+    def body(b, x):
+        if not f.f64:
+            return b.fptrunc(b.call(erf_fn(module, F64), [b.fpext(x, F64)]), F32)
+        e = _Emit(b, f)
+        a = e.fabs(x)
+        t = b.fmul(a, a)
+        small = b.fmul(a, e.poly(t, _ERF_TAYLOR))
+        mid = e.poly(b.fmul(b.fsub(a, f.c(1.75)), f.c(1 / 0.75)), _ERFCX_MID)
+        v = b.fsub(b.fmul(b.fsub(b.fdiv(f.c(1.0), a), f.c(1 / 6)), f.c(2 / (0.4 - 1 / 6))), f.c(1.0))
+        tail = e.poly(v, _ERFCX_TAIL)
+        erfcx = e.sel(e.lt(a, f.c(2.5)), mid, tail)
+        big = b.fsub(f.c(1.0), b.fmul(b.call(exp_fn(module, f.ty), [b.fneg(t)]), erfcx))
+        r = e.sel(e.lt(a, f.c(1.0)), small, e.sel(e.lt(a, f.c(6.0)), big, f.c(1.0)))
+        cs = _intrinsic(module, "llvm.copysign.f64", f.ty, [f.ty, f.ty])
+        return e.sel(e.isnan(x), x, b.call(cs, [r, x]))
+    return body
+
+
 # ---- sin / cos ----------------------------------------------------------------------------------
 def _sincos_body(f: _F, which):
     def body(b, x):
@@ -308,6 +374,18 @@ def log_fn(module, ty):
     return _fn(module, "log", ty, 1, _log_body)
 
 
+def log1p_fn(module, ty):
+    return _fn(module, "log1p", ty, 1, lambda f: _log1p_body(f, module))
+
+
+def expm1_fn(module, ty):
+    return _fn(module, "expm1", ty, 1, lambda f: _expm1_body(f, module))
+
+
+def erf_fn(module, ty):
+    return _fn(module, "erf", ty, 1, lambda f: _erf_body(f, module))
+
+
 def sin_fn(module, ty):
     return _fn(module, "sin", ty, 1, lambda f: _sincos_body(f, "sin"))
 
@@ -328,5 +406,5 @@ def pow_fn(module, ty):
     return _fn(module, "pow", ty, 2, lambda f: _pow_body(f, module))
 
 
-MATH = {"exp": exp_fn, "log": log_fn, "sin": sin_fn, "cos": cos_fn, "tanh": tanh_fn,
+MATH = {"exp": exp_fn, "log": log_fn, "log1p": log1p_fn, "expm1": expm1_fn, "erf": erf_fn, "sin": sin_fn, "cos": cos_fn, "tanh": tanh_fn,
         "sigmoid": sigmoid_fn, "pow": pow_fn}

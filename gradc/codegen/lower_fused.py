@@ -150,7 +150,7 @@ def _lower_op(kb, o, get, space):
     vals, maps = zip(*(get(v) for v in o.operands)) if o.operands else ((), ())
     amap = _broadcast_maps(maps, [v.type.shape for v in o.operands], out_shape)
     attrs = {k: v for k, v in o.attrs.items() if v is not None}
-    alpha = attrs.pop("alpha", None)
+    alpha = attrs.pop("alpha", None) if name in ("add", "sub") else None
     if alpha is not None:                 # add/sub's a + alpha * b
         vals = (vals[0], kb.op("mul", vals[1], kb.constant(alpha, o.operands[1].type.dtype.name)))
     if name == "clamp_tensor":

@@ -84,10 +84,9 @@ def _get_pool() -> _Workers:
 def estimate_ns(kernel: Kernel) -> float:
     """Rough single-thread time: memory accesses and transcendental ops per point, per phase."""
     from .kernel_ir import Compute, Load, Store
-    from .llvm_common import reduction_phases
+    from .llvm_common import EXPENSIVE_OPS, reduction_phases
     acc = sum(isinstance(s, (Load, Store)) for s in kernel.body)
-    heavy = sum(isinstance(s, Compute) and s.op in ("exp", "log", "sin", "cos", "tanh", "sigmoid", "pow")
-                for s in kernel.body)
+    heavy = sum(isinstance(s, Compute) and s.op in EXPENSIVE_OPS for s in kernel.body)
     phases = len(reduction_phases(kernel)[0]) + 1
     return max(kernel.numel, 1) * (0.15 * acc + 0.6 * heavy + 0.05) * (1 + 0.5 * (phases - 1))
 

@@ -22,6 +22,28 @@ def leaky_relu(x, negative_slope=0.01, inplace=False):
     return apply("leaky_relu", x, negative_slope=float(negative_slope))
 
 
+def _float_activation(name, kernel, x, **attrs):
+    """A table activation on a floating point tensor; PyTorch's error for an integer one."""
+    from ..ops.dispatch import apply
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{x.dtype.tensor_type[:-6]}\'')
+    return apply(name, x, **attrs)
+
+
+def softplus(x, beta=1.0, threshold=20.0):
+    return _float_activation("softplus", "softplus_cpu", x, beta=float(beta), threshold=float(threshold))
+
+
+def elu(x, alpha=1.0, inplace=False):
+    return _float_activation("elu", "elu_cpu", x, alpha=float(alpha))
+
+
+def gelu(x, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return _float_activation("gelu", "GeluKernelImpl", x, approximate=approximate)
+
+
 def tanh(x):
     return x.tanh()
 

@@ -208,6 +208,42 @@ class LeakyReLU(Module):
         return F.leaky_relu(x, self.negative_slope)
 
 
+class Softplus(Module):
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def extra_repr(self):
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+    def forward(self, x):
+        return F.softplus(x, self.beta, self.threshold)
+
+
+class ELU(Module):
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+    def forward(self, x):
+        return F.elu(x, self.alpha)
+
+
+class GELU(Module):
+    def __init__(self, approximate="none"):
+        super().__init__()
+        self.approximate = approximate
+
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"
+
+    def forward(self, x):
+        return F.gelu(x, self.approximate)
+
+
 class Identity(Module):
     def forward(self, x):
         return x

@@ -1,6 +1,8 @@
 """Elementwise ops: arithmetic, unary math, comparisons, logic, where, clamp, cast."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes
@@ -142,6 +144,73 @@ def _leaky_relu_vjp(ctx, g):
 _unary("silu", lambda x: x * (1 / (1 + np.exp(-x))), _silu_vjp, saves=("in0",), node_name="SiluBackward0")
 _unary("leaky_relu", lambda x, negative_slope: np.where(x > 0, x, x * x.dtype.type(negative_slope)),
        _leaky_relu_vjp, saves=("in0",), attr_names=("negative_slope",), node_name="LeakyReluBackward0")
+
+
+# ---- log1p, expm1, erf and the activations built on them -------------------------------------
+_erf_f64 = np.frompyfunc(math.erf, 1, 1)
+
+
+def _erf_forward(x):
+    """NumPy has no erf: Python's (correctly rounded in practice), element by element in float64."""
+    return np.asarray(_erf_f64(x.astype(np.float64, copy=False)), dtype=np.float64).astype(x.dtype)
+
+
+_SQRT1_2 = 0.7071067811865476
+_TWO_OVER_SQRT_PI = 1.1283791670955126
+_INV_SQRT_2PI = 0.3989422804014327
+_GELU_TANH_SCALE = 0.7978845608028654      # sqrt(2 / pi)
+_GELU_TANH_CUBIC = 0.044715
+
+_unary("log1p", np.log1p, lambda ctx, g: [g[0] / (ctx.input(0) + 1)], saves=("in0",), node_name="Log1PBackward0")
+_unary("expm1", np.expm1, lambda ctx, g: [g[0] * (ctx.output(0) + 1)], saves=("out0",))
+_unary("erf", _erf_forward, lambda ctx, g: [g[0] * (_TWO_OVER_SQRT_PI * (-ctx.input(0) * ctx.input(0)).exp())],
+       saves=("in0",))
+
+
+def _softplus_forward(x, beta=1.0, threshold=20.0):
+    bx = x * x.dtype.type(beta)
+    return np.where(bx > threshold, x, np.log1p(np.exp(bx)) / x.dtype.type(beta))
+
+
+def _softplus_vjp(ctx, g):
+    """PyTorch's softplus_backward: g where beta * x > threshold, else g * sigmoid(beta * x)."""
+    from ..tensor_api import where
+    bx = ctx.input(0) * ctx.attrs.get("beta", 1.0)
+    return [where(bx > ctx.attrs.get("threshold", 20.0), g[0], g[0] * bx.sigmoid())]
+
+
+def _elu_vjp(ctx, g):
+    from ..tensor_api import where
+    x = ctx.input(0)
+    return [where(x > 0, g[0], g[0] * (ctx.attrs.get("alpha", 1.0) * x.exp()))]
+
+
+def _gelu_forward(x, approximate="none"):
+    if approximate == "tanh":
+        c = x.dtype.type
+        return c(0.5) * x * (1 + np.tanh(c(_GELU_TANH_SCALE) * (x + c(_GELU_TANH_CUBIC) * x * x * x)))
+    x64 = x.astype(np.float64)
+    return (0.5 * x64 * (1 + _erf_forward(x64 * _SQRT1_2))).astype(x.dtype)
+
+
+def _gelu_vjp(ctx, g):
+    """PyTorch's GeluBackward0: g * (Phi(x) + x * phi(x)), or the derivative of the tanh form."""
+    x = ctx.input(0)
+    if ctx.attrs.get("approximate", "none") == "tanh":
+        inner = _GELU_TANH_SCALE * (x + _GELU_TANH_CUBIC * (x * x * x))
+        t = inner.tanh()
+        d_inner = _GELU_TANH_SCALE * (1 + 3 * _GELU_TANH_CUBIC * (x * x))
+        return [g[0] * (0.5 * (1 + t) + (0.5 * x) * (1 - t * t) * d_inner)]
+    cdf = 0.5 * (1 + (x * _SQRT1_2).erf())
+    pdf = _INV_SQRT_2PI * (-0.5 * (x * x)).exp()
+    return [g[0] * (cdf + x * pdf)]
+
+
+_unary("softplus", _softplus_forward, _softplus_vjp, saves=("in0",), attr_names=("beta", "threshold"),
+       node_name="SoftplusBackward0")
+_unary("elu", lambda x, alpha=1.0: np.where(x > 0, x, x.dtype.type(alpha) * np.expm1(x)), _elu_vjp, saves=("in0",),
+       attr_names=("alpha",), node_name="EluBackward0")
+_unary("gelu", _gelu_forward, _gelu_vjp, saves=("in0",), attr_names=("approximate",), node_name="GeluBackward0")
 _unary("abs", np.abs, lambda ctx, g: [g[0] * ctx.input(0).sign()], saves=("in0",), float_only=False)
 _unary("sign", lambda x: np.sign(x).astype(x.dtype), lambda ctx, g: [zero_grad(g[0])], float_only=False)
 

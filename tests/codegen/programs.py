@@ -56,6 +56,21 @@ def rounding(dtype="f32", n=500):
     return kb.build()
 
 
+def smooth_activations(dtype="f32", n=500):
+    """log1p, expm1 and erf, and the activations built on them: softplus (two thresholds), elu
+    and gelu (erf and tanh forms)."""
+    kb = KernelBuilder(f"smooth_{dtype}", (n,))
+    x = kb.op("mul", kb.load(kb.input("x", dtype, (n,))), 4.0)
+    v = kb.op("add", kb.op("log1p", kb.op("abs", x)), kb.op("mul", kb.op("expm1", x), 0.5))
+    v = kb.op("add", v, kb.op("erf", x))
+    v = kb.op("add", v, kb.op("softplus", x, beta=1.0, threshold=20.0))
+    v = kb.op("add", v, kb.op("mul", kb.op("softplus", x, beta=2.0, threshold=3.0), 3.0))
+    v = kb.op("add", v, kb.op("mul", kb.op("elu", x, alpha=0.5), 5.0))
+    v = kb.op("add", v, kb.op("mul", kb.op("gelu", x, approximate="none"), 7.0))
+    kb.store(kb.output("o", dtype, (n,)), kb.op("add", v, kb.op("gelu", x, approximate="tanh")))
+    return kb.build()
+
+
 def reduce_program(kind, dtype, space, axes):
     kb = KernelBuilder(f"red_{kind}_{dtype}_{'x'.join(map(str, space))}_{''.join(map(str, axes))}", space)
     x = kb.load(kb.input("x", dtype, space))
@@ -167,6 +182,7 @@ def programs():
           softmax("f32", n=300, m=16), layernorm("f32"), layernorm("f64"), mse("f32"), mse("f64"),
           layernorm_grad("f32"), layernorm_grad("f64"), row_and_column_sums("f64"), row_and_column_sums("f32"),
           count_above_row_mean(), rounding("f32"), rounding("f64"),
+          smooth_activations("f32"), smooth_activations("f64"),
           bool_any_count(), matmul_relu_bias("f32"), matmul_relu_bias("f64"),
           build_matmul("bmm_f32", (3, 17, 9), (3, 9, 33), "f32"),
           build_matmul("mm_t_f64", (12, 8), (8, 10), "f64", a_strides=(1, 12)),

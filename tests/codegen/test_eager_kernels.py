@@ -145,7 +145,12 @@ def test_version_counter_and_autograd_unchanged(kernels):
                                                  lambda x: (x * 3).round(), lambda x: (x * 3).trunc(),
                                                  lambda x: (x * 3).frac(), lambda x: x.round(decimals=2),
                                                  lambda x: gradc.nn.functional.silu(x),
-                                                 lambda x: gradc.nn.functional.leaky_relu(x, 0.3)],
+                                                 lambda x: gradc.nn.functional.leaky_relu(x, 0.3),
+                                                 lambda x: x.log1p(), lambda x: x.expm1(), lambda x: x.erf(),
+                                                 lambda x: gradc.nn.functional.softplus(x * 10),
+                                                 lambda x: gradc.nn.functional.elu(x),
+                                                 lambda x: gradc.nn.functional.gelu(x),
+                                                 lambda x: gradc.nn.functional.gelu(x, approximate="tanh")],
                          ids=lambda f: "")
 def test_nan_and_inf_propagate_as_in_numpy(kernels, fn):
     x = np.random.default_rng(3).standard_normal((8, 33))

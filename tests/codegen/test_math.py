@@ -1,4 +1,6 @@
 """The LLVM-IR math library (llvm_math) against NumPy: accuracy and special values, f32 and f64."""
+import math
+
 import numpy as np
 import pytest
 
@@ -10,7 +12,8 @@ SPECIAL = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 1e-300,
 RANGES = {"exp": (-100, 100), "log": (1e-6, 1e6), "sin": (-1e4, 1e4), "cos": (-1e4, 1e4),
           "tanh": (-12, 12), "sigmoid": (-50, 50)}
 REF = {"exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tanh": np.tanh,
-       "sigmoid": lambda x: 1 / (1 + np.exp(-x))}
+       "sigmoid": lambda x: 1 / (1 + np.exp(-x)), "log1p": np.log1p, "expm1": np.expm1,
+       "erf": lambda x: np.asarray(np.frompyfunc(math.erf, 1, 1)(x), dtype=np.float64)}
 
 
 def run_unary(op, x, mode="ir"):
@@ -91,3 +94,46 @@ def test_pow(dtype):
 def test_libm_mode_matches(op):
     x = np.linspace(0.01, 5, 1001)
     np.testing.assert_allclose(run_unary(op, x, "libm"), REF[op](x), rtol=1e-15)
+
+
+def _near_zero_inputs(op, rng):
+    """Inputs of log1p, expm1 and erf: the ranges where they matter, and tiny arguments (where
+    log(1 + x), exp(x) - 1 and a plain series would lose every digit)."""
+    tiny = np.concatenate([rng.uniform(-1e-3, 1e-3, 2000), rng.uniform(-1e-8, 1e-8, 500),
+                           np.exp(rng.uniform(-60, -5, 500)) * rng.choice([-1, 1], 500)])
+    if op == "log1p":
+        wide = np.concatenate([np.exp(rng.uniform(-30, 30, 10000)), -np.exp(rng.uniform(-30, -1e-4, 10000)),
+                               rng.uniform(-0.5, 0.5, 5000)])
+    elif op == "expm1":
+        wide = np.concatenate([rng.uniform(-60, 80, 10000), rng.uniform(-1, 1, 10000)])
+    else:
+        wide = np.concatenate([rng.uniform(-7, 7, 10000), rng.uniform(-1.2, 1.2, 5000), rng.uniform(2.3, 2.7, 2000)])
+    return np.concatenate([wide, tiny])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", ["log1p", "expm1", "erf"])
+def test_near_zero_functions_accuracy(op, dtype):
+    """log1p, expm1 and erf within 2 ulp of NumPy's (erf: Python's math.erf), tiny arguments included."""
+    x = _near_zero_inputs(op, np.random.default_rng(3)).astype(dtype)
+    want = REF[op](x.astype(np.float64))
+    got = run_unary(op, x)
+    with np.errstate(over="ignore"):
+        inf = np.isinf(want.astype(dtype))
+    np.testing.assert_array_equal(got[inf], want.astype(dtype)[inf])
+    ulps = max_ulp_err(got[~inf], want[~inf], dtype)
+    assert ulps <= 2, f"{op} {np.dtype(dtype).name}: max error {ulps:.2f} ulp"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", ["log1p", "expm1", "erf"])
+def test_near_zero_functions_special_values(op, dtype):
+    x = np.array(SPECIAL + [-1.0, -2.0, -0.5, 6.0, 5.9, -6.5, 1e-45, 3.0, 2.5, 0.99999], dtype=dtype)
+    with np.errstate(all="ignore"):
+        want = REF[op](x.astype(np.float64)).astype(dtype)
+    got = run_unary(op, x)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=f"{op} NaN pattern {x}")
+    np.testing.assert_array_equal(got[np.isinf(want)], want[np.isinf(want)])
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=2 * np.finfo(dtype).eps, atol=0)
+    np.testing.assert_array_equal(np.signbit(got[want == 0]), np.signbit(want[want == 0]))   # -0.0 stays -0.0

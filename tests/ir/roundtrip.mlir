@@ -82,3 +82,24 @@ func.func @first(%0: tensor<i1>) attributes {gradc.wrt = [0, 1], gradc.num_outpu
 func.func @second(%p: tensor<0x3xi64>, %q: tensor<f64>) -> tensor<0x3xi64> {
   func.return %p : tensor<0x3xi64>
 }
+
+// -----
+
+// Activations with float and string attributes (softplus, elu, gelu) and log1p/expm1/erf.
+// CHECK-LABEL: func.func @activations(%x: tensor<3xf64>) -> tensor<3xf64> {
+// CHECK-NEXT:    [[S:%[0-9]+]] = gradc.softplus %x {beta = 2.0, threshold = 5.0} : (tensor<3xf64>) -> tensor<3xf64>
+// CHECK-NEXT:    [[E:%[0-9]+]] = gradc.elu [[S]] {alpha = 0.5} : (tensor<3xf64>) -> tensor<3xf64>
+// CHECK-NEXT:    [[G:%[0-9]+]] = gradc.gelu [[E]] {approximate = "tanh"} : (tensor<3xf64>) -> tensor<3xf64>
+// CHECK-NEXT:    [[L:%[0-9]+]] = gradc.log1p [[G]] : (tensor<3xf64>) -> tensor<3xf64>
+// CHECK-NEXT:    [[M:%[0-9]+]] = gradc.expm1 [[L]] : (tensor<3xf64>) -> tensor<3xf64>
+// CHECK-NEXT:    [[R:%[0-9]+]] = gradc.erf [[M]] : (tensor<3xf64>) -> tensor<3xf64>
+// CHECK-NEXT:    func.return [[R]] : tensor<3xf64>
+func.func @activations(%x: tensor<3xf64>) -> tensor<3xf64> {
+  %0 = gradc.softplus %x {beta = 2.0, threshold = 5.0} : (tensor<3xf64>) -> tensor<3xf64>
+  %1 = gradc.elu %0 {alpha = 0.5} : (tensor<3xf64>) -> tensor<3xf64>
+  %2 = gradc.gelu %1 {approximate = "tanh"} : (tensor<3xf64>) -> tensor<3xf64>
+  %3 = gradc.log1p %2 : (tensor<3xf64>) -> tensor<3xf64>
+  %4 = gradc.expm1 %3 : (tensor<3xf64>) -> tensor<3xf64>
+  %5 = gradc.erf %4 : (tensor<3xf64>) -> tensor<3xf64>
+  func.return %5 : tensor<3xf64>
+}
