@@ -134,7 +134,22 @@ def test_fuse_joins_column_sums_to_the_row_kernel():
     big = [op for op in fused if tuple(op.operands[0].type.shape) == (8, 16)]
     assert len(big) == 1, st.precomputed          # x is read by one kernel
     kernel = next(k.kernel for k in stages._lower_kernels(st.precomputed) if k.kernel.numel == 8 * 16)
-    assert kernel.reduce_axes == (1,) and len(kernel.accumulations) == 3
+    # dgamma and dbeta accumulate; the loss's total is split along the rows (a row sum per point)
+    assert kernel.reduce_axes == (1,) and len(kernel.accumulations) == 2
+    assert (8,) in [tuple(p.shape) for p in kernel.outputs]
+
+
+def test_total_sums_split_along_row_dims_before_column_dims():
+    """A total sum beside both a row reduction and a column sum of the same input becomes row
+    sums (one more chain in the row pass) rather than a third column accumulation."""
+    from gradc.passes.fuse import split_total_reductions
+
+    def f(x):
+        return x.sum() + x.amax(1).sum() + x.sum(0).sum()
+    func = trace(f, [ArgSpec("x", (8, 16), gradc.float64, False)])
+    assert split_total_reductions(func)
+    sums = [op for op in func.body.ops if op.name == "gradc.sum" and tuple(op.operands[0].type.shape) == (8, 16)]
+    assert sorted(tuple(op.attrs["dims"]) for op in sums) == [(0,), (1,)]
 
 
 def test_fuse_leaves_sums_that_feed_computations_alone():
