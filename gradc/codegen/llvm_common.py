@@ -22,6 +22,7 @@ and the block's sum is added to an f64 total.
 """
 from __future__ import annotations
 
+import math
 from collections import ChainMap
 
 from llvmlite import ir
@@ -815,6 +816,25 @@ EXPENSIVE_COST = 8
 # a kept value costs a store in the pass that computes it and a load in each later pass
 # (both from L1: a row is small); keep it when the store pass saves at least this many ops
 SCRATCH_MIN_SAVING = 2
+# ... unless the kernel's rows (every buffer indexed along the reduced axes) take more than
+# this much of the L1: then the kept row pushes the others out of it in the pass that writes
+# it, and only a value that saves an expensive op is kept.  W4's kernel (six 4 KiB rows: x,
+# gamma, beta, dx and two column sums) ran 0.48-0.57 ns per element on one thread without
+# keeping dL/dxhat (5 cheap ops recomputed), 0.60-0.63 with it (AMD EPYC, 32 KiB L1, in-process A/B).
+SCRATCH_ROW_BUDGET = 16 * 1024
+_ITEM_BYTES = {"f32": 4, "f64": 8, "i64": 8, "i1": 1}
+
+
+def row_bytes(kernel: Kernel) -> int:
+    """Bytes one outer point reads and writes along the reduced axes: one row of every buffer
+    whose index varies along them."""
+    red = kernel.reduce_axes
+    n = math.prod(kernel.space[a] for a in red)
+    rows = {}
+    for s in kernel.body:
+        if isinstance(s, (Load, Store)) and any(s.index.strides[a] for a in red):
+            rows[s.buffer.name] = n * _ITEM_BYTES[s.buffer.dtype]
+    return sum(rows.values())
 
 
 def scratch_plan(kernel: Kernel, passes=None) -> dict:
@@ -841,6 +861,7 @@ def scratch_plan(kernel: Kernel, passes=None) -> dict:
     earlier = work.cone([r.operand for _, looped, _ in passes for r in looped]
                         + [values[id(s)] for _, _, stores in passes[:-1] for s in stores])
     needed = [values[id(s)] for s in final]
+    min_saving = SCRATCH_MIN_SAVING if row_bytes(kernel) <= SCRATCH_ROW_BUDGET else EXPENSIVE_COST
     plan: dict = {}
     for s in final:
         if (len(writers[s.buffer.name]) != 1 or s.index.offset or tuple(s.index.strides) != dense
@@ -848,7 +869,7 @@ def scratch_plan(kernel: Kernel, passes=None) -> dict:
             continue
         known = frozenset(plan)
         base = work.cost(work.cone(needed, known))
-        best, best_saving = None, SCRATCH_MIN_SAVING - 1
+        best, best_saving = None, min_saving - 1
         for vid in sorted(earlier & work.cone(needed, known)):
             if work.defs[vid].result.dtype != s.buffer.dtype:
                 continue
