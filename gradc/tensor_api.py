@@ -478,6 +478,10 @@ class TensorAPI(TensorLikeMeta):
         x = self if self.dtype.is_floating_point else self.to(dtypes.default_float)
         return apply("logsumexp", x, dims=list(norm_dims(dim, self.ndim)), keepdim=bool(keepdim))
 
+    def cumsum(self, dim, dtype=None):
+        x = self.to(dtype) if dtype is not None else self
+        return apply("cumsum", x, dim=norm_dim(dim, max(self.ndim, 1)), reverse=False)
+
     def softmax(self, dim, dtype=None):
         x = self.to(dtype) if dtype is not None else self._float_kernel_input("softmax")
         return apply("softmax", x, dim=norm_dim(dim, self.ndim))

@@ -329,6 +329,26 @@ def test_smooth_activations_compiled_equal_eager(dtype):
     assert fused and all(k.name.startswith("fused_") for k in compiled.ir().backend.kernels)
 
 
+def test_cumsum_compiled_equal_eager():
+    """cumsum has no kernel lowering: a NumPy step between fused kernels, forward and backward
+    (its VJP is the reversed running sum)."""
+    def f(x, w):
+        return ((x * w).cumsum(1).tanh() ** 2).mean() + x.cumsum(0).sum()
+    rng = np.random.default_rng(11)
+    a, b = rng.standard_normal((5, 6)), rng.standard_normal(6)
+    xe, we = gradc.tensor(a, requires_grad=True), gradc.tensor(b, requires_grad=True)
+    xc, wc = gradc.tensor(a, requires_grad=True), gradc.tensor(b, requires_grad=True)
+    compiled = gradc.compile(f)
+    le, lc = f(xe, we), compiled(xc, wc)
+    le.backward()
+    lc.backward()
+    np.testing.assert_allclose(lc.item(), le.item(), rtol=1e-12)
+    np.testing.assert_allclose(xc.grad.numpy(), xe.grad.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(wc.grad.numpy(), we.grad.numpy(), rtol=1e-12, atol=1e-12)
+    names = [op.name for op in compiled.ir().precomputed.body.ops]
+    assert "gradc.cumsum" in names and "gradc.fused" in names
+
+
 def test_remainder_fmod_floor_divide_compiled_equal_eager():
     """They are NumPy steps in compiled code (no lowering); gradients flow through % and fmod."""
     def f(x, y):

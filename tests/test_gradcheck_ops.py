@@ -362,6 +362,13 @@ var_like("std")
 reduction("logsumexp", "logsumexp(dim,keepdim)", lambda a, d, k: a.logsumexp(d if d is not None else 0, k))
 
 
+@case("cumsum", "cumsum(dim)")
+def _(rng):
+    shape = rand_shape(rng, 0, lo=1, hi=4)
+    dim = int(rng.integers(-len(shape), len(shape))) if shape else 0
+    return (lambda a: a.cumsum(dim) * a), [T(normal(rng, shape))]
+
+
 def softmax_like(op):
     @case(op, f"{op}(dim)")
     def _(rng):

@@ -317,6 +317,36 @@ defop("log_softmax", infer=_softmax_infer("log_softmax"), forward=_log_softmax_f
       node_name="LogSoftmaxBackward0")
 
 
+# ---- cumsum: a scan along one dim ---------------------------------------------------------------
+def _cumsum_infer(types, attrs):
+    t = types[0]
+    if t.shape:
+        check_dims("cumsum", t.shape, (attrs["dim"],))
+    return [TypeInfo(t.shape, t.dtype if t.dtype.is_floating_point else dtypes.int64)]
+
+
+def _cumsum_forward(x, dim, reverse=False):
+    """Running sums along ``dim`` (integers and bools sum as int64, as PyTorch's); ``reverse``
+    sums from the end (the VJP of cumsum: each input element reaches every later output)."""
+    if x.ndim == 0:
+        return x.astype(np.int64) if x.dtype.kind in "biu" else x.copy()
+    dt = np.int64 if x.dtype.kind in "biu" else x.dtype
+    if reverse:
+        return np.flip(np.cumsum(np.flip(x, dim), axis=dim, dtype=dt), dim).copy()
+    return np.cumsum(x, axis=dim, dtype=dt)
+
+
+def _cumsum_vjp(ctx, g):
+    from .dispatch import apply
+    if not ctx.input_types[0].shape:
+        return [g[0]]
+    return [apply("cumsum", g[0], dim=ctx.attrs["dim"], reverse=not ctx.attrs.get("reverse", False))]
+
+
+defop("cumsum", infer=_cumsum_infer, forward=_cumsum_forward, vjp=_cumsum_vjp, traits=frozenset({PURE}),
+      attr_names=("dim", "reverse"), node_name="CumsumBackward0")
+
+
 # ---- sum_to: the adjoint of broadcasting -----------------------------------------------------
 def _sum_to_dims(in_shape, shape):
     lead = len(in_shape) - len(shape)
