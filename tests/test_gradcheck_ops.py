@@ -216,6 +216,7 @@ unary("erf", "erf", lambda a: gradc.erf(a * 1.5))
 unary("softplus", "softplus", lambda a: gradc.nn.functional.softplus(a * 3))
 unary("softplus", "softplus(beta,threshold)", lambda a: gradc.nn.functional.softplus(a, beta=2.0, threshold=1.0) * a,
       values=lambda r, s: away(r, s, (0.5,), 0.1))
+unary("log_sigmoid", "logsigmoid", lambda a: gradc.nn.functional.logsigmoid(a * 4))
 unary("elu", "elu", lambda a: gradc.nn.functional.elu(a, alpha=0.7) * a, values=away)
 unary("gelu", "gelu", lambda a: gradc.nn.functional.gelu(a * 2))
 unary("gelu", "gelu(tanh)", lambda a: gradc.nn.functional.gelu(a * 2, approximate="tanh"))

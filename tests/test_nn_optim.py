@@ -76,3 +76,74 @@ def test_functional_losses_match_definitions():
     assert abs(F.mse_loss(x, x * 0).item() - float((x.detach().numpy() ** 2).mean())) < 1e-6
     with pytest.raises(ValueError, match="not a valid value"):
         F.mse_loss(x, x, reduction="avg")
+
+
+# ---- losses against PyTorch: values and gradients of input and target ------------------------
+LOSSES = [
+    ("l1_loss", lambda m, a, b: m.nn.functional.l1_loss(a, b)),
+    ("l1_loss(sum)", lambda m, a, b: m.nn.functional.l1_loss(a, b, reduction="sum")),
+    ("smooth_l1_loss", lambda m, a, b: m.nn.functional.smooth_l1_loss(a, b * 4, beta=0.7)),
+    ("smooth_l1_loss(beta=0)", lambda m, a, b: m.nn.functional.smooth_l1_loss(a, b * 4, beta=0.0)),
+    ("huber_loss(none)", lambda m, a, b: m.nn.functional.huber_loss(a, b * 4, delta=1.5, reduction="none")),
+    ("bce_with_logits", lambda m, a, b: m.nn.functional.binary_cross_entropy_with_logits(a, b)),
+    ("bce_with_logits(weight,pos_weight)", lambda m, a, b: m.nn.functional.binary_cross_entropy_with_logits(
+        a, b, weight=m.tensor([0.5, 0.75, 1.25, 1.5]), pos_weight=m.tensor([2.0, 1.5, 1.0, 0.5]), reduction="sum")),
+    ("bce", lambda m, a, b: m.nn.functional.binary_cross_entropy(a.sigmoid(), b)),
+    ("bce(weight,none)", lambda m, a, b: m.nn.functional.binary_cross_entropy(a.sigmoid(), b,
+                                                                             weight=m.tensor([0.5, 0.75, 1.25, 1.5]),
+                                                                             reduction="none")),
+    ("logsigmoid", lambda m, a, b: m.nn.functional.logsigmoid(a * 10) * b),
+    ("modules", lambda m, a, b: (m.nn.BCEWithLogitsLoss(pos_weight=m.tensor([2.0, 1.5, 1.0, 0.5]))(a, b)
+                                 + m.nn.HuberLoss(delta=0.5)(a, b) + m.nn.SmoothL1Loss(beta=0.3)(a, b)
+                                 + m.nn.L1Loss()(a, b) + m.nn.MSELoss(reduction="sum")(a, b))),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name,fn", LOSSES, ids=[n for n, _ in LOSSES])
+def test_losses_match_pytorch(name, fn, dtype):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    x, t = (rng.standard_normal((3, 4)) * 3).astype(dtype), rng.random((3, 4)).astype(dtype)
+    got = []
+    for m in (torch, gradc):
+        a, b = m.tensor(x, requires_grad=True), m.tensor(t, requires_grad=True)
+        y = fn(m, a, b)
+        y.sum().backward()
+        got.append([y.detach().numpy(), a.grad.numpy(), b.grad.numpy()])
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == "float32" else dict(rtol=1e-12, atol=1e-12)
+    for want, have in zip(*got):
+        assert have.dtype == want.dtype
+        np.testing.assert_allclose(have, want, **tol)
+
+
+def test_losses_compiled_equal_eager():
+    """The composite losses fuse under @gradc.compile (softplus, where, abs and the mean)."""
+    def f(x, t, w):
+        z = x @ w
+        return (F.binary_cross_entropy_with_logits(z, t) + F.huber_loss(z, t, delta=0.5)
+                + F.smooth_l1_loss(z, t, beta=0.2) + F.l1_loss(z, t))
+    rng = np.random.default_rng(6)
+    xs, ts, ws = rng.standard_normal((8, 5)), rng.random((8, 3)), rng.standard_normal((5, 3))
+    we, wc = gradc.tensor(ws, requires_grad=True), gradc.tensor(ws, requires_grad=True)
+    le = f(gradc.tensor(xs), gradc.tensor(ts), we)
+    lc = gradc.compile(f)(gradc.tensor(xs), gradc.tensor(ts), wc)
+    le.backward()
+    lc.backward()
+    np.testing.assert_allclose(lc.item(), le.item(), rtol=1e-12)
+    np.testing.assert_allclose(wc.grad.numpy(), we.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_loss_modules_repr_and_errors():
+    assert [repr(c()) for c in (gradc.nn.MSELoss, gradc.nn.L1Loss, gradc.nn.BCEWithLogitsLoss,
+                                gradc.nn.CrossEntropyLoss)] == ["MSELoss()", "L1Loss()", "BCEWithLogitsLoss()",
+                                                                "CrossEntropyLoss()"]
+    x = gradc.zeros(3)
+    with pytest.raises(ValueError, match=r"Target size \(torch.Size\(\[4\]\)\) must be the same as input size"):
+        F.binary_cross_entropy_with_logits(x, gradc.zeros(4))
+    with pytest.raises(RuntimeError, match="does not support negative values for beta"):
+        F.smooth_l1_loss(x, x, beta=-1)
+    with pytest.raises(RuntimeError, match="non-positive values for delta"):
+        F.huber_loss(x, x, delta=0)
+    with pytest.warns(UserWarning, match="different to the input size"):
+        F.l1_loss(gradc.zeros(3, 1), gradc.zeros(3))

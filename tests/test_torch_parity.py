@@ -184,6 +184,8 @@ OPS = [
     ("m.nn.functional.softplus(x, beta=2, threshold=1)", dict(x=away(2, 3, margin=0.1, points=(0.5,)))),
     ("m.nn.Softplus(0.5, 3)(x * 4)", dict(x=away(5, margin=0.1, points=(1.5,)))),
     ("m.nn.functional.elu(x)", dict(x=away(2, 3))),
+    ("m.nn.functional.logsigmoid(x * 10)", dict(x=normal(2, 3))),
+    ("m.nn.LogSigmoid()(x)", dict(x=normal(4))),
     ("m.nn.ELU(0.3)(x) * x", dict(x=away(2, 3))),
     ("m.nn.functional.gelu(x * 2)", dict(x=normal(2, 3))),
     ("m.nn.functional.gelu(x * 2, approximate='tanh')", dict(x=normal(2, 3))),

@@ -259,7 +259,7 @@ class Kernel:
 _BOOL_OPS = {"logical_and", "logical_or", "logical_not"}
 _CMP_OPS = {"eq", "ne", "lt", "le", "gt", "ge"}
 _FLOAT_ONLY = {"exp", "log", "log1p", "expm1", "erf", "sqrt", "rsqrt", "tanh", "sigmoid", "sin", "cos", "div", "frac",
-               "silu", "leaky_relu", "softplus", "elu", "gelu"}
+               "silu", "leaky_relu", "softplus", "log_sigmoid", "elu", "gelu"}
 _ARITY = {"where": 3, "constant": 0}
 _BINARY = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "logical_and", "logical_or"} | _CMP_OPS
 

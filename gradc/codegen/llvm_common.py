@@ -216,6 +216,16 @@ def _softplus(ctx, a, dts, out, attrs, consts):
     return b.select(b.fcmp_ordered(">", bx, const(out, attrs.get("threshold", 20.0))), x, sp)
 
 
+@lowers("log_sigmoid")
+def _log_sigmoid(ctx, a, dts, out, attrs, consts):
+    """min(x, 0) - log1p(exp(-|x|))."""
+    b, x = ctx.b, a[0]
+    ax = b.call(ctx.intrinsic(f"llvm.fabs.{_fsfx(out)}", x.type, [x.type]), [x])
+    lp = ctx.call_math("log1p", out, ctx.call_math("exp", out, b.fneg(ax)))
+    neg = b.select(b.fcmp_ordered("<", x, const(out, 0)), x, const(out, 0))
+    return b.fsub(neg, lp)
+
+
 @lowers("elu")
 def _elu(ctx, a, dts, out, attrs, consts):
     b, x = ctx.b, a[0]
@@ -811,7 +821,7 @@ FLOAT_EXACT_INDEX = 1 << 24
 
 # values worth keeping in memory rather than computing again in a later pass over the row
 EXPENSIVE_OPS = frozenset(("exp", "log", "tanh", "sigmoid", "silu", "sin", "cos", "pow", "log1p", "expm1", "erf",
-                           "softplus", "elu", "gelu"))
+                           "softplus", "log_sigmoid", "elu", "gelu"))
 EXPENSIVE_COST = 8
 # a kept value costs a store in the pass that computes it and a load in each later pass
 # (both from L1: a row is small); keep it when the store pass saves at least this many ops

@@ -1,5 +1,11 @@
 """nn.functional: losses and activations spelled with the shared tensor API
-(so they work eagerly and under @gradc.compile alike)."""
+(so they work eagerly and under @gradc.compile alike).
+
+Activations with a node of their own in PyTorch (silu, softplus, gelu, ...) are table ops.
+The losses are compositions of table ops: their values and gradients are PyTorch's, but
+their ``grad_fn`` graph is that of the composition (l1_loss's is PyTorch's too:
+MeanBackward0 <- AbsBackward0 <- SubBackward0; mse_loss records MulBackward0 where PyTorch
+records one MseLossBackward0)."""
 from __future__ import annotations
 
 
@@ -44,6 +50,11 @@ def gelu(x, approximate="none"):
     return _float_activation("gelu", "GeluKernelImpl", x, approximate=approximate)
 
 
+def logsigmoid(x):
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), without overflow or softplus's threshold."""
+    return _float_activation("log_sigmoid", "log_sigmoid_cpu", x)
+
+
 def tanh(x):
     return x.tanh()
 
@@ -71,13 +82,68 @@ def _reduce(loss, reduction):
 
 
 def mse_loss(input, target, reduction="mean"):
+    _warn_size_mismatch(input, target)
+    d = input - target
+    return _reduce(d * d, reduction)
+
+
+def _warn_size_mismatch(input, target):
     if tuple(input.shape) != tuple(target.shape):
         import warnings
         warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
                       f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
-                      "Please ensure they have the same size.", UserWarning, stacklevel=2)
-    d = input - target
-    return _reduce(d * d, reduction)
+                      "Please ensure they have the same size.", UserWarning, stacklevel=3)
+
+
+def l1_loss(input, target, reduction="mean"):
+    _warn_size_mismatch(input, target)
+    return _reduce((input - target).abs(), reduction)
+
+
+def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
+    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (beta = 0: l1_loss)."""
+    _warn_size_mismatch(input, target)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0:
+        return l1_loss(input, target, reduction)
+    from ..tensor_api import where
+    d = (input - target).abs()
+    return _reduce(where(d < beta, (0.5 / beta) * (d * d), d - 0.5 * beta), reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0):
+    """0.5 d^2 where |d| <= delta, else delta (|d| - 0.5 delta)."""
+    _warn_size_mismatch(input, target)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    from ..tensor_api import where
+    d = (input - target).abs()
+    return _reduce(where(d <= delta, 0.5 * (d * d), delta * (d - 0.5 * delta)), reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean", pos_weight=None):
+    """PyTorch's stable form: (1 - t) x + (1 + (pos_weight - 1) t) softplus(-x)."""
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    sp = softplus(-input)
+    if pos_weight is not None:
+        sp = (1 + (pos_weight - 1) * target) * sp
+    loss = (1 - target) * input + sp
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy(input, target, weight=None, reduction="mean"):
+    """-(t log p + (1 - t) log(1 - p)), each log clamped at -100 as PyTorch's."""
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
+                         f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    loss = -(target * input.log().clamp(min=-100) + (1 - target) * (1 - input).log().clamp(min=-100))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
 
 
 def nll_loss(log_probs, target, reduction="mean"):

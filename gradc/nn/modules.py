@@ -220,6 +220,11 @@ class Softplus(Module):
         return F.softplus(x, self.beta, self.threshold)
 
 
+class LogSigmoid(Module):
+    def forward(self, x):
+        return F.logsigmoid(x)
+
+
 class ELU(Module):
     def __init__(self, alpha=1.0, inplace=False):
         super().__init__()
@@ -242,6 +247,67 @@ class GELU(Module):
 
     def forward(self, x):
         return F.gelu(x, self.approximate)
+
+
+class _Loss(Module):
+    """A loss module: ``forward(input, target)`` is its functional form with the module's options."""
+    _fn = None
+    _options = ()
+
+    def __init__(self, reduction="mean", **options):
+        super().__init__()
+        self.reduction = reduction
+        self._opts = options
+
+    def extra_repr(self):
+        return ", ".join(f"{k}={v}" for k, v in self._opts.items() if k in self._options)
+
+    def forward(self, input, target):
+        return type(self)._fn(input, target, reduction=self.reduction, **self._opts)
+
+
+class MSELoss(_Loss):
+    _fn = staticmethod(F.mse_loss)
+
+
+class L1Loss(_Loss):
+    _fn = staticmethod(F.l1_loss)
+
+
+class SmoothL1Loss(_Loss):
+    _fn = staticmethod(F.smooth_l1_loss)
+
+    def __init__(self, reduction="mean", beta=1.0):
+        super().__init__(reduction, beta=beta)
+
+
+class HuberLoss(_Loss):
+    _fn = staticmethod(F.huber_loss)
+
+    def __init__(self, reduction="mean", delta=1.0):
+        super().__init__(reduction, delta=delta)
+
+
+class CrossEntropyLoss(_Loss):
+    _fn = staticmethod(F.cross_entropy)
+
+
+class NLLLoss(_Loss):
+    _fn = staticmethod(F.nll_loss)
+
+
+class BCELoss(_Loss):
+    _fn = staticmethod(F.binary_cross_entropy)
+
+    def __init__(self, weight=None, reduction="mean"):
+        super().__init__(reduction, weight=weight)
+
+
+class BCEWithLogitsLoss(_Loss):
+    _fn = staticmethod(F.binary_cross_entropy_with_logits)
+
+    def __init__(self, weight=None, reduction="mean", pos_weight=None):
+        super().__init__(reduction, weight=weight, pos_weight=pos_weight)
 
 
 class Identity(Module):

@@ -206,6 +206,8 @@ def _gelu_vjp(ctx, g):
     return [g[0] * (cdf + x * pdf)]
 
 
+_unary("log_sigmoid", lambda x: np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x))),
+       lambda ctx, g: [g[0] * (-ctx.input(0)).sigmoid()], saves=("in0",), node_name="LogSigmoidBackward0")
 _unary("softplus", _softplus_forward, _softplus_vjp, saves=("in0",), attr_names=("beta", "threshold"),
        node_name="SoftplusBackward0")
 _unary("elu", lambda x, alpha=1.0: np.where(x > 0, x, x.dtype.type(alpha) * np.expm1(x)), _elu_vjp, saves=("in0",),

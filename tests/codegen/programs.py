@@ -57,8 +57,8 @@ def rounding(dtype="f32", n=500):
 
 
 def smooth_activations(dtype="f32", n=500):
-    """log1p, expm1 and erf, and the activations built on them: softplus (two thresholds), elu
-    and gelu (erf and tanh forms)."""
+    """log1p, expm1 and erf, and the activations built on them: softplus (two thresholds),
+    logsigmoid, elu and gelu (erf and tanh forms)."""
     kb = KernelBuilder(f"smooth_{dtype}", (n,))
     x = kb.op("mul", kb.load(kb.input("x", dtype, (n,))), 4.0)
     v = kb.op("add", kb.op("log1p", kb.op("abs", x)), kb.op("mul", kb.op("expm1", x), 0.5))
@@ -66,6 +66,7 @@ def smooth_activations(dtype="f32", n=500):
     v = kb.op("add", v, kb.op("softplus", x, beta=1.0, threshold=20.0))
     v = kb.op("add", v, kb.op("mul", kb.op("softplus", x, beta=2.0, threshold=3.0), 3.0))
     v = kb.op("add", v, kb.op("mul", kb.op("elu", x, alpha=0.5), 5.0))
+    v = kb.op("add", v, kb.op("mul", kb.op("log_sigmoid", kb.op("mul", x, 10.0)), 0.25))
     v = kb.op("add", v, kb.op("mul", kb.op("gelu", x, approximate="none"), 7.0))
     kb.store(kb.output("o", dtype, (n,)), kb.op("add", v, kb.op("gelu", x, approximate="tanh")))
     return kb.build()

@@ -149,6 +149,7 @@ def test_version_counter_and_autograd_unchanged(kernels):
                                                  lambda x: x.log1p(), lambda x: x.expm1(), lambda x: x.erf(),
                                                  lambda x: gradc.nn.functional.softplus(x * 10),
                                                  lambda x: gradc.nn.functional.elu(x),
+                                                 lambda x: gradc.nn.functional.logsigmoid(x * 30),
                                                  lambda x: gradc.nn.functional.gelu(x),
                                                  lambda x: gradc.nn.functional.gelu(x, approximate="tanh")],
                          ids=lambda f: "")
