@@ -13,7 +13,8 @@ def _method(name):
 
 
 _METHODS = ["add", "sub", "mul", "div", "true_divide", "neg", "negative", "pow", "exp", "log", "log1p", "expm1", "erf", "sqrt",
-            "rsqrt", "tanh", "sigmoid", "relu", "sin", "cos", "abs", "sign", "floor", "ceil", "round", "trunc", "fix", "frac", "remainder", "fmod",
+            "rsqrt", "tanh", "sigmoid", "relu", "sin", "cos", "tan", "atan", "asin", "acos", "sinh", "cosh", "asinh", "acosh", "atanh",
+            "arctan", "arcsin", "arccos", "arcsinh", "arccosh", "arctanh", "atan2", "arctan2", "abs", "sign", "floor", "ceil", "round", "trunc", "fix", "frac", "remainder", "fmod",
             "floor_divide", "square", "reciprocal", "clamp", "clip",
             "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not",
             "sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "norm", "var", "std",

@@ -263,6 +263,13 @@ class TensorAPI(TensorLikeMeta):
     def neg(self): return apply("neg", self)
     negative = neg
 
+    def atan2(self, other):
+        if not is_tensor_like(other):
+            raise TypeError(f"atan2(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+        return self._binary("atan2", other, float_only=True)
+
+    arctan2 = atan2
+
     def maximum(self, other): return self._binary("maximum", other)
     def minimum(self, other): return self._binary("minimum", other)
 
@@ -311,6 +318,16 @@ class TensorAPI(TensorLikeMeta):
     def log(self): return self._unary("log")
     def sqrt(self): return self._unary("sqrt")
     def rsqrt(self): return self._unary("rsqrt")
+    def tan(self): return self._unary("tan")
+    def atan(self): return self._unary("atan")
+    def asin(self): return self._unary("asin")
+    def acos(self): return self._unary("acos")
+    def sinh(self): return self._unary("sinh")
+    def cosh(self): return self._unary("cosh")
+    def asinh(self): return self._unary("asinh")
+    def acosh(self): return self._unary("acosh")
+    def atanh(self): return self._unary("atanh")
+    arctan, arcsin, arccos, arcsinh, arccosh, arctanh = atan, asin, acos, asinh, acosh, atanh
     def log1p(self): return self._unary("log1p")
     def expm1(self): return self._unary("expm1")
     def erf(self): return self._unary("erf")

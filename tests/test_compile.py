@@ -329,6 +329,26 @@ def test_smooth_activations_compiled_equal_eager(dtype):
     assert fused and all(k.name.startswith("fused_") for k in compiled.ir().backend.kernels)
 
 
+@pytest.mark.parametrize("dtype", [gradc.float32, gradc.float64])
+def test_trigonometry_compiled_equal_eager(dtype):
+    def f(x, y):
+        u = x / (x.abs() + 1)
+        s = (x.tan() + x.atan() + gradc.atan2(x, y) + u.asin() + u.acos() + x.sinh() + y.cosh() + x.asinh()
+             + (y.abs() + 1.5).acosh() + u.atanh())
+        return (s * x).sum()
+    rng = np.random.default_rng(12)
+    a, b = rng.uniform(-1.2, 1.2, (6, 7)), rng.uniform(0.5, 2, 7)
+    xe, ye = gradc.tensor(a, dtype=dtype, requires_grad=True), gradc.tensor(b, dtype=dtype, requires_grad=True)
+    xc, yc = gradc.tensor(a, dtype=dtype, requires_grad=True), gradc.tensor(b, dtype=dtype, requires_grad=True)
+    le, lc = f(xe, ye), gradc.compile(f)(xc, yc)
+    le.backward()
+    lc.backward()
+    tol = 2e-4 if dtype is gradc.float32 else 1e-9
+    np.testing.assert_allclose(lc.item(), le.item(), rtol=tol)
+    np.testing.assert_allclose(xc.grad.numpy(), xe.grad.numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(yc.grad.numpy(), ye.grad.numpy(), rtol=tol, atol=tol)
+
+
 def test_cumsum_compiled_equal_eager():
     """cumsum has no kernel lowering: a NumPy step between fused kernels, forward and backward
     (its VJP is the reversed running sum)."""

@@ -259,9 +259,10 @@ class Kernel:
 _BOOL_OPS = {"logical_and", "logical_or", "logical_not"}
 _CMP_OPS = {"eq", "ne", "lt", "le", "gt", "ge"}
 _FLOAT_ONLY = {"exp", "log", "log1p", "expm1", "erf", "sqrt", "rsqrt", "tanh", "sigmoid", "sin", "cos", "div", "frac",
-               "silu", "leaky_relu", "softplus", "log_sigmoid", "elu", "gelu"}
+               "silu", "leaky_relu", "softplus", "log_sigmoid", "elu", "gelu", "tan", "atan", "atan2", "asin", "acos",
+               "sinh", "cosh", "asinh", "acosh", "atanh"}
 _ARITY = {"where": 3, "constant": 0}
-_BINARY = {"add", "sub", "mul", "div", "pow", "maximum", "minimum", "logical_and", "logical_or"} | _CMP_OPS
+_BINARY = {"add", "sub", "mul", "div", "pow", "atan2", "maximum", "minimum", "logical_and", "logical_or"} | _CMP_OPS
 
 
 def result_dtype(op: str, in_dtypes: Sequence[str], attrs: dict) -> str:

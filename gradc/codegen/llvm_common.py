@@ -177,9 +177,15 @@ def _neg(ctx, a, dts, out, attrs, consts):
     return a[0] if out == "i1" else ctx.b.neg(a[0])
 
 
-@lowers("exp", "log", "log1p", "expm1", "erf", "sin", "cos", "tanh", "sigmoid")
+@lowers("exp", "log", "log1p", "expm1", "erf", "sin", "cos", "tan", "atan", "asin", "acos", "sinh", "cosh", "tanh",
+        "asinh", "acosh", "atanh", "sigmoid")
 def _math(ctx, a, dts, out, attrs, consts):
     return ctx.call_math(attrs["_op"], out, a[0])
+
+
+@lowers("atan2")
+def _atan2(ctx, a, dts, out, attrs, consts):
+    return ctx.call_math("atan2", out, a[0], a[1])
 
 
 @lowers("sqrt", "rsqrt")
@@ -821,7 +827,8 @@ FLOAT_EXACT_INDEX = 1 << 24
 
 # values worth keeping in memory rather than computing again in a later pass over the row
 EXPENSIVE_OPS = frozenset(("exp", "log", "tanh", "sigmoid", "silu", "sin", "cos", "pow", "log1p", "expm1", "erf",
-                           "softplus", "log_sigmoid", "elu", "gelu"))
+                           "softplus", "log_sigmoid", "elu", "gelu", "tan", "atan", "atan2", "asin", "acos", "sinh",
+                           "cosh", "asinh", "acosh", "atanh"))
 EXPENSIVE_COST = 8
 # a kept value costs a store in the pass that computes it and a load in each later pass
 # (both from L1: a row is small); keep it when the store pass saves at least this many ops

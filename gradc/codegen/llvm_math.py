@@ -1,5 +1,5 @@
-"""Transcendental functions written in LLVM IR (exp, log, log1p, expm1, erf, sin, cos, tanh,
-pow, integer pow).
+"""Transcendental functions written in LLVM IR (exp, log, log1p, expm1, erf, sin, cos, tan,
+atan, atan2, asin, acos, sinh, cosh, tanh, asinh, acosh, atanh, pow, integer pow).
 
 Branch-free (selects only), built from fma/rint/bitcasts (and ``llvm.ldexp`` for exp's scale
 on the CPU: one ``vscalefps`` with AVX-512), so the CPU loop vectorizer can
@@ -245,32 +245,170 @@ def _erf_body(f: _F, module):
 
 
 # ---- sin / cos ----------------------------------------------------------------------------------
+def _reduce_half_pi(e: "_Emit", f: _F, x):
+    """(r, quadrant, sin r, cos r): x = r + quadrant * pi/2 (three-part Cody-Waite), |r| <= pi/4,
+    the quadrant an integer mod 4 (0 for |x| beyond what the reduction handles)."""
+    b = e.b
+    if f.f64:
+        p1, p2, p3 = 1.57079632673412561417e+00, 6.07710050630396597660e-11, 2.02226624879595063154e-21
+        ns, nc = 9, 10
+    else:
+        p1, p2, p3 = 1.5703125, 4.83751296997070312500e-04, 7.54978995489188216e-8
+        ns, nc = 6, 7
+    n = e.rint(b.fmul(x, f.c(0.6366197723675814)))
+    r = e.fma(n, f.c(-p1), x)
+    r = e.fma(n, f.c(-p2), r)
+    r = e.fma(n, f.c(-p3), r)
+    r = e.sel(b.fcmp_ordered("==", n, f.c(0.0)), x, r)      # keeps -0.0 (0 - 0 would be +0)
+    z = b.fmul(r, r)
+    # sin r = r * S(z), cos r = C(z)
+    S = e.poly(z, [(-1) ** k * _INV_FACT[2 * k + 1] for k in range(ns)])
+    C = e.poly(z, [(-1) ** k * _INV_FACT[2 * k] for k in range(nc)])
+    nsafe = e.sel(e.lt(e.fabs(n), f.c(1e9)), n, f.c(0.0))
+    q = b.and_(b.fptosi(nsafe, f.ity), f.i(3))
+    return r, q, b.fmul(r, S), C
+
+
 def _sincos_body(f: _F, which):
     def body(b, x):
         e = _Emit(b, f)
-        if f.f64:
-            p1, p2, p3 = 1.57079632673412561417e+00, 6.07710050630396597660e-11, 2.02226624879595063154e-21
-            ns, nc = 9, 10
-        else:
-            p1, p2, p3 = 1.5703125, 4.83751296997070312500e-04, 7.54978995489188216e-8
-            ns, nc = 6, 7
-        n = e.rint(b.fmul(x, f.c(0.6366197723675814)))
-        r = e.fma(n, f.c(-p1), x)
-        r = e.fma(n, f.c(-p2), r)
-        r = e.fma(n, f.c(-p3), r)
-        z = b.fmul(r, r)
-        # sin r = r * S(z), cos r = C(z)
-        S = e.poly(z, [(-1) ** k * _INV_FACT[2 * k + 1] for k in range(ns)])
-        C = e.poly(z, [(-1) ** k * _INV_FACT[2 * k] for k in range(nc)])
-        sr = b.fmul(r, S)
-        nsafe = e.sel(e.lt(e.fabs(n), f.c(1e9)), n, f.c(0.0))
-        q = b.and_(b.fptosi(nsafe, f.ity), f.i(3))
+        _, q, sr, C = _reduce_half_pi(e, f, x)
         if which == "cos":
             q = b.and_(b.add(q, f.i(1)), f.i(3))
         odd = b.icmp_unsigned("!=", b.and_(q, f.i(1)), f.i(0))
         neg = b.icmp_unsigned("!=", b.and_(q, f.i(2)), f.i(0))
         v = e.sel(odd, C, sr)
         return e.sel(neg, b.fneg(v), v)
+    return body
+
+
+def _tan_body(f: _F):
+    def body(b, x):
+        e = _Emit(b, f)
+        _, q, sr, C = _reduce_half_pi(e, f, x)
+        odd = b.icmp_unsigned("!=", b.and_(q, f.i(1)), f.i(0))
+        return e.sel(odd, b.fdiv(b.fneg(C), sr), b.fdiv(sr, C))     # tan(r + pi/2) = -cos r / sin r
+    return body
+
+
+# ---- atan, atan2, asin, acos ----------------------------------------------------------------------
+_PI = 3.141592653589793
+
+
+def _atan_unit(e: "_Emit", f: _F, t):
+    """atan(t) for t in [0, 1]: above tan(pi/12), pi/6 + atan((t sqrt3 - 1) / (t + sqrt3)); then the
+    Taylor series on [0, tan(pi/12)] (the first term left out below half an ulp)."""
+    b = e.b
+    sqrt3 = 1.7320508075688772
+    shift = e.lt(f.c(0.2679491924311227), t)
+    u = e.sel(shift, b.fdiv(e.fma(t, f.c(sqrt3), f.c(-1.0)), b.fadd(t, f.c(sqrt3))), t)
+    nterms = 15 if f.f64 else 7
+    p = b.fmul(u, e.poly(b.fmul(u, u), [(-1) ** k / (2 * k + 1) for k in range(nterms)]))
+    return e.sel(shift, b.fadd(f.c(_PI / 6), p), p)
+
+
+def _copysign(e: "_Emit", f: _F, mag, sign):
+    cs = _intrinsic(e.b.module, f"llvm.copysign.{f.suffix}", f.ty, [f.ty, f.ty])
+    return e.b.call(cs, [mag, sign])
+
+
+def _atan_body(f: _F):
+    def body(b, x):
+        e = _Emit(b, f)
+        a = e.fabs(x)
+        inv = e.lt(f.c(1.0), a)                 # atan(a) = pi/2 - atan(1/a)
+        r = _atan_unit(e, f, e.sel(inv, b.fdiv(f.c(1.0), a), a))
+        return _copysign(e, f, e.sel(inv, b.fsub(f.c(_PI / 2), r), r), x)
+    return body
+
+
+def _atan2_body(f: _F):
+    def body(b, y, x):
+        e = _Emit(b, f)
+        ax, ay = e.fabs(x), e.fabs(y)
+        swap = e.lt(ax, ay)                     # atan(ay/ax) = pi/2 - atan(ax/ay)
+        q = b.fdiv(e.sel(swap, ax, ay), e.sel(swap, ay, ax))
+        inf = f.c(float("inf"))
+        both_inf = b.and_(b.fcmp_ordered("==", ax, inf), b.fcmp_ordered("==", ay, inf))
+        both_zero = b.and_(b.fcmp_ordered("==", ax, f.c(0.0)), b.fcmp_ordered("==", ay, f.c(0.0)))
+        r = _atan_unit(e, f, q)
+        r = e.sel(both_inf, f.c(_PI / 4), e.sel(both_zero, f.c(0.0), r))
+        r = e.sel(swap, b.fsub(f.c(_PI / 2), r), r)
+        x_neg = b.icmp_signed("<", b.bitcast(x, f.ity), f.i(0))     # sign bit: atan2(0, -0) is pi
+        r = e.sel(x_neg, b.fsub(f.c(_PI), r), r)
+        r = _copysign(e, f, r, y)
+        return e.sel(b.or_(e.isnan(x), e.isnan(y)), b.fadd(x, y), r)
+    return body
+
+
+def _asin_acos_body(f: _F, module, which):
+    def body(b, x):
+        # asin x = atan2(x, sqrt(1 - x^2)), acos x = atan2(sqrt(1 - x^2), x); (1 - x)(1 + x) keeps
+        # the digits of 1 - x^2 near |x| = 1; |x| > 1 gives sqrt of a negative: NaN
+        e = _Emit(b, f)
+        c = b.call(_intrinsic(module, f"llvm.sqrt.{f.suffix}", f.ty, [f.ty]),
+                   [b.fmul(b.fsub(f.c(1.0), x), b.fadd(f.c(1.0), x))])
+        at2 = atan2_fn(module, f.ty)
+        return b.call(at2, [x, c] if which == "asin" else [c, x])
+    return body
+
+
+# ---- sinh, cosh, asinh, acosh, atanh ---------------------------------------------------------------
+def _sinh_cosh_body(f: _F, module, which):
+    def body(b, x):
+        e = _Emit(b, f)
+        a = e.fabs(x)
+        ex = exp_fn(module, f.ty)
+        # large |x|: exp(a/2) * (exp(a/2) / 2) overflows only where the result does
+        h = b.call(ex, [b.fmul(a, f.c(0.5))])
+        big = b.fmul(h, b.fmul(h, f.c(0.5)))
+        if which == "sinh":
+            u = b.call(expm1_fn(module, f.ty), [a])        # sinh a = (u + u / (u + 1)) / 2: exact near 0
+            small = b.fmul(f.c(0.5), b.fadd(u, b.fdiv(u, b.fadd(u, f.c(1.0)))))
+            r = e.sel(e.lt(a, f.c(20.0)), small, big)
+            return _copysign(e, f, r, x)
+        ea = b.call(ex, [a])
+        small = b.fmul(f.c(0.5), b.fadd(ea, b.fdiv(f.c(1.0), ea)))
+        return e.sel(e.lt(a, f.c(20.0)), small, big)
+    return body
+
+
+def _asinh_body(f: _F, module):
+    def body(b, x):
+        # asinh a = log1p(a + a^2 / (1 + sqrt(1 + a^2))); beyond 2^28 (f32: 2^12) a^2 would
+        # overflow or add nothing: log(a) + log(2)
+        e = _Emit(b, f)
+        a = e.fabs(x)
+        sq = _intrinsic(module, f"llvm.sqrt.{f.suffix}", f.ty, [f.ty])
+        a2 = b.fmul(a, a)
+        small = b.call(log1p_fn(module, f.ty),
+                       [b.fadd(a, b.fdiv(a2, b.fadd(f.c(1.0), b.call(sq, [b.fadd(f.c(1.0), a2)]))))])
+        big = b.fadd(b.call(log_fn(module, f.ty), [a]), f.c(0.6931471805599453))
+        r = e.sel(e.lt(a, f.c(2.0 ** 28 if f.f64 else 2.0 ** 12)), small, big)
+        return _copysign(e, f, r, x)
+    return body
+
+
+def _acosh_body(f: _F, module):
+    def body(b, x):
+        # acosh x = log1p(t + sqrt(2t + t^2)), t = x - 1 (exact near 1); beyond 2^28: log(x) + log(2)
+        e = _Emit(b, f)
+        t = b.fsub(x, f.c(1.0))
+        sq = _intrinsic(module, f"llvm.sqrt.{f.suffix}", f.ty, [f.ty])
+        small = b.call(log1p_fn(module, f.ty), [b.fadd(t, b.call(sq, [e.fma(t, t, b.fadd(t, t))]))])
+        big = b.fadd(b.call(log_fn(module, f.ty), [x]), f.c(0.6931471805599453))
+        r = e.sel(e.lt(x, f.c(2.0 ** 28 if f.f64 else 2.0 ** 12)), small, big)
+        return e.sel(e.lt(x, f.c(1.0)), f.c(float("nan")), r)        # below the domain
+    return body
+
+
+def _atanh_body(f: _F, module):
+    def body(b, x):
+        # atanh a = log1p(2a / (1 - a)) / 2
+        e = _Emit(b, f)
+        a = e.fabs(x)
+        r = b.fmul(f.c(0.5), b.call(log1p_fn(module, f.ty), [b.fdiv(b.fadd(a, a), b.fsub(f.c(1.0), a))]))
+        return _copysign(e, f, r, x)
     return body
 
 
@@ -394,6 +532,46 @@ def cos_fn(module, ty):
     return _fn(module, "cos", ty, 1, lambda f: _sincos_body(f, "cos"))
 
 
+def tan_fn(module, ty):
+    return _fn(module, "tan", ty, 1, _tan_body)
+
+
+def atan_fn(module, ty):
+    return _fn(module, "atan", ty, 1, _atan_body)
+
+
+def atan2_fn(module, ty):
+    return _fn(module, "atan2", ty, 2, _atan2_body)
+
+
+def asin_fn(module, ty):
+    return _fn(module, "asin", ty, 1, lambda f: _asin_acos_body(f, module, "asin"))
+
+
+def acos_fn(module, ty):
+    return _fn(module, "acos", ty, 1, lambda f: _asin_acos_body(f, module, "acos"))
+
+
+def sinh_fn(module, ty):
+    return _fn(module, "sinh", ty, 1, lambda f: _sinh_cosh_body(f, module, "sinh"))
+
+
+def cosh_fn(module, ty):
+    return _fn(module, "cosh", ty, 1, lambda f: _sinh_cosh_body(f, module, "cosh"))
+
+
+def asinh_fn(module, ty):
+    return _fn(module, "asinh", ty, 1, lambda f: _asinh_body(f, module))
+
+
+def acosh_fn(module, ty):
+    return _fn(module, "acosh", ty, 1, lambda f: _acosh_body(f, module))
+
+
+def atanh_fn(module, ty):
+    return _fn(module, "atanh", ty, 1, lambda f: _atanh_body(f, module))
+
+
 def tanh_fn(module, ty):
     return _fn(module, "tanh", ty, 1, lambda f: _tanh_body(f, module))
 
@@ -406,5 +584,7 @@ def pow_fn(module, ty):
     return _fn(module, "pow", ty, 2, lambda f: _pow_body(f, module))
 
 
-MATH = {"exp": exp_fn, "log": log_fn, "log1p": log1p_fn, "expm1": expm1_fn, "erf": erf_fn, "sin": sin_fn, "cos": cos_fn, "tanh": tanh_fn,
+MATH = {"exp": exp_fn, "log": log_fn, "log1p": log1p_fn, "expm1": expm1_fn, "erf": erf_fn, "sin": sin_fn, "cos": cos_fn,
+        "tan": tan_fn, "atan": atan_fn, "atan2": atan2_fn, "asin": asin_fn, "acos": acos_fn, "sinh": sinh_fn,
+        "cosh": cosh_fn, "asinh": asinh_fn, "acosh": acosh_fn, "atanh": atanh_fn, "tanh": tanh_fn,
         "sigmoid": sigmoid_fn, "pow": pow_fn}

@@ -105,6 +105,16 @@ def _minmax_vjp(pick_first):
     return vjp
 
 
+def _atan2_vjp(ctx, g):
+    """d atan2(y, x) = (x dy - y dx) / (x^2 + y^2)."""
+    y, x = ctx.input(0), ctx.input(1)
+    sy, sx = _shapes(ctx)
+    r = g[0] / (x * x + y * y)
+    return [unbroadcast(r * x, sy) if ctx.needs_input_grad[0] else None,
+            unbroadcast(-r * y, sx) if ctx.needs_input_grad[1] else None]
+
+
+_binary("atan2", np.arctan2, _atan2_vjp, saves=("in0", "in1"))
 _binary("maximum", np.maximum, _minmax_vjp(lambda a, b: a > b), saves=("in0", "in1"))
 _binary("minimum", np.minimum, _minmax_vjp(lambda a, b: a < b), saves=("in0", "in1"))
 
@@ -120,6 +130,15 @@ _unary("sigmoid", lambda x: 1 / (1 + np.exp(-x)),
        lambda ctx, g: [g[0] * ctx.output(0) * (1 - ctx.output(0))], saves=("out0",))
 _unary("sin", np.sin, lambda ctx, g: [g[0] * ctx.input(0).cos()], saves=("in0",))
 _unary("cos", np.cos, lambda ctx, g: [-g[0] * ctx.input(0).sin()], saves=("in0",))
+_unary("tan", np.tan, lambda ctx, g: [g[0] * (1 + ctx.output(0) * ctx.output(0))], saves=("out0",))
+_unary("atan", np.arctan, lambda ctx, g: [g[0] / (1 + ctx.input(0) * ctx.input(0))], saves=("in0",))
+_unary("asin", np.arcsin, lambda ctx, g: [g[0] * (1 - ctx.input(0) * ctx.input(0)).rsqrt()], saves=("in0",))
+_unary("acos", np.arccos, lambda ctx, g: [-g[0] * (1 - ctx.input(0) * ctx.input(0)).rsqrt()], saves=("in0",))
+_unary("sinh", np.sinh, lambda ctx, g: [g[0] * ctx.input(0).cosh()], saves=("in0",))
+_unary("cosh", np.cosh, lambda ctx, g: [g[0] * ctx.input(0).sinh()], saves=("in0",))
+_unary("asinh", np.arcsinh, lambda ctx, g: [g[0] * (ctx.input(0) * ctx.input(0) + 1).rsqrt()], saves=("in0",))
+_unary("acosh", np.arccosh, lambda ctx, g: [g[0] * (ctx.input(0) * ctx.input(0) - 1).rsqrt()], saves=("in0",))
+_unary("atanh", np.arctanh, lambda ctx, g: [g[0] / (1 - ctx.input(0) * ctx.input(0))], saves=("in0",))
 
 
 def _where_zero(cond, g):

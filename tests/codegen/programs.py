@@ -72,6 +72,21 @@ def smooth_activations(dtype="f32", n=500):
     return kb.build()
 
 
+def trigonometry(dtype="f64", n=400):
+    """tan, atan, atan2, asin, acos, sinh, cosh, asinh, acosh and atanh (inputs kept in their domains)."""
+    kb = KernelBuilder(f"trig_{dtype}", (n,))
+    x = kb.load(kb.input("x", dtype, (n,)))
+    y = kb.load(kb.input("y", dtype, (n,)))
+    unit = kb.op("div", x, kb.op("add", kb.op("abs", x), 1.0))          # in (-1, 1)
+    v = kb.op("add", kb.op("tan", x), kb.op("atan", kb.op("mul", x, 3.0)))
+    v = kb.op("add", v, kb.op("atan2", x, y))
+    v = kb.op("add", v, kb.op("add", kb.op("asin", unit), kb.op("mul", kb.op("acos", unit), 2.0)))
+    v = kb.op("add", v, kb.op("add", kb.op("sinh", x), kb.op("cosh", y)))
+    v = kb.op("add", v, kb.op("add", kb.op("asinh", x), kb.op("acosh", kb.op("add", kb.op("abs", y), 1.0))))
+    kb.store(kb.output("o", dtype, (n,)), kb.op("add", v, kb.op("atanh", unit)))
+    return kb.build()
+
+
 def reduce_program(kind, dtype, space, axes):
     kb = KernelBuilder(f"red_{kind}_{dtype}_{'x'.join(map(str, space))}_{''.join(map(str, axes))}", space)
     x = kb.load(kb.input("x", dtype, space))
@@ -183,7 +198,7 @@ def programs():
           softmax("f32", n=300, m=16), layernorm("f32"), layernorm("f64"), mse("f32"), mse("f64"),
           layernorm_grad("f32"), layernorm_grad("f64"), row_and_column_sums("f64"), row_and_column_sums("f32"),
           count_above_row_mean(), rounding("f32"), rounding("f64"),
-          smooth_activations("f32"), smooth_activations("f64"),
+          smooth_activations("f32"), smooth_activations("f64"), trigonometry("f32"), trigonometry("f64"),
           bool_any_count(), matmul_relu_bias("f32"), matmul_relu_bias("f64"),
           build_matmul("bmm_f32", (3, 17, 9), (3, 9, 33), "f32"),
           build_matmul("mm_t_f64", (12, 8), (8, 10), "f64", a_strides=(1, 12)),

@@ -137,3 +137,78 @@ def test_near_zero_functions_special_values(op, dtype):
     finite = np.isfinite(want)
     np.testing.assert_allclose(got[finite], want[finite], rtol=2 * np.finfo(dtype).eps, atol=0)
     np.testing.assert_array_equal(np.signbit(got[want == 0]), np.signbit(want[want == 0]))   # -0.0 stays -0.0
+
+
+TRIG_REF = {"tan": np.tan, "atan": np.arctan, "asin": np.arcsin, "acos": np.arccos, "sinh": np.sinh,
+            "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh}
+
+
+def _trig_inputs(op, rng):
+    """Each function's domain, wide and near its special points (0, +-1, large arguments)."""
+    tiny = rng.uniform(-1e-4, 1e-4, 1000)
+    if op in ("asin", "acos", "atanh"):
+        edge = 1 - np.exp(rng.uniform(-40, -1, 3000))
+        return np.concatenate([rng.uniform(-1, 1, 20000), edge, -edge, tiny])
+    if op == "acosh":
+        return np.concatenate([1 + np.exp(rng.uniform(-40, 5, 20000)), np.exp(rng.uniform(0, 700, 2000))])
+    if op in ("sinh", "cosh"):
+        return np.concatenate([rng.uniform(-88, 88, 20000), rng.uniform(-1, 1, 5000), tiny])
+    if op == "tan":
+        return np.concatenate([rng.uniform(-1e4, 1e4, 20000), rng.uniform(-2, 2, 5000), tiny])
+    wide = np.exp(rng.uniform(-40, 300, 3000)) * rng.choice([-1, 1], 3000)
+    return np.concatenate([rng.uniform(-1e4, 1e4, 5000), rng.uniform(-3, 3, 20000), wide, tiny])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", sorted(TRIG_REF))
+def test_trigonometric_and_hyperbolic_accuracy(op, dtype):
+    """Within 3 ulp of NumPy over each domain; overflow, infinities and NaN where NumPy has them."""
+    with np.errstate(over="ignore"):           # f32: the widest inputs become inf
+        x = _trig_inputs(op, np.random.default_rng(4)).astype(dtype)
+    with np.errstate(all="ignore"):
+        want = TRIG_REF[op](x.astype(np.float64))
+        want_t = want.astype(dtype)
+    got = run_unary(op, x)
+    finite = np.isfinite(want_t)
+    np.testing.assert_array_equal(got[~finite], want_t[~finite])
+    ulps = max_ulp_err(got[finite], want[finite], dtype)
+    assert ulps <= 3, f"{op} {np.dtype(dtype).name}: max error {ulps:.2f} ulp"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", sorted(TRIG_REF))
+def test_trigonometric_and_hyperbolic_special_values(op, dtype):
+    x = np.array(SPECIAL + [-1.0, 2.0, 0.5, -0.5, 1.5707963267948966, 1e-45], dtype=dtype)
+    with np.errstate(all="ignore"):
+        want = TRIG_REF[op](x.astype(np.float64)).astype(dtype)
+    got = run_unary(op, x)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=f"{op} NaN pattern {x}")
+    np.testing.assert_array_equal(got[np.isinf(want)], want[np.isinf(want)])
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=3 * np.finfo(dtype).eps, atol=0)
+    np.testing.assert_array_equal(np.signbit(got[want == 0]), np.signbit(want[want == 0]))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_atan2_quadrants_and_special_values(dtype):
+    """C's atan2: signed zeros, infinities in every quadrant, NaN; random pairs within 3 ulp."""
+    rng = np.random.default_rng(5)
+    sy = [0.0, -0.0, 0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.inf, np.inf, 1.0, np.nan, 0.0, 5.0, -5.0, 1e-300,
+          1e300, -np.inf, 3.0]
+    sx = [0.0, 0.0, -0.0, -0.0, -np.inf, np.inf, 1.0, 1.0, -np.inf, np.inf, np.nan, 1.0, -1.0, 0.0, -0.0, 1e300,
+          1e-300, -np.inf, -3.0]
+    with np.errstate(over="ignore"):           # f32: 1e300 becomes inf
+        y = np.concatenate([rng.standard_normal(20000) * 10, sy]).astype(dtype)
+        x = np.concatenate([rng.standard_normal(20000) * 10, sx]).astype(dtype)
+    dt = "f32" if dtype == np.float32 else "f64"
+    kb = KernelBuilder(f"atan2_{dt}", y.shape)
+    v = kb.op("atan2", kb.load(kb.input("y", dt, y.shape)), kb.load(kb.input("x", dt, x.shape)))
+    kb.store(kb.output("o", dt, y.shape), v)
+    out = np.empty_like(y)
+    runtime_cpu.compile_kernel(kb.build())(y, x, out)
+    want = np.arctan2(y.astype(np.float64), x.astype(np.float64))
+    n = len(sy)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(out[-n:], want[-n:].astype(dtype))
+    np.testing.assert_array_equal(np.signbit(out[-n:]), np.signbit(want[-n:]))
+    assert max_ulp_err(out[:-n], want[:-n], dtype) <= 3
