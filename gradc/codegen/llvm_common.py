@@ -81,7 +81,7 @@ class LowerCtx:
         elif self.math_mode == "libm" and name == "tanh":
             fn = self.intrinsic("tanh" if dtype == "f64" else "tanhf", ty, [ty])
         else:
-            fn = llvm_math.MATH[name](self.module, ty)
+            fn = llvm_math.math_fn(self.module, name, ty)
         return self.b.call(fn, list(args))
 
     def alloca(self, ty, count: int | None = None):

@@ -189,7 +189,7 @@ def _log1p_body(f: _F, module):
         # where u == 1, log1p(x) is x to working precision
         u = b.fadd(f.c(1.0), x)
         d = b.fsub(u, f.c(1.0))
-        r = b.fmul(b.call(log_fn(module, f.ty), [u]), b.fdiv(x, d))
+        r = b.fmul(b.call(math_fn(module, "log", f.ty), [u]), b.fdiv(x, d))
         r = e.sel(b.fcmp_ordered("==", d, f.c(0.0)), x, r)
         return e.sel(b.fcmp_ordered("==", x, f.c(float("inf"))), x, r)
     return body
@@ -202,7 +202,7 @@ def _expm1_body(f: _F, module):
         # elsewhere exp(x) - 1 loses at most a factor 2.6 of exp's error to the subtraction
         nterms = 17 if f.f64 else 9
         small = b.fmul(x, e.poly(x, _INV_FACT[1:nterms + 1]))
-        big = b.fsub(b.call(exp_fn(module, f.ty), [x]), f.c(1.0))
+        big = b.fsub(b.call(math_fn(module, "exp", f.ty), [x]), f.c(1.0))
         return e.sel(e.lt(e.fabs(x), f.c(0.5)), small, big)
     return body
 
@@ -228,7 +228,7 @@ _ERFCX_TAIL = [0.15408741116918978, 0.05915361899676603, -0.0023316669964238267,
 def _erf_body(f: _F, module):
     def body(b, x):
         if not f.f64:
-            return b.fptrunc(b.call(erf_fn(module, F64), [b.fpext(x, F64)]), F32)
+            return b.fptrunc(b.call(math_fn(module, "erf", F64), [b.fpext(x, F64)]), F32)
         e = _Emit(b, f)
         a = e.fabs(x)
         t = b.fmul(a, a)
@@ -237,7 +237,7 @@ def _erf_body(f: _F, module):
         v = b.fsub(b.fmul(b.fsub(b.fdiv(f.c(1.0), a), f.c(1 / 6)), f.c(2 / (0.4 - 1 / 6))), f.c(1.0))
         tail = e.poly(v, _ERFCX_TAIL)
         erfcx = e.sel(e.lt(a, f.c(2.5)), mid, tail)
-        big = b.fsub(f.c(1.0), b.fmul(b.call(exp_fn(module, f.ty), [b.fneg(t)]), erfcx))
+        big = b.fsub(f.c(1.0), b.fmul(b.call(math_fn(module, "exp", f.ty), [b.fneg(t)]), erfcx))
         r = e.sel(e.lt(a, f.c(1.0)), small, e.sel(e.lt(a, f.c(6.0)), big, f.c(1.0)))
         cs = _intrinsic(module, "llvm.copysign.f64", f.ty, [f.ty, f.ty])
         return e.sel(e.isnan(x), x, b.call(cs, [r, x]))
@@ -345,10 +345,9 @@ def _asin_acos_body(f: _F, module, which):
     def body(b, x):
         # asin x = atan2(x, sqrt(1 - x^2)), acos x = atan2(sqrt(1 - x^2), x); (1 - x)(1 + x) keeps
         # the digits of 1 - x^2 near |x| = 1; |x| > 1 gives sqrt of a negative: NaN
-        e = _Emit(b, f)
         c = b.call(_intrinsic(module, f"llvm.sqrt.{f.suffix}", f.ty, [f.ty]),
                    [b.fmul(b.fsub(f.c(1.0), x), b.fadd(f.c(1.0), x))])
-        at2 = atan2_fn(module, f.ty)
+        at2 = math_fn(module, "atan2", f.ty)
         return b.call(at2, [x, c] if which == "asin" else [c, x])
     return body
 
@@ -358,12 +357,12 @@ def _sinh_cosh_body(f: _F, module, which):
     def body(b, x):
         e = _Emit(b, f)
         a = e.fabs(x)
-        ex = exp_fn(module, f.ty)
+        ex = math_fn(module, "exp", f.ty)
         # large |x|: exp(a/2) * (exp(a/2) / 2) overflows only where the result does
         h = b.call(ex, [b.fmul(a, f.c(0.5))])
         big = b.fmul(h, b.fmul(h, f.c(0.5)))
         if which == "sinh":
-            u = b.call(expm1_fn(module, f.ty), [a])        # sinh a = (u + u / (u + 1)) / 2: exact near 0
+            u = b.call(math_fn(module, "expm1", f.ty), [a])        # sinh a = (u + u / (u + 1)) / 2: exact near 0
             small = b.fmul(f.c(0.5), b.fadd(u, b.fdiv(u, b.fadd(u, f.c(1.0)))))
             r = e.sel(e.lt(a, f.c(20.0)), small, big)
             return _copysign(e, f, r, x)
@@ -381,9 +380,9 @@ def _asinh_body(f: _F, module):
         a = e.fabs(x)
         sq = _intrinsic(module, f"llvm.sqrt.{f.suffix}", f.ty, [f.ty])
         a2 = b.fmul(a, a)
-        small = b.call(log1p_fn(module, f.ty),
+        small = b.call(math_fn(module, "log1p", f.ty),
                        [b.fadd(a, b.fdiv(a2, b.fadd(f.c(1.0), b.call(sq, [b.fadd(f.c(1.0), a2)]))))])
-        big = b.fadd(b.call(log_fn(module, f.ty), [a]), f.c(0.6931471805599453))
+        big = b.fadd(b.call(math_fn(module, "log", f.ty), [a]), f.c(0.6931471805599453))
         r = e.sel(e.lt(a, f.c(2.0 ** 28 if f.f64 else 2.0 ** 12)), small, big)
         return _copysign(e, f, r, x)
     return body
@@ -395,8 +394,8 @@ def _acosh_body(f: _F, module):
         e = _Emit(b, f)
         t = b.fsub(x, f.c(1.0))
         sq = _intrinsic(module, f"llvm.sqrt.{f.suffix}", f.ty, [f.ty])
-        small = b.call(log1p_fn(module, f.ty), [b.fadd(t, b.call(sq, [e.fma(t, t, b.fadd(t, t))]))])
-        big = b.fadd(b.call(log_fn(module, f.ty), [x]), f.c(0.6931471805599453))
+        small = b.call(math_fn(module, "log1p", f.ty), [b.fadd(t, b.call(sq, [e.fma(t, t, b.fadd(t, t))]))])
+        big = b.fadd(b.call(math_fn(module, "log", f.ty), [x]), f.c(0.6931471805599453))
         r = e.sel(e.lt(x, f.c(2.0 ** 28 if f.f64 else 2.0 ** 12)), small, big)
         return e.sel(e.lt(x, f.c(1.0)), f.c(float("nan")), r)        # below the domain
     return body
@@ -407,7 +406,7 @@ def _atanh_body(f: _F, module):
         # atanh a = log1p(2a / (1 - a)) / 2
         e = _Emit(b, f)
         a = e.fabs(x)
-        r = b.fmul(f.c(0.5), b.call(log1p_fn(module, f.ty), [b.fdiv(b.fadd(a, a), b.fsub(f.c(1.0), a))]))
+        r = b.fmul(f.c(0.5), b.call(math_fn(module, "log1p", f.ty), [b.fdiv(b.fadd(a, a), b.fsub(f.c(1.0), a))]))
         return _copysign(e, f, r, x)
     return body
 
@@ -417,7 +416,7 @@ def _tanh_body(f: _F, module):
     def body(b, x):
         e = _Emit(b, f)
         ax = e.fabs(x)
-        ex = b.call(exp_fn(module, f.ty), [b.fadd(ax, ax)])
+        ex = b.call(math_fn(module, "exp", f.ty), [b.fadd(ax, ax)])
         big = b.fsub(f.c(1.0), b.fdiv(f.c(2.0), b.fadd(ex, f.c(1.0))))
         z = b.fmul(x, x)
         small = b.fmul(x, e.poly(z, _TANH[:12 if f.f64 else 6]))
@@ -429,7 +428,7 @@ def _tanh_body(f: _F, module):
 
 def _sigmoid_body(f: _F, module):
     def body(b, x):
-        ex = b.call(exp_fn(module, f.ty), [b.fneg(x)])
+        ex = b.call(math_fn(module, "exp", f.ty), [b.fneg(x)])
         return b.fdiv(f.c(1.0), b.fadd(f.c(1.0), ex))
     return body
 
@@ -438,11 +437,11 @@ def _sigmoid_body(f: _F, module):
 def _pow_body(f: _F, module):
     def body(b, a, y):
         if not f.f64:
-            r = b.call(pow_fn(module, F64), [b.fpext(a, F64), b.fpext(y, F64)])
+            r = b.call(math_fn(module, "pow", F64), [b.fpext(a, F64), b.fpext(y, F64)])
             return b.fptrunc(r, F32)
         e = _Emit(b, f)
-        la = b.call(log_fn(module, f.ty), [e.fabs(a)])
-        r = b.call(exp_fn(module, f.ty), [b.fmul(y, la)])
+        la = b.call(math_fn(module, "log", f.ty), [e.fabs(a)])
+        r = b.call(math_fn(module, "exp", f.ty), [b.fmul(y, la)])
         yint = b.fcmp_ordered("==", e.rint(y), y)
         half = b.fmul(y, f.c(0.5))
         yodd = b.and_(yint, b.fcmp_unordered("!=", e.rint(half), half))
@@ -499,92 +498,33 @@ def ipow_fn(module):
     return fn
 
 
-def _fn(module, name, ty, nargs, make):
+# name -> (operand count, body maker (float constants, module) -> body(builder, *operands))
+_BODIES = {
+    "exp": (1, lambda f, m: _exp_body(f)),
+    "log": (1, lambda f, m: _log_body(f)),
+    "log1p": (1, _log1p_body),
+    "expm1": (1, _expm1_body),
+    "erf": (1, _erf_body),
+    "sin": (1, lambda f, m: _sincos_body(f, "sin")),
+    "cos": (1, lambda f, m: _sincos_body(f, "cos")),
+    "tan": (1, lambda f, m: _tan_body(f)),
+    "atan": (1, lambda f, m: _atan_body(f)),
+    "atan2": (2, lambda f, m: _atan2_body(f)),
+    "asin": (1, lambda f, m: _asin_acos_body(f, m, "asin")),
+    "acos": (1, lambda f, m: _asin_acos_body(f, m, "acos")),
+    "sinh": (1, lambda f, m: _sinh_cosh_body(f, m, "sinh")),
+    "cosh": (1, lambda f, m: _sinh_cosh_body(f, m, "cosh")),
+    "tanh": (1, _tanh_body),
+    "asinh": (1, _asinh_body),
+    "acosh": (1, _acosh_body),
+    "atanh": (1, _atanh_body),
+    "sigmoid": (1, _sigmoid_body),
+    "pow": (2, _pow_body),
+}
+
+
+def math_fn(module, name: str, ty):
+    """The module's ``gradc.<name>.<f32|f64>`` function (emitted on first use)."""
+    nargs, make = _BODIES[name]
     f = _F(ty)
-    return _define(module, f"gradc.{name}.{f.suffix}", ty, nargs, make(f))
-
-
-def exp_fn(module, ty):
-    return _fn(module, "exp", ty, 1, _exp_body)
-
-
-def log_fn(module, ty):
-    return _fn(module, "log", ty, 1, _log_body)
-
-
-def log1p_fn(module, ty):
-    return _fn(module, "log1p", ty, 1, lambda f: _log1p_body(f, module))
-
-
-def expm1_fn(module, ty):
-    return _fn(module, "expm1", ty, 1, lambda f: _expm1_body(f, module))
-
-
-def erf_fn(module, ty):
-    return _fn(module, "erf", ty, 1, lambda f: _erf_body(f, module))
-
-
-def sin_fn(module, ty):
-    return _fn(module, "sin", ty, 1, lambda f: _sincos_body(f, "sin"))
-
-
-def cos_fn(module, ty):
-    return _fn(module, "cos", ty, 1, lambda f: _sincos_body(f, "cos"))
-
-
-def tan_fn(module, ty):
-    return _fn(module, "tan", ty, 1, _tan_body)
-
-
-def atan_fn(module, ty):
-    return _fn(module, "atan", ty, 1, _atan_body)
-
-
-def atan2_fn(module, ty):
-    return _fn(module, "atan2", ty, 2, _atan2_body)
-
-
-def asin_fn(module, ty):
-    return _fn(module, "asin", ty, 1, lambda f: _asin_acos_body(f, module, "asin"))
-
-
-def acos_fn(module, ty):
-    return _fn(module, "acos", ty, 1, lambda f: _asin_acos_body(f, module, "acos"))
-
-
-def sinh_fn(module, ty):
-    return _fn(module, "sinh", ty, 1, lambda f: _sinh_cosh_body(f, module, "sinh"))
-
-
-def cosh_fn(module, ty):
-    return _fn(module, "cosh", ty, 1, lambda f: _sinh_cosh_body(f, module, "cosh"))
-
-
-def asinh_fn(module, ty):
-    return _fn(module, "asinh", ty, 1, lambda f: _asinh_body(f, module))
-
-
-def acosh_fn(module, ty):
-    return _fn(module, "acosh", ty, 1, lambda f: _acosh_body(f, module))
-
-
-def atanh_fn(module, ty):
-    return _fn(module, "atanh", ty, 1, lambda f: _atanh_body(f, module))
-
-
-def tanh_fn(module, ty):
-    return _fn(module, "tanh", ty, 1, lambda f: _tanh_body(f, module))
-
-
-def sigmoid_fn(module, ty):
-    return _fn(module, "sigmoid", ty, 1, lambda f: _sigmoid_body(f, module))
-
-
-def pow_fn(module, ty):
-    return _fn(module, "pow", ty, 2, lambda f: _pow_body(f, module))
-
-
-MATH = {"exp": exp_fn, "log": log_fn, "log1p": log1p_fn, "expm1": expm1_fn, "erf": erf_fn, "sin": sin_fn, "cos": cos_fn,
-        "tan": tan_fn, "atan": atan_fn, "atan2": atan2_fn, "asin": asin_fn, "acos": acos_fn, "sinh": sinh_fn,
-        "cosh": cosh_fn, "asinh": asinh_fn, "acosh": acosh_fn, "atanh": atanh_fn, "tanh": tanh_fn,
-        "sigmoid": sigmoid_fn, "pow": pow_fn}
+    return _define(module, f"gradc.{name}.{f.suffix}", ty, nargs, make(f, module))

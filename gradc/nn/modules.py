@@ -250,17 +250,14 @@ class GELU(Module):
 
 
 class _Loss(Module):
-    """A loss module: ``forward(input, target)`` is its functional form with the module's options."""
+    """A loss module: ``forward(input, target)`` is its functional form with the module's options
+    (printed as ``MSELoss()``, options not shown, as PyTorch's)."""
     _fn = None
-    _options = ()
 
     def __init__(self, reduction="mean", **options):
         super().__init__()
         self.reduction = reduction
         self._opts = options
-
-    def extra_repr(self):
-        return ", ".join(f"{k}={v}" for k, v in self._opts.items() if k in self._options)
 
     def forward(self, input, target):
         return type(self)._fn(input, target, reduction=self.reduction, **self._opts)
