@@ -316,6 +316,9 @@ class TensorAPI(TensorLikeMeta):
 
     def exp(self): return self._unary("exp")
     def log(self): return self._unary("log")
+    def log2(self): return self._unary("log2")
+    def log10(self): return self._unary("log10")
+    def exp2(self): return self._unary("exp2")
     def sqrt(self): return self._unary("sqrt")
     def rsqrt(self): return self._unary("rsqrt")
     def tan(self): return self._unary("tan")

@@ -258,7 +258,7 @@ class Kernel:
 # ---------------------------------------------------------------------------------------------
 _BOOL_OPS = {"logical_and", "logical_or", "logical_not"}
 _CMP_OPS = {"eq", "ne", "lt", "le", "gt", "ge"}
-_FLOAT_ONLY = {"exp", "log", "log1p", "expm1", "erf", "sqrt", "rsqrt", "tanh", "sigmoid", "sin", "cos", "div", "frac",
+_FLOAT_ONLY = {"exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "erf", "sqrt", "rsqrt", "tanh", "sigmoid", "sin", "cos", "div", "frac",
                "silu", "leaky_relu", "softplus", "log_sigmoid", "elu", "gelu", "tan", "atan", "atan2", "asin", "acos",
                "sinh", "cosh", "asinh", "acosh", "atanh"}
 _ARITY = {"where": 3, "constant": 0}

@@ -177,7 +177,7 @@ def _neg(ctx, a, dts, out, attrs, consts):
     return a[0] if out == "i1" else ctx.b.neg(a[0])
 
 
-@lowers("exp", "log", "log1p", "expm1", "erf", "sin", "cos", "tan", "atan", "asin", "acos", "sinh", "cosh", "tanh",
+@lowers("exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "erf", "sin", "cos", "tan", "atan", "asin", "acos", "sinh", "cosh", "tanh",
         "asinh", "acosh", "atanh", "sigmoid")
 def _math(ctx, a, dts, out, attrs, consts):
     return ctx.call_math(attrs["_op"], out, a[0])
@@ -826,7 +826,7 @@ class RowWork:
 FLOAT_EXACT_INDEX = 1 << 24
 
 # values worth keeping in memory rather than computing again in a later pass over the row
-EXPENSIVE_OPS = frozenset(("exp", "log", "tanh", "sigmoid", "silu", "sin", "cos", "pow", "log1p", "expm1", "erf",
+EXPENSIVE_OPS = frozenset(("exp", "exp2", "log", "log2", "log10", "tanh", "sigmoid", "silu", "sin", "cos", "pow", "log1p", "expm1", "erf",
                            "softplus", "log_sigmoid", "elu", "gelu", "tan", "atan", "atan2", "asin", "acos", "sinh",
                            "cosh", "asinh", "acosh", "atanh"))
 EXPENSIVE_COST = 8

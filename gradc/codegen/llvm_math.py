@@ -121,9 +121,25 @@ def _define(module, name, ty, nargs, body):
 
 
 # ---- exp --------------------------------------------------------------------------------------
-def _exp_body(f: _F):
+def _split(v: float, bits: int) -> tuple:
+    """(hi, lo): v = hi + lo, hi with ``bits`` significant bits (so hi * small integers is exact)."""
+    m, ex = math.frexp(v)
+    hi = math.ldexp(math.floor(m * 2 ** bits), ex - bits)
+    return hi, v - hi
+
+
+def _exp_body(f: _F, base2: bool = False):
     def body(b, x):
         e = _Emit(b, f)
+        if base2:       # exp2: n = rint(x), r = (x - n) ln 2 (x - n is exact), then as exp
+            lo, hi = (-1076.0, 1025.0) if f.f64 else (-151.0, 129.0)
+            xc = e.sel(e.lt(x, f.c(lo)), f.c(lo), x)
+            xc = e.sel(e.lt(f.c(hi), xc), f.c(hi), xc)
+            n = e.rint(xc)
+            d = b.fsub(xc, n)
+            ln2_hi, ln2_lo = _split(math.log(2), 24 if f.f64 else 12)
+            r = e.fma(d, f.c(ln2_hi), b.fmul(d, f.c(ln2_lo)))
+            return _scale_exp(e, f, b, r, n)
         lo, hi = (-746.0, 710.0) if f.f64 else (-104.0, 89.0)
         ln2_hi, ln2_lo = ((6.93147180369123816490e-01, 1.90821492927058770002e-10) if f.f64
                           else (0.693359375, -2.12194440e-4))
@@ -136,20 +152,25 @@ def _exp_body(f: _F):
         n = e.rint(b.fmul(xc, f.c(1.4426950408889634)))
         r = e.fma(n, f.c(-ln2_hi), xc)
         r = e.fma(n, f.c(-ln2_lo), r)
-        p = e.poly(r, _INV_FACT[:14] if f.f64 else _EXP_F32)
-        if b.module.triple and "nvptx" not in b.module.triple:
-            # llvm.ldexp: one vscalefps per vector with AVX-512, subnormals and overflow exact
-            ldexp = _intrinsic(b.module, f"llvm.ldexp.{f.suffix}.i32", f.ty, [f.ty, I32])
-            return b.call(ldexp, [p, e.freeze(b.fptosi(n, I32))])
-        ni = e.freeze(b.fptosi(n, f.ity))
-        n1 = b.ashr(ni, f.i(1))
-        n2 = b.sub(ni, n1)
-        return b.fmul(b.fmul(p, e.pow2i(n1)), e.pow2i(n2))
+        return _scale_exp(e, f, b, r, n)
     return body
 
 
+def _scale_exp(e: "_Emit", f: _F, b, r, n):
+    """e**r * 2**n for |r| <= ln(2)/2 and an integer-valued float n."""
+    p = e.poly(r, _INV_FACT[:14] if f.f64 else _EXP_F32)
+    if b.module.triple and "nvptx" not in b.module.triple:
+        # llvm.ldexp: one vscalefps per vector with AVX-512, subnormals and overflow exact
+        ldexp = _intrinsic(b.module, f"llvm.ldexp.{f.suffix}.i32", f.ty, [f.ty, I32])
+        return b.call(ldexp, [p, e.freeze(b.fptosi(n, I32))])
+    ni = e.freeze(b.fptosi(n, f.ity))
+    n1 = b.ashr(ni, f.i(1))
+    n2 = b.sub(ni, n1)
+    return b.fmul(b.fmul(p, e.pow2i(n1)), e.pow2i(n2))
+
+
 # ---- log --------------------------------------------------------------------------------------
-def _log_body(f: _F):
+def _log_body(f: _F, base: str = "e"):
     def body(b, x):
         e = _Emit(b, f)
         tiny = 2.2250738585072014e-308 if f.f64 else 1.1754943508222875e-38
@@ -170,10 +191,15 @@ def _log_body(f: _F):
         P = e.poly(z, [1.0 / (2 * k + 3) for k in range(nterms)])
         s2 = b.fadd(s, s)
         logm = e.fma(b.fmul(s2, z), P, s2)
-        ln2_hi, ln2_lo = ((6.93147180369123816490e-01, 1.90821492927058770002e-10) if f.f64
-                          else (0.693359375, -2.12194440e-4))
         ef = b.sitofp(ex, f.ty)
-        y = b.fadd(b.fmul(ef, f.c(ln2_hi)), e.fma(ef, f.c(ln2_lo), logm))
+        if base == "2":         # e + log(m) / ln 2: exact for powers of two
+            inv_hi, inv_lo = _split(1 / math.log(2), 24 if f.f64 else 12)
+            y = b.fadd(ef, e.fma(logm, f.c(inv_hi), b.fmul(logm, f.c(inv_lo))))
+        else:                   # e * log_b(2) + log(m) / ln b, log_b(2) split so e * hi is exact
+            ln2 = math.log(2) if base == "e" else math.log10(2)
+            hi, lo = _split(ln2, 32 if f.f64 else 12)
+            tail = logm if base == "e" else b.fmul(logm, f.c(1 / math.log(10)))
+            y = b.fadd(b.fmul(ef, f.c(hi)), e.fma(ef, f.c(lo), tail))
         y = e.sel(b.fcmp_ordered("==", x, f.c(0.0)), f.c(float("-inf")), y)
         y = e.sel(b.fcmp_ordered("==", x, f.c(float("inf"))), x, y)
         y = e.sel(e.lt(x, f.c(0.0)), f.c(float("nan")), y)
@@ -502,6 +528,9 @@ def ipow_fn(module):
 _BODIES = {
     "exp": (1, lambda f, m: _exp_body(f)),
     "log": (1, lambda f, m: _log_body(f)),
+    "log2": (1, lambda f, m: _log_body(f, "2")),
+    "log10": (1, lambda f, m: _log_body(f, "10")),
+    "exp2": (1, lambda f, m: _exp_body(f, base2=True)),
     "log1p": (1, _log1p_body),
     "expm1": (1, _expm1_body),
     "erf": (1, _erf_body),

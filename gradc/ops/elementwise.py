@@ -121,7 +121,10 @@ _binary("minimum", np.minimum, _minmax_vjp(lambda a, b: a < b), saves=("in0", "i
 # ---- unary ---------------------------------------------------------------------------------
 _unary("neg", np.negative, lambda ctx, g: [-g[0]], float_only=False)
 _unary("exp", np.exp, lambda ctx, g: [g[0] * ctx.output(0)], saves=("out0",))
+_unary("exp2", np.exp2, lambda ctx, g: [g[0] * (ctx.output(0) * math.log(2))], saves=("out0",))
 _unary("log", np.log, lambda ctx, g: [g[0] / ctx.input(0)], saves=("in0",))
+_unary("log2", np.log2, lambda ctx, g: [g[0] / (ctx.input(0) * math.log(2))], saves=("in0",))
+_unary("log10", np.log10, lambda ctx, g: [g[0] / (ctx.input(0) * math.log(10))], saves=("in0",))
 _unary("sqrt", np.sqrt, lambda ctx, g: [g[0] / (2 * ctx.output(0))], saves=("out0",))
 _unary("rsqrt", lambda x: 1 / np.sqrt(x),
        lambda ctx, g: [g[0] * -0.5 * ctx.output(0) * ctx.output(0) * ctx.output(0)], saves=("out0",))

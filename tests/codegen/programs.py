@@ -73,7 +73,8 @@ def smooth_activations(dtype="f32", n=500):
 
 
 def trigonometry(dtype="f64", n=400):
-    """tan, atan, atan2, asin, acos, sinh, cosh, asinh, acosh and atanh (inputs kept in their domains)."""
+    """tan, atan, atan2, asin, acos, sinh, cosh, asinh, acosh, atanh, log2, log10 and exp2 (inputs kept
+    in their domains)."""
     kb = KernelBuilder(f"trig_{dtype}", (n,))
     x = kb.load(kb.input("x", dtype, (n,)))
     y = kb.load(kb.input("y", dtype, (n,)))
@@ -83,7 +84,8 @@ def trigonometry(dtype="f64", n=400):
     v = kb.op("add", v, kb.op("add", kb.op("asin", unit), kb.op("mul", kb.op("acos", unit), 2.0)))
     v = kb.op("add", v, kb.op("add", kb.op("sinh", x), kb.op("cosh", y)))
     v = kb.op("add", v, kb.op("add", kb.op("asinh", x), kb.op("acosh", kb.op("add", kb.op("abs", y), 1.0))))
-    kb.store(kb.output("o", dtype, (n,)), kb.op("add", v, kb.op("atanh", unit)))
+    v = kb.op("add", v, kb.op("add", kb.op("log2", kb.op("abs", y)), kb.op("log10", kb.op("abs", x))))
+    kb.store(kb.output("o", dtype, (n,)), kb.op("add", v, kb.op("add", kb.op("atanh", unit), kb.op("exp2", x))))
     return kb.build()
 
 

@@ -125,13 +125,18 @@ def test_near_zero_functions_accuracy(op, dtype):
     assert ulps <= 2, f"{op} {np.dtype(dtype).name}: max error {ulps:.2f} ulp"
 
 
-TRIG_REF = {"tan": np.tan, "atan": np.arctan, "asin": np.arcsin, "acos": np.arccos, "sinh": np.sinh,
-            "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh}
+DOMAIN_REF = {"tan": np.tan, "atan": np.arctan, "asin": np.arcsin, "acos": np.arccos, "sinh": np.sinh,
+              "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh, "log2": np.log2,
+              "log10": np.log10, "exp2": np.exp2}
 
 
-def _trig_inputs(op, rng):
+def _domain_inputs(op, rng):
     """Each function's domain, wide and near its special points (0, +-1, large arguments)."""
     tiny = rng.uniform(-1e-4, 1e-4, 1000)
+    if op in ("log2", "log10"):
+        return np.concatenate([np.exp(rng.uniform(-745, 709, 20000)), rng.uniform(0.5, 2, 5000)])
+    if op == "exp2":
+        return np.concatenate([rng.uniform(-1080, 1030, 20000), rng.uniform(-1, 1, 5000), tiny])
     if op in ("asin", "acos", "atanh"):
         edge = 1 - np.exp(rng.uniform(-40, -1, 3000))
         return np.concatenate([rng.uniform(-1, 1, 20000), edge, -edge, tiny])
@@ -146,13 +151,13 @@ def _trig_inputs(op, rng):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("op", sorted(TRIG_REF))
-def test_trigonometric_and_hyperbolic_accuracy(op, dtype):
+@pytest.mark.parametrize("op", sorted(DOMAIN_REF))
+def test_domain_functions_accuracy(op, dtype):
     """Within 3 ulp of NumPy over each domain; overflow, infinities and NaN where NumPy has them."""
     with np.errstate(over="ignore"):           # f32: the widest inputs become inf
-        x = _trig_inputs(op, np.random.default_rng(4)).astype(dtype)
+        x = _domain_inputs(op, np.random.default_rng(4)).astype(dtype)
     with np.errstate(all="ignore"):
-        want = TRIG_REF[op](x.astype(np.float64))
+        want = DOMAIN_REF[op](x.astype(np.float64))
         want_t = want.astype(dtype)
     got = run_unary(op, x)
     finite = np.isfinite(want_t)
@@ -162,13 +167,13 @@ def test_trigonometric_and_hyperbolic_accuracy(op, dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("op", ["log1p", "expm1", "erf"] + sorted(TRIG_REF))
+@pytest.mark.parametrize("op", ["log1p", "expm1", "erf"] + sorted(DOMAIN_REF))
 def test_special_values_and_signed_zeros(op, dtype):
     """NumPy's NaN and infinities, within 3 eps elsewhere, and -0.0 kept where NumPy keeps it."""
     x = np.array(SPECIAL + [-1.0, -2.0, 2.0, 0.5, -0.5, 6.0, 5.9, -6.5, 1e-45, 3.0, 2.5, 0.99999,
                             1.5707963267948966], dtype=dtype)
     with np.errstate(all="ignore"):
-        want = {**REF, **TRIG_REF}[op](x.astype(np.float64)).astype(dtype)
+        want = {**REF, **DOMAIN_REF}[op](x.astype(np.float64)).astype(dtype)
     got = run_unary(op, x)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=f"{op} NaN pattern {x}")
     np.testing.assert_array_equal(got[np.isinf(want)], want[np.isinf(want)])
@@ -200,3 +205,17 @@ def test_atan2_quadrants_and_special_values(dtype):
         np.testing.assert_array_equal(out[-n:], want[-n:].astype(dtype))
     np.testing.assert_array_equal(np.signbit(out[-n:]), np.signbit(want[-n:]))
     assert max_ulp_err(out[:-n], want[:-n], dtype) <= 3
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_exact_powers(dtype):
+    """log2 of powers of two, log10 of powers of ten and exp2 of integers are exact (rounded from
+    float64: NumPy's float32 exp2(127) and log10(100) are one ulp off)."""
+    lo, hi = (-149, 127) if dtype == np.float32 else (-1074, 1023)
+    k = np.arange(lo, hi + 1).astype(dtype)
+    powers = np.ldexp(np.ones(len(k)), np.arange(lo, hi + 1)).astype(dtype)
+    np.testing.assert_array_equal(run_unary("log2", powers), k)
+    np.testing.assert_array_equal(run_unary("exp2", k), powers)
+    tens = np.array([10.0 ** j for j in range(-7 if dtype == np.float32 else -22, 11 if dtype == np.float32 else 23)],
+                    dtype=dtype)
+    np.testing.assert_array_equal(run_unary("log10", tens), np.log10(tens.astype(np.float64)).astype(dtype))
