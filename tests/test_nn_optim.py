@@ -147,3 +147,59 @@ def test_loss_modules_repr_and_errors():
         F.huber_loss(x, x, delta=0)
     with pytest.warns(UserWarning, match="different to the input size"):
         F.l1_loss(gradc.zeros(3, 1), gradc.zeros(3))
+
+
+NORMS = [
+    ("layer_norm", lambda m, a, b: m.nn.functional.layer_norm(a, (4,), b[0], b[1])),
+    ("layer_norm(2 dims, no affine)", lambda m, a, b: m.nn.functional.layer_norm(a, [3, 4], eps=1e-3) * a),
+    ("LayerNorm module", lambda m, a, b: m.nn.LayerNorm(4, dtype=a.dtype)(a) * b[0]),
+    ("normalize", lambda m, a, b: m.nn.functional.normalize(a, dim=-1) * b[1]),
+    ("normalize(p=1, dim=1)", lambda m, a, b: m.nn.functional.normalize(a, p=1.0, dim=1)),
+    ("cosine_similarity", lambda m, a, b: m.nn.functional.cosine_similarity(a, a * b[0] + 1, dim=-1)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name,fn", NORMS, ids=[n for n, _ in NORMS])
+def test_normalizations_match_pytorch(name, fn, dtype):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    x, w = (rng.standard_normal((2, 3, 4)) * 3 + 1).astype(dtype), rng.standard_normal((2, 4)).astype(dtype)
+    got = []
+    for m in (torch, gradc):
+        a, b = m.tensor(x, requires_grad=True), m.tensor(w, requires_grad=True)
+        y = fn(m, a, b)
+        (y * y).sum().backward()
+        got.append([y.detach().numpy(), a.grad.numpy(), b.grad.numpy() if b.grad is not None else np.zeros(1)])
+    tol = dict(rtol=1e-4, atol=1e-5) if dtype == "float32" else dict(rtol=1e-10, atol=1e-12)
+    for want, have in zip(*got):
+        np.testing.assert_allclose(have, want, **tol)
+
+
+def test_layer_norm_module_and_errors():
+    ln = gradc.nn.LayerNorm(4)
+    assert repr(ln) == "LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True)"
+    assert [n for n, _ in ln.named_parameters()] == ["weight", "bias"]
+    assert repr(gradc.nn.LayerNorm((3, 4), eps=1e-6, elementwise_affine=False)) == \
+        "LayerNorm((3, 4), eps=1e-06, elementwise_affine=False, bias=False)"
+    with pytest.raises(RuntimeError, match=r"Given normalized_shape=\[5\], expected input with shape \[\*, 5\], "
+                                           r"but got input of size\[2, 3, 4\]"):
+        F.layer_norm(gradc.zeros(2, 3, 4), (5,))
+
+
+def test_layer_norm_compiled_is_one_row_kernel():
+    """F.layer_norm under @gradc.compile: x is read by one fused kernel, gradients equal eager's."""
+    rng = np.random.default_rng(8)
+    xs, ws, bs = rng.standard_normal((16, 32)), rng.standard_normal(32), rng.standard_normal(32)
+
+    def loss(x, w, b):
+        return (F.layer_norm(x, (32,), w, b) ** 2).sum()
+    leaves = [[gradc.tensor(a, requires_grad=True) for a in (xs, ws, bs)] for _ in range(2)]
+    compiled = gradc.compile(loss)
+    loss(*leaves[0]).backward()
+    compiled(*leaves[1]).backward()
+    for e, c in zip(*leaves):
+        np.testing.assert_allclose(c.grad.numpy(), e.grad.numpy(), rtol=1e-10, atol=1e-12)
+    fused = [op for op in compiled.ir().precomputed.body.ops if op.name == "gradc.fused"
+             and any(tuple(v.type.shape) == (16, 32) for v in op.operands)]
+    assert len(fused) == 1

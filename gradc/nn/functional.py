@@ -71,6 +71,33 @@ def log_softmax(x, dim=None):
     return x.log_softmax(-1 if dim is None else dim)
 
 
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """(x - mean) / sqrt(var + eps) over the trailing ``normalized_shape`` dims (biased variance),
+    then ``* weight + bias``: a composition that ``@gradc.compile`` fuses into one row kernel
+    (PyTorch records one NativeLayerNormBackward0 node)."""
+    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if not ns or tuple(input.shape[len(input.shape) - len(ns):]) != ns or len(ns) > input.ndim:
+        raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
+                           f"[*, {', '.join(map(str, ns))}], but got input of size{list(input.shape)}")
+    dims = tuple(range(-len(ns), 0))
+    centered = input - input.mean(dims, keepdim=True)
+    y = centered * ((centered * centered).mean(dims, keepdim=True) + eps).rsqrt()
+    if weight is not None:
+        y = y * weight
+    return y + bias if bias is not None else y
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12):
+    """input / max(||input||_p along dim, eps)."""
+    return input / input.norm(p, dim, keepdim=True).clamp(min=eps)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)) along dim, as PyTorch 2 computes it."""
+    return ((x1 / x1.norm(2, dim, keepdim=True).clamp(min=eps))
+            * (x2 / x2.norm(2, dim, keepdim=True).clamp(min=eps))).sum(dim)
+
+
 def _reduce(loss, reduction):
     if reduction == "mean":
         return loss.mean()

@@ -155,6 +155,22 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
+class LayerNorm(Module):
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, dtype=None):
+        super().__init__()
+        ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.normalized_shape, self.eps, self.elementwise_affine = ns, eps, elementwise_affine
+        self.weight = Parameter(factories.ones(*ns, dtype=dtype)) if elementwise_affine else None
+        self.bias = Parameter(factories.zeros(*ns, dtype=dtype)) if elementwise_affine and bias else None
+
+    def forward(self, x):
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}")
+
+
 class Sequential(Module):
     def __init__(self, *layers):
         super().__init__()
