@@ -203,3 +203,40 @@ def test_layer_norm_compiled_is_one_row_kernel():
     fused = [op for op in compiled.ir().precomputed.body.ops if op.name == "gradc.fused"
              and any(tuple(v.type.shape) == (16, 32) for v in op.operands)]
     assert len(fused) == 1
+
+
+@pytest.mark.parametrize("padding_idx", [None, 1, -9])
+def test_embedding_matches_pytorch(padding_idx):
+    torch = pytest.importorskip("torch")
+    W = np.random.default_rng(9).standard_normal((10, 3))
+    got = []
+    for m in (torch, gradc):
+        w, idx = m.tensor(W, requires_grad=True), m.tensor([[1, 2], [3, 1], [0, 9]])
+        y = m.nn.functional.embedding(idx, w, padding_idx=padding_idx)
+        (y * y).sum().backward()
+        got.append((y.detach().numpy(), w.grad.numpy(), y.grad_fn.name()))
+    (t_out, t_grad, t_name), (g_out, g_grad, g_name) = got
+    np.testing.assert_array_equal(g_out, t_out)
+    np.testing.assert_array_equal(g_grad, t_grad)          # no gradient for the padding row
+    if padding_idx is None:                              # (with one, gradc records a where)
+        assert g_name == t_name == "EmbeddingBackward0"
+
+
+def test_embedding_module_compiled_and_errors():
+    gradc.manual_seed(0)
+    e = gradc.nn.Embedding(10, 4, padding_idx=0)
+    assert repr(e) == "Embedding(10, 4, padding_idx=0)" and not e.weight[0].detach().numpy().any()
+    idx = gradc.tensor([[1, 2, 0], [3, 3, 9]])
+    eager = (e(idx).tanh() ** 2).sum()
+    eager.backward()
+    g_eager = e.weight.grad.clone()
+    e.weight.grad = None
+    compiled = gradc.compile(lambda i, w: (gradc.nn.functional.embedding(i, w, padding_idx=0).tanh() ** 2).sum())
+    compiled(idx, e.weight).backward()
+    np.testing.assert_allclose(compiled(idx, e.weight).item(), eager.item(), rtol=1e-6)
+    np.testing.assert_allclose(e.weight.grad.numpy(), g_eager.numpy(), rtol=1e-6, atol=1e-7)
+    assert not e.weight.grad.numpy()[0].any()
+    with pytest.raises(IndexError, match="index out of range in self"):
+        e(gradc.tensor([10]))
+    with pytest.raises(RuntimeError, match=r"but got torch.FloatTensor instead"):
+        e(gradc.tensor([1.0]))

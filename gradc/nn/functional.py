@@ -87,6 +87,27 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return y + bias if bias is not None else y
 
 
+def embedding(input, weight, padding_idx=None):
+    """Rows of ``weight`` picked by the integer ``input`` (shape ``input.shape + weight.shape[1:]``),
+    one ``index`` op recorded as PyTorch's EmbeddingBackward0; the rows at ``padding_idx`` get no
+    gradient (they pass through a detached copy there)."""
+    from ..ops.dispatch import apply
+    from ..tensor_api import where
+    if input.dtype.is_floating_point or input.dtype.name == "bool":
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got torch.{input.dtype.tensor_type} instead (while checking arguments "
+                           "for embedding)")
+    n = weight.shape[0]
+    data = getattr(input, "_data", None)          # eager tensors only: a tracer proxy has no values
+    if data is not None and data.size and (data.max() >= n or data.min() < -n):
+        raise IndexError("index out of range in self")
+    out = apply("index", weight, input, key=[["tensor", 0]], _name="EmbeddingBackward0")
+    if padding_idx is not None:
+        pad = (padding_idx + n if padding_idx < 0 else padding_idx)
+        out = where((input == pad).unsqueeze(-1), out.detach(), out)
+    return out
+
+
 def normalize(input, p=2.0, dim=1, eps=1e-12):
     """input / max(||input||_p along dim, eps)."""
     return input / input.norm(p, dim, keepdim=True).clamp(min=eps)

@@ -171,6 +171,29 @@ class LayerNorm(Module):
                 f"bias={self.bias is not None}")
 
 
+class Embedding(Module):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, dtype=None, **unsupported):
+        super().__init__()
+        if max_norm is not None or any(unsupported.values()):
+            raise NotImplementedError("gradc.nn.Embedding: max_norm, scale_grad_by_freq and sparse are not supported")
+        if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.padding_idx = padding_idx + num_embeddings if padding_idx is not None and padding_idx < 0 else padding_idx
+        self.weight = Parameter(factories.empty(num_embeddings, embedding_dim, dtype=dtype))
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with _no_grad():
+                self.weight[self.padding_idx] = 0.0
+
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx)
+
+    def extra_repr(self):
+        return f"{self.num_embeddings}, {self.embedding_dim}" + (
+            f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
+
+
 class Sequential(Module):
     def __init__(self, *layers):
         super().__init__()
