@@ -18,7 +18,7 @@ _METHODS = ["add", "sub", "mul", "div", "true_divide", "neg", "negative", "pow",
             "floor_divide", "square", "reciprocal", "clamp", "clip",
             "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not",
             "sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "norm", "var", "std",
-            "logsumexp", "cumsum", "softmax", "log_softmax", "reshape", "flatten", "squeeze", "unsqueeze", "transpose",
+            "logsumexp", "cumsum", "sort", "argsort", "topk", "softmax", "log_softmax", "reshape", "flatten", "squeeze", "unsqueeze", "transpose",
             "permute", "t", "gather", "index_select", "narrow", "select", "clone", "detach", "masked_fill",
             "numel", "sum_to_size", "swapaxes", "broadcast_to"]
 

@@ -69,6 +69,8 @@ def _named_return(name):
 
 return_types_max = _named_return("max")
 return_types_min = _named_return("min")
+return_types_sort = _named_return("sort")
+return_types_topk = _named_return("topk")
 
 
 def is_tensor_like(x) -> bool:
@@ -497,6 +499,18 @@ class TensorAPI(TensorLikeMeta):
     def logsumexp(self, dim, keepdim=False):
         x = self if self.dtype.is_floating_point else self.to(dtypes.default_float)
         return apply("logsumexp", x, dims=list(norm_dims(dim, self.ndim)), keepdim=bool(keepdim))
+
+    def sort(self, dim=-1, descending=False, stable=False):
+        """Stable whatever ``stable`` says (PyTorch's unstable sort may order ties differently)."""
+        values, indices = apply("sort", self, dim=norm_dim(dim, max(self.ndim, 1)), descending=bool(descending))
+        return return_types_sort(values, indices)
+
+    def argsort(self, dim=-1, descending=False, stable=False):
+        return self.detach().sort(dim, descending).indices
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        values, indices = apply("topk", self, k=int(k), dim=norm_dim(dim, max(self.ndim, 1)), largest=bool(largest))
+        return return_types_topk(values, indices)
 
     def cumsum(self, dim, dtype=None):
         x = self.to(dtype) if dtype is not None else self

@@ -369,6 +369,30 @@ def test_cumsum_compiled_equal_eager():
     assert "gradc.cumsum" in names and "gradc.fused" in names
 
 
+def test_sort_and_topk_compiled_equal_eager():
+    """sort and topk are NumPy steps in compiled code; their gradients scatter back to the inputs."""
+    def f(x):
+        top = x.topk(3, dim=1).values
+        return (top.tanh() ** 2).sum() + (x.sort(0, descending=True).values * x).sum()
+    a = np.random.default_rng(13).permutation(24).reshape(4, 6) * 0.1
+    xe, xc = gradc.tensor(a, requires_grad=True), gradc.tensor(a, requires_grad=True)
+    compiled = gradc.compile(f)
+    le, lc = f(xe), compiled(xc)
+    le.backward()
+    lc.backward()
+    np.testing.assert_allclose(lc.item(), le.item(), rtol=1e-12)
+    np.testing.assert_allclose(xc.grad.numpy(), xe.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_sort_nan_and_ties_order():
+    """NaN sorts as the largest value; ties keep their order (stable) both ways."""
+    x = gradc.tensor([1.0, float("nan"), 3.0, 1.0, -2.0])
+    assert x.sort().indices.tolist() == [4, 0, 3, 2, 1]
+    assert x.sort(descending=True).indices.tolist() == [1, 2, 0, 3, 4]
+    with pytest.raises(RuntimeError, match="selected index k out of range"):
+        x.topk(6)
+
+
 def test_remainder_fmod_floor_divide_compiled_equal_eager():
     """They are NumPy steps in compiled code (no lowering); gradients flow through % and fmod."""
     def f(x, y):

@@ -376,6 +376,21 @@ var_like("std")
 reduction("logsumexp", "logsumexp(dim,keepdim)", lambda a, d, k: a.logsumexp(d if d is not None else 0, k))
 
 
+@case("sort", "sort(dim,descending)")
+def _(rng):
+    shape = rand_shape(rng, 1, lo=1, hi=4)
+    dim, desc = int(rng.integers(-len(shape), len(shape))), bool(rng.random() < 0.5)
+    return (lambda a: a.sort(dim, descending=desc).values * a), [T(distinct(rng, shape)[0])]
+
+
+@case("topk", "topk(k,dim,largest)")
+def _(rng):
+    shape = rand_shape(rng, 1, lo=2, hi=4)
+    dim = int(rng.integers(-len(shape), len(shape)))
+    k, largest = int(rng.integers(1, shape[dim] + 1)), bool(rng.random() < 0.5)
+    return (lambda a: a.topk(k, dim, largest=largest).values.exp()), [T(distinct(rng, shape)[0])]
+
+
 @case("cumsum", "cumsum(dim)")
 def _(rng):
     shape = rand_shape(rng, 0, lo=1, hi=4)

@@ -257,6 +257,12 @@ OPS = [
     ("x.std((0, 1), keepdim=True)", dict(x=normal(2, 3, 2))),
     ("x.logsumexp(1)", dict(x=normal(2, 3))),
     ("x.cumsum(1)", dict(x=normal(2, 3))),
+    ("x.sort()", dict(x=distinct(2, 3))),
+    ("m.sort(x, dim=0, descending=True)", dict(x=distinct(3, 2))),
+    ("x.sort(descending=True).values * x", dict(x=distinct(5))),
+    ("x.topk(2)", dict(x=distinct(2, 4))),
+    ("m.topk(x, 1, dim=0, largest=False)", dict(x=distinct(3, 2))),
+    ("x.argsort(dim=0, descending=True)", dict(x=distinct(3, 2))),
     ("m.cumsum(x, dim=-3) * x", dict(x=normal(2, 3, 2))),
     ("x.cumsum(0, dtype=m.float64)", dict(x=normal(4)), TOP),     # PyTorch casts inside CumsumBackward0
     ("x.cumsum(0)", dict(x=normal())),

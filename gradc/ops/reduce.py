@@ -317,6 +317,66 @@ defop("log_softmax", infer=_softmax_infer("log_softmax"), forward=_log_softmax_f
       node_name="LogSoftmaxBackward0")
 
 
+# ---- sort and topk: (values, indices) along one dim ----------------------------------------------
+def _sorted_order(x, dim, descending):
+    """Stable order along ``dim``; NaN counts as the largest value (PyTorch's order)."""
+    if x.ndim == 0:
+        return np.zeros((), np.int64)
+    if not descending:
+        return np.argsort(x, axis=dim, kind="stable")
+    nan = np.isnan(x) if x.dtype.kind == "f" else np.zeros(x.shape, bool)
+    neg = -x.astype(np.int64 if x.dtype.kind == "b" else x.dtype)
+    xm, nm = np.moveaxis(neg, dim, -1), np.moveaxis(~nan, dim, -1)
+    flat = [np.lexsort((a, b)) for a, b in zip(xm.reshape(-1, xm.shape[-1]), nm.reshape(-1, nm.shape[-1]))]
+    return np.moveaxis(np.asarray(flat, dtype=np.int64).reshape(xm.shape), -1, dim)
+
+
+def _sort_infer(types, attrs):
+    t = types[0]
+    if t.shape:
+        check_dims("sort", t.shape, (attrs["dim"],))
+    return [t, TypeInfo(t.shape, dtypes.int64)]
+
+
+def _sort_forward(x, dim, descending=False):
+    idx = np.asarray(_sorted_order(x, dim, descending), dtype=np.int64)
+    return (x.copy(), idx) if x.ndim == 0 else (np.take_along_axis(x, idx, axis=dim), idx)
+
+
+def _topk_infer(types, attrs):
+    t = types[0]
+    d, k = attrs["dim"], attrs["k"]
+    if t.shape:
+        check_dims("topk", t.shape, (d,))
+    if not 0 <= k <= (t.shape[d] if t.shape else 1):
+        raise RuntimeError("selected index k out of range")
+    shape = tuple(k if i == d else n for i, n in enumerate(t.shape))
+    return [TypeInfo(shape, t.dtype), TypeInfo(shape, dtypes.int64)]
+
+
+def _topk_forward(x, k, dim, largest=True):
+    values, idx = _sort_forward(x, dim, descending=largest)
+    if x.ndim == 0:
+        return values, idx
+    sl = tuple(slice(0, k) if i == dim else slice(None) for i in range(x.ndim))
+    return values[sl].copy(), idx[sl].copy()
+
+
+def _scatter_values_vjp(ctx, g):
+    """Each output value's gradient goes back to the element it came from."""
+    shape = ctx.input_types[0].shape
+    if not shape:
+        return [g[0]]
+    from .dispatch import apply
+    return [apply("scatter_add", ctx.output(1), g[0], dim=ctx.attrs["dim"], shape=list(shape))]
+
+
+defop("sort", infer=_sort_infer, forward=_sort_forward, vjp=_scatter_values_vjp, saves=("out1",),
+      traits=frozenset({PURE}), num_outputs=2, attr_names=("dim", "descending"), node_name="SortBackward0")
+defop("topk", infer=_topk_infer, forward=_topk_forward, vjp=_scatter_values_vjp, saves=("out1",),
+      traits=frozenset({PURE}), num_outputs=2, attr_names=("k", "dim", "largest"), node_name="TopkBackward0")
+
+
 # ---- cumsum: a scan along one dim ---------------------------------------------------------------
 def _cumsum_infer(types, attrs):
     t = types[0]
