@@ -240,3 +240,29 @@ def test_embedding_module_compiled_and_errors():
         e(gradc.tensor([10]))
     with pytest.raises(RuntimeError, match=r"but got torch.FloatTensor instead"):
         e(gradc.tensor([1.0]))
+
+
+def test_dropout_eager_semantics():
+    """Zeros with probability p, survivors scaled by 1 / (1 - p), PyTorch's MulBackward0 with no
+    edge to the mask; the input itself when not training or p == 0; an error when traced."""
+    gradc.manual_seed(3)
+    x = gradc.ones(20000, requires_grad=True)
+    y = F.dropout(x, 0.25)
+    assert y.grad_fn.name() == "MulBackward0" and y.grad_fn.next_functions[1] == (None, 0)
+    kept = y.detach().numpy() != 0
+    assert abs(kept.mean() - 0.75) < 0.02
+    np.testing.assert_allclose(y.detach().numpy()[kept], 1 / 0.75)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), y.detach().numpy())
+    assert F.dropout(x, 0.5, training=False) is x and F.dropout(x, 0.0) is x
+    assert not F.dropout(x, 1.0).detach().numpy().any()
+    d = gradc.nn.Dropout(0.3)
+    assert repr(d) == "Dropout(p=0.3, inplace=False)"
+    d.eval()
+    assert d(x) is x
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"):
+        F.dropout(x, 1.5)
+    with pytest.raises(NotImplementedError, match="no random-number op"):
+        gradc.compile(lambda t: F.dropout(t, 0.5).sum())(x)
+    eval_mode = gradc.compile(lambda t: F.dropout(t, 0.5, training=False).sum())
+    assert eval_mode(x).item() == 20000.0

@@ -87,6 +87,23 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return y + bias if bias is not None else y
 
 
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability ``p`` and scale the rest by 1 / (1 - p): ``input * mask``
+    (PyTorch's MulBackward0 with no edge to the mask); the input itself when not training or p == 0.
+    Eager only: the IR has no random-number op, so a traced call in training mode raises."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return input
+    if getattr(input, "_data", None) is None:
+        raise NotImplementedError("dropout(training=True) under @gradc.compile: the IR has no random-number op; "
+                                  "apply dropout outside the compiled function or pass training=False")
+    from .. import factories
+    keep = factories.rand(*input.shape, dtype=input.dtype, device=input.device) >= p
+    mask = keep.to(input.dtype) * (1.0 / (1.0 - p)) if p < 1 else keep.to(input.dtype)
+    return input * mask
+
+
 def embedding(input, weight, padding_idx=None):
     """Rows of ``weight`` picked by the integer ``input`` (shape ``input.shape + weight.shape[1:]``),
     one ``index`` op recorded as PyTorch's EmbeddingBackward0; the rows at ``padding_idx`` get no

@@ -171,6 +171,20 @@ class LayerNorm(Module):
                 f"bias={self.bias is not None}")
 
 
+class Dropout(Module):
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+    def forward(self, x):
+        return F.dropout(x, self.p, self.training)
+
+
 class Embedding(Module):
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, dtype=None, **unsupported):
         super().__init__()
