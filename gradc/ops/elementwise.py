@@ -54,8 +54,9 @@ def _div_vjp(ctx, g):
     ga = unbroadcast(g[0] / ctx.input(1), sa) if ctx.needs_input_grad[0] else None
     gb = None
     if ctx.needs_input_grad[1]:
+        # PyTorch's -g * ((a / b) / b): a / (b * b) overflows to inf / inf where b * b does
         b = ctx.input(1)
-        gb = unbroadcast(-g[0] * ctx.input(0) / (b * b), sb)
+        gb = unbroadcast(-g[0] * (ctx.input(0) / b / b), sb)
     return [ga, gb]
 
 
