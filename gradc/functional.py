@@ -41,3 +41,11 @@ def is_tensor(x) -> bool:
 
 def numel(x) -> int:
     return x.numel()
+
+
+def _compositions():
+    from . import compositions
+    return {name: getattr(compositions, name) for name in compositions.FUNCTIONS}
+
+
+globals().update(_compositions())

@@ -1,0 +1,101 @@
+"""gradc.compositions against PyTorch: values, dtypes, shapes and input gradients (their grad_fn
+graphs are those of the table ops they are made of), eagerly and under @gradc.compile."""
+import numpy as np
+import pytest
+
+import gradc
+
+torch = pytest.importorskip("torch")
+
+INF, NAN = float("inf"), float("nan")
+CASES = [
+    ("x.isnan() | m.isinf(x) | ~x.isfinite()", dict(x=[1.0, NAN, INF, -INF, 0.0])),
+    ("m.nan_to_num(x)", dict(x=[1.0, NAN, INF, -INF])),
+    ("x.nan_to_num(nan=2.0, posinf=9.0, neginf=-9.0) * y", dict(x=[1.0, NAN, INF, -INF], y=[1.0, 2, 3, 4])),
+    ("x.any()", dict(x=[0.0, 0.0, 1.0])),
+    ("x.all(), m.all(x, dim=0), x.any(1, keepdim=True)", dict(x=[[0.0, 1.0], [2.0, 3.0]])),
+    ("m.count_nonzero(x, dim=1)", dict(x=[[0.0, 1.0, 2.0], [0.0, 0.0, 3.0]])),
+    ("m.lerp(x, y, 0.3)", dict(x=[1.0, 2.0, -3.0], y=[4.0, -1.0, 0.5])),
+    ("x.lerp(y, z)", dict(x=[1.0, 2.0], y=[4.0, -1.0], z=[0.25, 0.75])),
+    ("m.logaddexp(x, y)", dict(x=[1.0, -50.0, 700.0, 3.0], y=[2.0, 40.0, 700.0, -INF])),
+    ("m.hypot(x, y)", dict(x=[3.0, 1e200, -2.0, 0.5], y=[4.0, 1e200, 0.0, -0.25])),
+    ("x.tril()", dict(x=np.arange(12.0).reshape(3, 4) + 1)),
+    ("m.triu(x, 1) + x.tril(-1)", dict(x=np.arange(12.0).reshape(3, 4) + 1)),
+    ("x.triu(diagonal=-1)", dict(x=np.arange(24.0).reshape(2, 3, 4) + 1)),
+    ("x.diagonal()", dict(x=np.arange(12.0).reshape(3, 4))),
+    ("x.diagonal(1) + x.diagonal(-1)[:2].sum()", dict(x=np.arange(12.0).reshape(3, 4))),
+    ("m.diagonal(x, 0, 1, 2)", dict(x=np.arange(24.0).reshape(2, 3, 4))),
+    ("x.trace()", dict(x=np.arange(12.0).reshape(3, 4))),
+    ("m.outer(x, y)", dict(x=[1.0, 2.0, 3.0], y=[4.0, 5.0])),
+    ("m.addmm(z, x, y, beta=0.5, alpha=2)", dict(z=[[1.0, 2.0]], x=[[1.0, 2.0], [3.0, 4.0]], y=[[5.0, 6.0], [7.0, 8.0]])),
+    ("m.var_mean(x, 1)", dict(x=[[1.0, 2.0, 4.0], [3.0, 5.0, 9.0]])),
+    ("m.std_mean(x)", dict(x=[[1.0, 2.0, 4.0], [3.0, 5.0, 9.0]])),
+    ("x.split(2)", dict(x=np.arange(10.0))),
+    ("m.split(x, [1, 2], dim=1)", dict(x=np.arange(6.0).reshape(2, 3))),
+    ("x.chunk(3, 1)", dict(x=np.arange(14.0).reshape(2, 7))),
+    ("x.unbind(1)", dict(x=np.arange(6.0).reshape(2, 3))),
+    ("x.repeat(2, 3)", dict(x=[[1.0, 2.0], [3.0, 4.0]])),
+    ("x.repeat(2, 1, 2)", dict(x=[1.0, 2.0, 3.0])),
+    ("x.flip(0)", dict(x=np.arange(6.0).reshape(2, 3))),
+    ("m.flip(x, (0, 1)) * y", dict(x=np.arange(6.0).reshape(2, 3), y=[1.0, 2.0, 3.0])),
+    ("x.roll(1)", dict(x=np.arange(6.0).reshape(2, 3))),
+    ("m.roll(x, (1, -2), (0, 1))", dict(x=np.arange(12.0).reshape(3, 4))),
+    ("x.diff()", dict(x=[1.0, 4.0, 9.0, 16.0])),
+    ("m.diff(x, n=2, dim=0)", dict(x=np.arange(12.0).reshape(4, 3) ** 2)),
+    ("m.meshgrid(x, y, indexing='ij')", dict(x=[1.0, 2.0, 3.0], y=[4.0, 5.0])),
+    ("m.meshgrid(x, y, indexing='xy')", dict(x=[1.0, 2.0, 3.0], y=[4.0, 5.0])),
+]
+
+
+def _run(m, expr, arrays):
+    ts = {k: m.tensor(np.asarray(v, dtype=np.float64), requires_grad=True) for k, v in arrays.items()}
+    out = eval(expr, {"m": m, **ts})
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    total = sum((o.double() * (k + 1)).sum() for k, o in enumerate(outs) if o.dtype.is_floating_point)
+    if isinstance(total, (m.Tensor,)) and total.requires_grad:
+        finite = m.where(total.isfinite() if m is gradc else torch.isfinite(total), total, 0.0)
+        finite.backward()
+    grads = [None if t.grad is None else t.grad.numpy() for t in ts.values()]
+    return [o.detach().numpy() for o in outs], grads
+
+
+@pytest.mark.parametrize("expr,arrays", CASES, ids=[c[0] for c in CASES])
+def test_matches_pytorch(expr, arrays):
+    t_outs, t_grads = _run(torch, expr, arrays)
+    g_outs, g_grads = _run(gradc, expr, arrays)
+    assert len(t_outs) == len(g_outs)
+    for t, g in zip(t_outs, g_outs):
+        assert g.dtype == t.dtype and g.shape == t.shape
+        np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-12)
+    for t, g in zip(t_grads, g_grads):
+        assert (t is None) == (g is None)
+        if t is not None:
+            np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-12)
+
+
+def test_python_results_and_errors():
+    a = gradc.tensor([1.0, 2.0])
+    assert gradc.allclose(a, a + 1e-9) and not gradc.allclose(a, a + 1e-3)
+    assert gradc.equal(a, a.clone()) and not gradc.equal(a, a[:1])
+    with pytest.raises(RuntimeError, match="split_with_sizes expects split_sizes to sum exactly to 2"):
+        a.split([1, 2])
+    with pytest.raises(RuntimeError, match="tril: input tensor must have at least 2 dimensions"):
+        a.tril()
+
+
+def test_compositions_compile():
+    """They trace like any tensor code: the compiled loss and gradient equal eager ones."""
+    def f(x, w):
+        h = (x @ w).tril() + gradc.outer(x.diagonal(), w.diagonal()).triu(1)
+        a, b = h.chunk(2, dim=1)
+        return (gradc.logaddexp(a, b.flip(1)) + h.roll(1, 0).diff(dim=0).sum()).sum()
+    rng = np.random.default_rng(14)
+    xs, ws = rng.standard_normal((4, 4)), rng.standard_normal((4, 4))
+    xe, we = gradc.tensor(xs, requires_grad=True), gradc.tensor(ws, requires_grad=True)
+    xc, wc = gradc.tensor(xs, requires_grad=True), gradc.tensor(ws, requires_grad=True)
+    le, lc = f(xe, we), gradc.compile(f)(xc, wc)
+    le.backward()
+    lc.backward()
+    np.testing.assert_allclose(lc.item(), le.item(), rtol=1e-12)
+    np.testing.assert_allclose(xc.grad.numpy(), xe.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(wc.grad.numpy(), we.grad.numpy(), rtol=1e-10, atol=1e-12)
