@@ -290,23 +290,15 @@ def test_shape_errors_in_compiled_code_name_the_line():
 
 
 @pytest.mark.parametrize("dtype", [gradc.float32, gradc.float64])
-def test_rounding_ops_compiled_equal_eager(dtype):
+def test_rounding_ops_compiled_equal_eager(dtype, compiled_vs_eager):
     def f(x):
         y = x * 3
         return (y.floor() * x + y.ceil() * 2 + y.round() * x + y.trunc() + y.frac() * x + y.round(decimals=1)).sum()
-    a = np.random.default_rng(8).standard_normal((7, 9))
-    xe = gradc.tensor(a, dtype=dtype, requires_grad=True)
-    xc = gradc.tensor(a, dtype=dtype, requires_grad=True)
-    le, lc = f(xe), gradc.compile(f)(xc)
-    le.backward()
-    lc.backward()
-    tol = 1e-4 if dtype is gradc.float32 else 1e-9
-    np.testing.assert_allclose(lc.item(), le.item(), rtol=tol)
-    np.testing.assert_allclose(xc.grad.numpy(), xe.grad.numpy(), rtol=tol, atol=tol)
+    compiled_vs_eager(f, np.random.default_rng(8).standard_normal((7, 9)), dtype=dtype)
 
 
 @pytest.mark.parametrize("dtype", [gradc.float32, gradc.float64])
-def test_smooth_activations_compiled_equal_eager(dtype):
+def test_smooth_activations_compiled_equal_eager(dtype, compiled_vs_eager):
     """log1p, expm1, erf, softplus, elu and gelu lowered into one fused kernel, forward and backward."""
     F = gradc.nn.functional
 
@@ -315,73 +307,40 @@ def test_smooth_activations_compiled_equal_eager(dtype):
         s = (y.abs().log1p() + y.expm1() * 0.1 + y.erf() + F.softplus(y) + F.softplus(y, beta=2.0, threshold=4.0)
              + F.elu(y, 0.5) + F.gelu(y) * x + F.gelu(y, approximate="tanh") + F.logsigmoid(y * 5))
         return (s * x).sum()
-    a = np.random.default_rng(10).standard_normal((7, 9))
-    xe = gradc.tensor(a, dtype=dtype, requires_grad=True)
-    xc = gradc.tensor(a, dtype=dtype, requires_grad=True)
-    compiled = gradc.compile(f)
-    le, lc = f(xe), compiled(xc)
-    le.backward()
-    lc.backward()
-    tol = 1e-4 if dtype is gradc.float32 else 1e-9
-    np.testing.assert_allclose(lc.item(), le.item(), rtol=tol)
-    np.testing.assert_allclose(xc.grad.numpy(), xe.grad.numpy(), rtol=tol, atol=tol)
+    compiled = compiled_vs_eager(f, np.random.default_rng(10).standard_normal((7, 9)), dtype=dtype)
     fused = [op for op in compiled.ir().precomputed.body.ops if op.name == "gradc.fused"]
     assert fused and all(k.name.startswith("fused_") for k in compiled.ir().backend.kernels)
 
 
 @pytest.mark.parametrize("dtype", [gradc.float32, gradc.float64])
-def test_trigonometry_compiled_equal_eager(dtype):
+def test_trigonometry_compiled_equal_eager(dtype, compiled_vs_eager):
     def f(x, y):
         u = x / (x.abs() + 1)
         s = (x.tan() + x.atan() + gradc.atan2(x, y) + u.asin() + u.acos() + x.sinh() + y.cosh() + x.asinh()
              + (y.abs() + 1.5).acosh() + u.atanh() + y.log2() + y.log10() + x.exp2())
         return (s * x).sum()
     rng = np.random.default_rng(12)
-    a, b = rng.uniform(-1.2, 1.2, (6, 7)), rng.uniform(0.5, 2, 7)
-    xe, ye = gradc.tensor(a, dtype=dtype, requires_grad=True), gradc.tensor(b, dtype=dtype, requires_grad=True)
-    xc, yc = gradc.tensor(a, dtype=dtype, requires_grad=True), gradc.tensor(b, dtype=dtype, requires_grad=True)
-    le, lc = f(xe, ye), gradc.compile(f)(xc, yc)
-    le.backward()
-    lc.backward()
-    tol = 2e-4 if dtype is gradc.float32 else 1e-9
-    np.testing.assert_allclose(lc.item(), le.item(), rtol=tol)
-    np.testing.assert_allclose(xc.grad.numpy(), xe.grad.numpy(), rtol=tol, atol=tol)
-    np.testing.assert_allclose(yc.grad.numpy(), ye.grad.numpy(), rtol=tol, atol=tol)
+    compiled_vs_eager(f, rng.uniform(-1.2, 1.2, (6, 7)), rng.uniform(0.5, 2, 7), dtype=dtype,
+                      rtol=2e-4 if dtype is gradc.float32 else None)
 
 
-def test_cumsum_compiled_equal_eager():
+def test_cumsum_compiled_equal_eager(compiled_vs_eager):
     """cumsum has no kernel lowering: a NumPy step between fused kernels, forward and backward
     (its VJP is the reversed running sum)."""
     def f(x, w):
         return ((x * w).cumsum(1).tanh() ** 2).mean() + x.cumsum(0).sum()
     rng = np.random.default_rng(11)
-    a, b = rng.standard_normal((5, 6)), rng.standard_normal(6)
-    xe, we = gradc.tensor(a, requires_grad=True), gradc.tensor(b, requires_grad=True)
-    xc, wc = gradc.tensor(a, requires_grad=True), gradc.tensor(b, requires_grad=True)
-    compiled = gradc.compile(f)
-    le, lc = f(xe, we), compiled(xc, wc)
-    le.backward()
-    lc.backward()
-    np.testing.assert_allclose(lc.item(), le.item(), rtol=1e-12)
-    np.testing.assert_allclose(xc.grad.numpy(), xe.grad.numpy(), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(wc.grad.numpy(), we.grad.numpy(), rtol=1e-12, atol=1e-12)
+    compiled = compiled_vs_eager(f, rng.standard_normal((5, 6)), rng.standard_normal(6), rtol=1e-12)
     names = [op.name for op in compiled.ir().precomputed.body.ops]
     assert "gradc.cumsum" in names and "gradc.fused" in names
 
 
-def test_sort_and_topk_compiled_equal_eager():
+def test_sort_and_topk_compiled_equal_eager(compiled_vs_eager):
     """sort and topk are NumPy steps in compiled code; their gradients scatter back to the inputs."""
     def f(x):
         top = x.topk(3, dim=1).values
         return (top.tanh() ** 2).sum() + (x.sort(0, descending=True).values * x).sum()
-    a = np.random.default_rng(13).permutation(24).reshape(4, 6) * 0.1
-    xe, xc = gradc.tensor(a, requires_grad=True), gradc.tensor(a, requires_grad=True)
-    compiled = gradc.compile(f)
-    le, lc = f(xe), compiled(xc)
-    le.backward()
-    lc.backward()
-    np.testing.assert_allclose(lc.item(), le.item(), rtol=1e-12)
-    np.testing.assert_allclose(xc.grad.numpy(), xe.grad.numpy(), rtol=1e-12, atol=1e-12)
+    compiled_vs_eager(f, np.random.default_rng(13).permutation(24).reshape(4, 6) * 0.1, rtol=1e-12)
 
 
 def test_sort_nan_and_ties_order():
@@ -393,17 +352,9 @@ def test_sort_nan_and_ties_order():
         x.topk(6)
 
 
-def test_remainder_fmod_floor_divide_compiled_equal_eager():
+def test_remainder_fmod_floor_divide_compiled_equal_eager(compiled_vs_eager):
     """They are NumPy steps in compiled code (no lowering); gradients flow through % and fmod."""
     def f(x, y):
         return ((x % y) * x + gradc.fmod(x, y) * y).sum() + (x.detach() // y.detach()).sum()
     rng = np.random.default_rng(9)
-    a, b = rng.standard_normal((5, 4)) * 5, rng.standard_normal(4) + 3
-    xe, ye = gradc.tensor(a, requires_grad=True), gradc.tensor(b, requires_grad=True)
-    xc, yc = gradc.tensor(a, requires_grad=True), gradc.tensor(b, requires_grad=True)
-    le, lc = f(xe, ye), gradc.compile(f)(xc, yc)
-    le.backward()
-    lc.backward()
-    np.testing.assert_allclose(lc.item(), le.item(), rtol=1e-12)
-    np.testing.assert_allclose(xc.grad.numpy(), xe.grad.numpy(), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(yc.grad.numpy(), ye.grad.numpy(), rtol=1e-12, atol=1e-12)
+    compiled_vs_eager(f, rng.standard_normal((5, 4)) * 5, rng.standard_normal(4) + 3, rtol=1e-12)
