@@ -177,15 +177,9 @@ def _neg(ctx, a, dts, out, attrs, consts):
     return a[0] if out == "i1" else ctx.b.neg(a[0])
 
 
-@lowers("exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "erf", "sin", "cos", "tan", "atan", "asin", "acos", "sinh", "cosh", "tanh",
-        "asinh", "acosh", "atanh", "sigmoid")
+@lowers(*sorted(llvm_math.FUNCTIONS - {"pow"}))     # pow: _pow (integer exponents, squares)
 def _math(ctx, a, dts, out, attrs, consts):
-    return ctx.call_math(attrs["_op"], out, a[0])
-
-
-@lowers("atan2")
-def _atan2(ctx, a, dts, out, attrs, consts):
-    return ctx.call_math("atan2", out, a[0], a[1])
+    return ctx.call_math(attrs["_op"], out, *a)
 
 
 @lowers("sqrt", "rsqrt")
@@ -244,16 +238,14 @@ def _gelu(ctx, a, dts, out, attrs, consts):
     """x * Phi(x): 0.5 * x * (1 + erf(x / sqrt 2)), or with approximate='tanh'
     0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))."""
     b, x = ctx.b, a[0]
+    from ..ops.elementwise import GELU_TANH_CUBIC, GELU_TANH_SCALE, SQRT1_2
     if attrs.get("approximate", "none") == "tanh":
-        inner = b.fmul(b.fadd(x, b.fmul(b.fmul(b.fmul(x, x), x), const(out, 0.044715))),
+        inner = b.fmul(b.fadd(x, b.fmul(b.fmul(b.fmul(x, x), x), const(out, GELU_TANH_CUBIC))),
                        const(out, GELU_TANH_SCALE))
         s = ctx.call_math("tanh", out, inner)
     else:
-        s = ctx.call_math("erf", out, b.fmul(x, const(out, 0.7071067811865476)))
+        s = ctx.call_math("erf", out, b.fmul(x, const(out, SQRT1_2)))
     return b.fmul(b.fmul(x, const(out, 0.5)), b.fadd(s, const(out, 1.0)))
-
-
-GELU_TANH_SCALE = 0.7978845608028654     # sqrt(2 / pi)
 
 
 @lowers("leaky_relu")
@@ -826,9 +818,7 @@ class RowWork:
 FLOAT_EXACT_INDEX = 1 << 24
 
 # values worth keeping in memory rather than computing again in a later pass over the row
-EXPENSIVE_OPS = frozenset(("exp", "exp2", "log", "log2", "log10", "tanh", "sigmoid", "silu", "sin", "cos", "pow", "log1p", "expm1", "erf",
-                           "softplus", "log_sigmoid", "elu", "gelu", "tan", "atan", "atan2", "asin", "acos", "sinh",
-                           "cosh", "asinh", "acosh", "atanh"))
+EXPENSIVE_OPS = llvm_math.FUNCTIONS | {"silu", "softplus", "log_sigmoid", "elu", "gelu"}
 EXPENSIVE_COST = 8
 # a kept value costs a store in the pass that computes it and a load in each later pass
 # (both from L1: a row is small); keep it when the store pass saves at least this many ops

@@ -552,6 +552,9 @@ _BODIES = {
 }
 
 
+FUNCTIONS = frozenset(_BODIES)
+
+
 def math_fn(module, name: str, ty):
     """The module's ``gradc.<name>.<f32|f64>`` function (emitted on first use)."""
     nargs, make = _BODIES[name]

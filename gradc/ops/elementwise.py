@@ -178,11 +178,11 @@ def _erf_forward(x):
     return np.asarray(_erf_f64(x.astype(np.float64, copy=False)), dtype=np.float64).astype(x.dtype)
 
 
-_SQRT1_2 = 0.7071067811865476
+SQRT1_2 = 0.7071067811865476
 _TWO_OVER_SQRT_PI = 1.1283791670955126
 _INV_SQRT_2PI = 0.3989422804014327
-_GELU_TANH_SCALE = 0.7978845608028654      # sqrt(2 / pi)
-_GELU_TANH_CUBIC = 0.044715
+GELU_TANH_SCALE = 0.7978845608028654      # sqrt(2 / pi)
+GELU_TANH_CUBIC = 0.044715
 
 _unary("log1p", np.log1p, lambda ctx, g: [g[0] / (ctx.input(0) + 1)], saves=("in0",), node_name="Log1PBackward0")
 _unary("expm1", np.expm1, lambda ctx, g: [g[0] * (ctx.output(0) + 1)], saves=("out0",))
@@ -211,20 +211,20 @@ def _elu_vjp(ctx, g):
 def _gelu_forward(x, approximate="none"):
     if approximate == "tanh":
         c = x.dtype.type
-        return c(0.5) * x * (1 + np.tanh(c(_GELU_TANH_SCALE) * (x + c(_GELU_TANH_CUBIC) * x * x * x)))
+        return c(0.5) * x * (1 + np.tanh(c(GELU_TANH_SCALE) * (x + c(GELU_TANH_CUBIC) * x * x * x)))
     x64 = x.astype(np.float64)
-    return (0.5 * x64 * (1 + _erf_forward(x64 * _SQRT1_2))).astype(x.dtype)
+    return (0.5 * x64 * (1 + _erf_forward(x64 * SQRT1_2))).astype(x.dtype)
 
 
 def _gelu_vjp(ctx, g):
     """PyTorch's GeluBackward0: g * (Phi(x) + x * phi(x)), or the derivative of the tanh form."""
     x = ctx.input(0)
     if ctx.attrs.get("approximate", "none") == "tanh":
-        inner = _GELU_TANH_SCALE * (x + _GELU_TANH_CUBIC * (x * x * x))
+        inner = GELU_TANH_SCALE * (x + GELU_TANH_CUBIC * (x * x * x))
         t = inner.tanh()
-        d_inner = _GELU_TANH_SCALE * (1 + 3 * _GELU_TANH_CUBIC * (x * x))
+        d_inner = GELU_TANH_SCALE * (1 + 3 * GELU_TANH_CUBIC * (x * x))
         return [g[0] * (0.5 * (1 + t) + (0.5 * x) * (1 - t * t) * d_inner)]
-    cdf = 0.5 * (1 + (x * _SQRT1_2).erf())
+    cdf = 0.5 * (1 + (x * SQRT1_2).erf())
     pdf = _INV_SQRT_2PI * (-0.5 * (x * x)).exp()
     return [g[0] * (cdf + x * pdf)]
 
