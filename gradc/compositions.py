@@ -237,7 +237,7 @@ def meshgrid(*tensors, indexing="ij"):
 METHODS = ("isnan", "isinf", "isfinite", "any", "all", "count_nonzero", "allclose", "isclose", "equal",
            "nan_to_num", "lerp", "logaddexp", "hypot", "tril", "triu", "diagonal", "trace", "outer", "addmm",
            "split", "chunk", "unbind", "repeat", "flip", "roll", "diff")
-FUNCTIONS = METHODS + ("var_mean", "std_mean", "meshgrid")
+FUNCTIONS = METHODS + ("var_mean", "std_mean", "meshgrid", "einsum")
 
 
 def _bind_methods():
@@ -248,3 +248,119 @@ def _bind_methods():
 
 
 _bind_methods()
+
+
+# ---- einsum ---------------------------------------------------------------------------------------
+def einsum(equation, *operands):
+    """``torch.einsum``: each operand's repeated labels become its diagonal, labels no other operand
+    or the output needs are summed out, and two operands contract as one batched ``matmul``
+    (batch, free and contracted labels grouped); more than two contract left to right."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    ins, out = _parse_einsum(equation, operands)
+    terms = [_einsum_diagonals(x, list(labels)) for x, labels in zip(operands, ins)]
+    while len(terms) > 1:
+        (a, la), (b, lb) = terms[0], terms[1]
+        later = set(out) | {c for _, lab in terms[2:] for c in lab}
+        keep = [c for c in dict.fromkeys(la + lb) if c in later]
+        terms = [_einsum_pair(a, la, b, lb, keep)] + terms[2:]
+    x, labels = terms[0]
+    return _einsum_finish(x, labels, out)
+
+
+def _parse_einsum(equation, operands):
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    ins = lhs.split(",")
+    if len(ins) != len(operands):
+        raise ValueError(f"einsum(): more operands were provided than specified in the equation"
+                         if len(operands) > len(ins) else
+                         "einsum(): fewer operands were provided than specified in the equation")
+    spare = iter(c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in eq)
+    ell_n = max([x.ndim - (len(s) - 3) for x, s in zip(operands, ins) if "..." in s] or [0])
+    ell = "".join(next(spare) for _ in range(ell_n))
+    expanded = []
+    for x, s in zip(operands, ins):
+        if "..." in s:
+            n = x.ndim - (len(s) - 3)
+            s = s.replace("...", ell[ell_n - n:])
+        if len(s) != x.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(s)}) does not match the "
+                               f"number of dimensions ({x.ndim}) for operand {len(expanded)}"
+                               + (" and no ellipsis was given" if "..." not in equation else ""))
+        expanded.append(s)
+    if arrow:
+        out = rhs.replace("...", ell)
+    else:
+        counts = {}
+        for s in expanded:
+            for c in s:
+                counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
+    return expanded, out
+
+
+def _einsum_diagonals(x, labels):
+    """(x, labels) with each label once: a repeated label's dims become their diagonal."""
+    while len(set(labels)) < len(labels):
+        c = next(c for c in labels if labels.count(c) > 1)
+        p = labels.index(c)
+        q = labels.index(c, p + 1)
+        x = diagonal(x, 0, p, q)
+        labels = [c2 for k, c2 in enumerate(labels) if k not in (p, q)] + [c]
+    return x, labels
+
+
+def _sum_out(x, labels, keep):
+    dims = [k for k, c in enumerate(labels) if c not in keep]
+    if dims:
+        x = x.sum(dims)
+    return x, [c for c in labels if c in keep]
+
+
+def _einsum_pair(a, la, b, lb, keep):
+    """Contract two operands into one whose labels are ``keep`` (batch, then a's, then b's)."""
+    a, la = _sum_out(a, la, set(keep) | set(lb))
+    b, lb = _sum_out(b, lb, set(keep) | set(la))
+    batch = [c for c in la if c in lb and c in keep]
+    contract = [c for c in la if c in lb and c not in keep]
+    a_free = [c for c in la if c not in lb]
+    b_free = [c for c in lb if c not in la]
+    size = {}
+    for x, lab in ((a, la), (b, lb)):
+        for c, n in zip(lab, x.shape):
+            if size.get(c, 1) != 1 and n not in (1, size[c]):
+                raise RuntimeError(f"einsum(): operands do not broadcast with remapped shapes (original->remapped): "
+                                   f"subscript {c} has sizes {size[c]} and {n}")
+            size[c] = max(size.get(c, 1), n)
+
+    layout = batch + a_free + b_free
+    if not contract:            # an outer or elementwise product: a broadcast multiply
+        return _aligned(a, la, layout) * _aligned(b, lb, layout), layout
+
+    def arrange(x, lab, groups):
+        order = [lab.index(c) for g in groups for c in g]
+        x = x.permute(*order) if order != list(range(len(order))) else x
+        x = x.expand(*[size[c] for g in groups for c in g])
+        return x.reshape(*[math.prod(size[c] for c in g) for g in groups])
+    am = arrange(a, la, (batch, a_free, contract))
+    bm = arrange(b, lb, (batch, contract, b_free))
+    return (am @ bm).reshape(*[size[c] for c in layout]), layout
+
+
+def _aligned(x, labels, layout):
+    """``x`` with its dims in ``layout`` order and a size-1 dim for each layout label it lacks."""
+    present = [c for c in layout if c in labels]
+    order = [labels.index(c) for c in present]
+    x = x.permute(*order) if order != list(range(len(order))) else x
+    return x.reshape(*[x.shape[present.index(c)] if c in labels else 1 for c in layout])
+
+
+def _einsum_finish(x, labels, out):
+    x, labels = _sum_out(x, list(labels), set(out))
+    missing = [c for c in out if c not in labels]
+    if missing:
+        raise RuntimeError(f"einsum(): output subscript {missing[0]} does not appear in the equation for any input "
+                           "operand")
+    order = [labels.index(c) for c in out]
+    return x.permute(*order) if order != list(range(len(order))) else x

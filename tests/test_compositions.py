@@ -45,6 +45,18 @@ CASES = [
     ("m.meshgrid(x, y, indexing='ij')", dict(x=[1.0, 2.0, 3.0], y=[4.0, 5.0])),
     ("m.meshgrid(x, y, indexing='xy')", dict(x=[1.0, 2.0, 3.0], y=[4.0, 5.0])),
 ]
+_R = np.random.default_rng(15)
+EINSUMS = [("ij,jk->ik", (3, 4), (4, 5)), ("bij,bjk->bik", (2, 3, 4), (2, 4, 5)),
+           ("bhqd,bhkd->bhqk", (2, 3, 4, 5), (2, 3, 6, 5)), ("i,i->", (4,), (4,)), ("i,j->ij", (3,), (4,)),
+           ("ii->i", (3, 3)), ("ii", (3, 3)), ("ij->ji", (2, 3)), ("ij->", (2, 3)),
+           ("...ij,...jk->...ik", (2, 3, 4), (4, 5)), ("bi,bi->b", (3, 4), (3, 4)), ("ijk,k->ij", (2, 3, 4), (4,)),
+           ("ij,jk,kl->il", (2, 3), (3, 4), (4, 5)), ("i,i", (3,), (3,)), ("bij,bjk->bik", (1, 3, 4), (2, 4, 5)),
+           ("ij,ij->ij", (2, 3), (2, 3)), ("iij->j", (3, 3, 2)), ("ab,cd->", (2, 3), (4, 5)),
+           ("...,...->...", (2, 3), (3,)), ("i...->...", (2, 3, 4))]
+for _eq, *_shapes in EINSUMS:
+    _names = "xyz"[:len(_shapes)]
+    CASES.append((f"m.einsum('{_eq}', {', '.join(_names)})",
+                   {n: _R.standard_normal(s) for n, s in zip(_names, _shapes)}))
 
 
 def _run(m, expr, arrays):
@@ -81,12 +93,16 @@ def test_python_results_and_errors():
         a.split([1, 2])
     with pytest.raises(RuntimeError, match="tril: input tensor must have at least 2 dimensions"):
         a.tril()
+    with pytest.raises(RuntimeError, match=r"einsum\(\): the number of subscripts in the equation \(2\) does not match"):
+        gradc.einsum("ij,j->i", a, a)
+    with pytest.raises(RuntimeError, match="output subscript k does not appear"):
+        gradc.einsum("ij->k", a.reshape(1, 2))
 
 
 def test_compositions_compile(compiled_vs_eager):
     """They trace like any tensor code: the compiled loss and gradient equal eager ones."""
     def f(x, w):
-        h = (x @ w).tril() + gradc.outer(x.diagonal(), w.diagonal()).triu(1)
+        h = gradc.einsum("ij,jk->ik", x, w).tril() + gradc.outer(x.diagonal(), w.diagonal()).triu(1)
         a, b = h.chunk(2, dim=1)
         return (gradc.logaddexp(a, b.flip(1)) + h.roll(1, 0).diff(dim=0).sum()).sum()
     rng = np.random.default_rng(14)
