@@ -237,7 +237,7 @@ def meshgrid(*tensors, indexing="ij"):
 METHODS = ("isnan", "isinf", "isfinite", "any", "all", "count_nonzero", "allclose", "isclose", "equal",
            "nan_to_num", "lerp", "logaddexp", "hypot", "tril", "triu", "diagonal", "trace", "outer", "addmm",
            "split", "chunk", "unbind", "repeat", "flip", "roll", "diff")
-FUNCTIONS = METHODS + ("var_mean", "std_mean", "meshgrid", "einsum")
+FUNCTIONS = METHODS + ("var_mean", "std_mean", "meshgrid", "einsum", "tensordot")
 
 
 def _bind_methods():
@@ -364,3 +364,64 @@ def _einsum_finish(x, labels, out):
                            "operand")
     order = [labels.index(c) for c in out]
     return x.permute(*order) if order != list(range(len(order))) else x
+
+
+def tensordot(a, b, dims=2):
+    """Contract the last ``dims`` dims of ``a`` with the first of ``b`` (or the listed dims) via einsum."""
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+    da, db = [norm_dim(d, a.ndim) for d in da], [norm_dim(d, b.ndim) for d in db]
+    letters = iter("abcdefghijklmnopqrstuvwxyz")
+    la = [next(letters) for _ in range(a.ndim)]
+    lb = [next(letters) for _ in range(b.ndim)]
+    for i, j in zip(da, db):
+        lb[j] = la[i]
+    out = [c for k, c in enumerate(la) if k not in da] + [c for k, c in enumerate(lb) if k not in db]
+    return einsum(f"{''.join(la)},{''.join(lb)}->{''.join(out)}", a, b)
+
+
+def pad(x, pad, mode="constant", value=None):
+    """``nn.functional.pad``: ``pad`` lists (before, after) pairs from the last dim backwards; negative
+    amounts crop.  Modes: constant (``value``, default 0), reflect, replicate, circular."""
+    if len(pad) % 2 or len(pad) // 2 > x.ndim:
+        raise RuntimeError("Padding length must be divisible by 2" if len(pad) % 2 else
+                           "Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {x.ndim}")
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    for k in range(len(pad) // 2):
+        d = x.ndim - 1 - k
+        before, after = pad[2 * k], pad[2 * k + 1]
+        if before < 0:
+            x, before = x.narrow(d, -before, x.shape[d] + before), 0
+        if after < 0:
+            x, after = x.narrow(d, 0, x.shape[d] + after), 0
+        n = x.shape[d]
+        if mode == "reflect" and (before >= n or after >= n):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
+                               f"but got: padding ({before}, {after}) at dimension {d} of input {list(x.shape)}")
+        pieces = [_pad_side(x, d, before, mode, value, True), x, _pad_side(x, d, after, mode, value, False)]
+        x = cat([p for p in pieces if p is not None], d)
+    return x
+
+
+def _pad_side(x, d, amount, mode, value, before):
+    if amount == 0:
+        return None
+    n = x.shape[d]
+    if mode == "constant":
+        from . import factories
+        shape = list(x.shape)
+        shape[d] = amount
+        return factories.full(shape, 0.0 if value is None else value, dtype=x.dtype, device=x.device)
+    if mode == "replicate":
+        edge = x.narrow(d, 0 if before else n - 1, 1)
+        return edge.expand(*[amount if k == d else s for k, s in enumerate(x.shape)])
+    if mode == "circular":
+        return x.narrow(d, n - amount, amount) if before else x.narrow(d, 0, amount)
+    part = x.narrow(d, 1, amount) if before else x.narrow(d, n - 1 - amount, amount)     # reflect
+    return flip(part, d)

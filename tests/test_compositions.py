@@ -46,6 +46,18 @@ CASES = [
     ("m.meshgrid(x, y, indexing='xy')", dict(x=[1.0, 2.0, 3.0], y=[4.0, 5.0])),
 ]
 _R = np.random.default_rng(15)
+_X = _R.standard_normal((2, 3, 4))
+CASES += [
+    ("m.tensordot(x, y)", dict(x=_X, y=_R.standard_normal((3, 4, 5)))),
+    ("m.tensordot(x, y, dims=1)", dict(x=_X, y=_R.standard_normal((4, 5)))),
+    ("m.tensordot(x, y, dims=([0, 2], [1, 0]))", dict(x=_X, y=_R.standard_normal((4, 2, 3)))),
+    ("m.nn.functional.pad(x, (1, 2))", dict(x=_X)),
+    ("m.nn.functional.pad(x, (1, 1, 2, 0), value=3.5)", dict(x=_X)),
+    ("m.nn.functional.pad(x, (-1, 2, 0, -1))", dict(x=_X)),
+    ("m.nn.functional.pad(x, (2, 1), mode='reflect')", dict(x=_X)),
+    ("m.nn.functional.pad(x, (1, 2, 1, 1), mode='replicate')", dict(x=_X)),
+    ("m.nn.functional.pad(x, (1, 2), mode='circular')", dict(x=_X)),
+]
 EINSUMS = [("ij,jk->ik", (3, 4), (4, 5)), ("bij,bjk->bik", (2, 3, 4), (2, 4, 5)),
            ("bhqd,bhkd->bhqk", (2, 3, 4, 5), (2, 3, 6, 5)), ("i,i->", (4,), (4,)), ("i,j->ij", (3,), (4,)),
            ("ii->i", (3, 3)), ("ii", (3, 3)), ("ij->ji", (2, 3)), ("ij->", (2, 3)),

@@ -104,6 +104,11 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return input * mask
 
 
+def pad(input, pad, mode="constant", value=None):
+    from ..compositions import pad as _pad
+    return _pad(input, pad, mode, value)
+
+
 def embedding(input, weight, padding_idx=None):
     """Rows of ``weight`` picked by the integer ``input`` (shape ``input.shape + weight.shape[1:]``),
     one ``index`` op recorded as PyTorch's EmbeddingBackward0; the rows at ``padding_idx`` get no
