@@ -324,11 +324,11 @@ def _sorted_order(x, dim, descending):
         return np.zeros((), np.int64)
     if not descending:
         return np.argsort(x, axis=dim, kind="stable")
-    nan = np.isnan(x) if x.dtype.kind == "f" else np.zeros(x.shape, bool)
-    neg = -x.astype(np.int64 if x.dtype.kind == "b" else x.dtype)
-    xm, nm = np.moveaxis(neg, dim, -1), np.moveaxis(~nan, dim, -1)
-    flat = [np.lexsort((a, b)) for a, b in zip(xm.reshape(-1, xm.shape[-1]), nm.reshape(-1, nm.shape[-1]))]
-    return np.moveaxis(np.asarray(flat, dtype=np.int64).reshape(xm.shape), -1, dim)
+    idx = np.argsort(-x.astype(np.int64 if x.dtype.kind == "b" else x.dtype), axis=dim, kind="stable")
+    if x.dtype.kind == "f":         # -NaN is NaN, sorted last: a second stable sort moves NaN first
+        nan_sorted = np.take_along_axis(np.isnan(x), idx, axis=dim)
+        idx = np.take_along_axis(idx, np.argsort(~nan_sorted, axis=dim, kind="stable"), axis=dim)
+    return idx
 
 
 def _sort_infer(types, attrs):
