@@ -8,6 +8,8 @@ MeanBackward0 <- AbsBackward0 <- SubBackward0; mse_loss records MulBackward0 whe
 records one MseLossBackward0)."""
 from __future__ import annotations
 
+from ..compositions import pad  # noqa: F401  (nn.functional.pad)
+
 
 def linear(x, weight, bias=None):
     y = x @ weight.t()
@@ -76,7 +78,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     then ``* weight + bias``: a composition that ``@gradc.compile`` fuses into one row kernel
     (PyTorch records one NativeLayerNormBackward0 node)."""
     ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if not ns or tuple(input.shape[len(input.shape) - len(ns):]) != ns or len(ns) > input.ndim:
+    if not ns or len(ns) > input.ndim or tuple(input.shape[input.ndim - len(ns):]) != ns:
         raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
                            f"[*, {', '.join(map(str, ns))}], but got input of size{list(input.shape)}")
     dims = tuple(range(-len(ns), 0))
@@ -104,11 +106,6 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return input * mask
 
 
-def pad(input, pad, mode="constant", value=None):
-    from ..compositions import pad as _pad
-    return _pad(input, pad, mode, value)
-
-
 def embedding(input, weight, padding_idx=None):
     """Rows of ``weight`` picked by the integer ``input`` (shape ``input.shape + weight.shape[1:]``),
     one ``index`` op recorded as PyTorch's EmbeddingBackward0; the rows at ``padding_idx`` get no
@@ -125,8 +122,8 @@ def embedding(input, weight, padding_idx=None):
         raise IndexError("index out of range in self")
     out = apply("index", weight, input, key=[["tensor", 0]], _name="EmbeddingBackward0")
     if padding_idx is not None:
-        pad = (padding_idx + n if padding_idx < 0 else padding_idx)
-        out = where((input == pad).unsqueeze(-1), out.detach(), out)
+        row = padding_idx + n if padding_idx < 0 else padding_idx
+        out = where((input == row).unsqueeze(-1), out.detach(), out)
     return out
 
 
