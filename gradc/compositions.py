@@ -273,9 +273,9 @@ def _parse_einsum(equation, operands):
     lhs, arrow, rhs = eq.partition("->")
     ins = lhs.split(",")
     if len(ins) != len(operands):
-        raise ValueError(f"einsum(): more operands were provided than specified in the equation"
-                         if len(operands) > len(ins) else
-                         "einsum(): fewer operands were provided than specified in the equation")
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation"
+                           if len(operands) > len(ins) else
+                           "einsum(): fewer operands were provided than specified in the equation")
     spare = iter(c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in eq)
     ell_n = max([x.ndim - (len(s) - 3) for x, s in zip(operands, ins) if "..." in s] or [0])
     ell = "".join(next(spare) for _ in range(ell_n))

@@ -107,6 +107,8 @@ def test_python_results_and_errors():
         a.tril()
     with pytest.raises(RuntimeError, match=r"einsum\(\): the number of subscripts in the equation \(2\) does not match"):
         gradc.einsum("ij,j->i", a, a)
+    with pytest.raises(RuntimeError, match="fewer operands were provided than specified in the equation"):
+        gradc.einsum("i,i", a)
     with pytest.raises(RuntimeError, match="output subscript k does not appear"):
         gradc.einsum("ij->k", a.reshape(1, 2))
 
