@@ -233,6 +233,39 @@ def meshgrid(*tensors, indexing="ij"):
     return tuple(out)
 
 
+# ---- new tensors like this one (Tensor.new_*): its dtype and device unless given ----------------------
+def _shape(size):
+    return tuple(size[0]) if len(size) == 1 and isinstance(size[0], (list, tuple)) else tuple(size)
+
+
+def new_zeros(x, *size, dtype=None, device=None, requires_grad=False):
+    from . import factories
+    return factories.zeros(*_shape(size), dtype=dtype or x.dtype, device=device or x.device,
+                           requires_grad=requires_grad)
+
+
+def new_ones(x, *size, dtype=None, device=None, requires_grad=False):
+    from . import factories
+    return factories.ones(*_shape(size), dtype=dtype or x.dtype, device=device or x.device, requires_grad=requires_grad)
+
+
+def new_empty(x, *size, dtype=None, device=None, requires_grad=False):
+    from . import factories
+    return factories.empty(*_shape(size), dtype=dtype or x.dtype, device=device or x.device,
+                           requires_grad=requires_grad)
+
+
+def new_full(x, size, fill_value, dtype=None, device=None, requires_grad=False):
+    from . import factories
+    return factories.full(_shape((size,)), fill_value, dtype=dtype or x.dtype, device=device or x.device,
+                          requires_grad=requires_grad)
+
+
+def new_tensor(x, data, dtype=None, device=None, requires_grad=False):
+    from . import factories
+    return factories.tensor(data, dtype=dtype or x.dtype, device=device or x.device, requires_grad=requires_grad)
+
+
 # methods too (``x.tril()``: each takes the tensor first), and the free functions (``gradc.tril``)
 METHODS = ("isnan", "isinf", "isfinite", "any", "all", "count_nonzero", "allclose", "isclose", "equal",
            "nan_to_num", "lerp", "logaddexp", "hypot", "tril", "triu", "diagonal", "trace", "outer", "addmm",
@@ -240,9 +273,12 @@ METHODS = ("isnan", "isinf", "isfinite", "any", "all", "count_nonzero", "allclos
 FUNCTIONS = METHODS + ("var_mean", "std_mean", "meshgrid", "einsum", "tensordot")
 
 
+TENSOR_ONLY = ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor")      # methods, not gradc.*
+
+
 def _bind_methods():
     from .tensor_api import TensorAPI
-    for name in METHODS:
+    for name in METHODS + TENSOR_ONLY:
         if not hasattr(TensorAPI, name):
             setattr(TensorAPI, name, globals()[name])
 

@@ -121,3 +121,27 @@ def test_compositions_compile(compiled_vs_eager):
         return (gradc.logaddexp(a, b.flip(1)) + h.roll(1, 0).diff(dim=0).sum()).sum()
     rng = np.random.default_rng(14)
     compiled_vs_eager(f, rng.standard_normal((4, 4)), rng.standard_normal((4, 4)), rtol=1e-10)
+
+
+def test_new_tensors_and_special_match_pytorch():
+    for m in (torch, gradc):
+        x = m.ones(2, 3, dtype=m.float64, requires_grad=True)
+        made = [x.new_zeros(2), x.new_ones((1, 2)), x.new_full((2,), 3), x.new_tensor([1, 2]),
+                x.new_tensor([1, 2], dtype=m.int64), x.new_empty(4)]
+        if m is torch:
+            want = [(str(t.dtype), tuple(t.shape), t.requires_grad) for t in made]
+            want_values = [t.numpy() for t in made[:5]]
+        else:
+            assert [(str(t.dtype), tuple(t.shape), t.requires_grad) for t in made] == want
+            for t, w in zip(made[:5], want_values):
+                np.testing.assert_array_equal(t.numpy(), w)
+    got = []
+    for m in (torch, gradc):
+        a = m.tensor([0.25, 0.5, 0.9], dtype=m.float64, requires_grad=True)
+        y = (m.special.logit(a) + m.special.logit(a, eps=0.3) + m.special.expit(a) + m.special.erf(a)
+             + m.special.expm1(a) + m.special.log1p(a) + m.special.exp2(a) + m.special.logsumexp(a, 0)
+             + m.special.softmax(a, 0) + m.special.log_softmax(a, 0))
+        y.sum().backward()
+        got.append((y.detach().numpy(), a.grad.numpy()))
+    for t, g in zip(*got):
+        np.testing.assert_allclose(g, t, rtol=1e-12)
