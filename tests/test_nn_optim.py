@@ -256,3 +256,19 @@ def test_dropout_eager_semantics():
         gradc.compile(lambda t: F.dropout(t, 0.5).sum())(x)
     eval_mode = gradc.compile(lambda t: F.dropout(t, 0.5, training=False).sum())
     assert eval_mode(x).item() == 20000.0
+
+
+def test_one_hot_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    for args in ([[0, 2, 1]], [[[0], [3]], 5]):
+        want = torch.nn.functional.one_hot(torch.tensor(args[0]), *args[1:])
+        got = F.one_hot(gradc.tensor(args[0]), *args[1:])
+        assert str(got.dtype) == str(want.dtype) and got.tolist() == want.tolist()
+    for bad, msg in (((gradc.tensor([0, 5]), 3), "Class values must be smaller than num_classes."),
+                     ((gradc.tensor([-1]),), "Class values must be non-negative."),
+                     ((gradc.tensor([1.0]),), "one_hot is only applicable to index tensor of type LongTensor.")):
+        with pytest.raises(RuntimeError, match=msg):
+            F.one_hot(*bad)
+    f = gradc.compile(lambda logits, labels: -(logits.log_softmax(1) * F.one_hot(labels, 4)).sum(1).mean())
+    logits, labels = gradc.randn(5, 4), gradc.tensor([0, 3, 1, 1, 2])
+    np.testing.assert_allclose(f(logits, labels).item(), F.cross_entropy(logits, labels).item(), rtol=1e-6)

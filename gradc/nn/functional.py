@@ -106,6 +106,25 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return input * mask
 
 
+def one_hot(tensor, num_classes=-1):
+    """int64 ``tensor.shape + (num_classes,)``: 1 at each value's position (``num_classes`` -1: max + 1)."""
+    from .. import dtypes, factories
+    if tensor.dtype is not dtypes.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    data = getattr(tensor, "_data", None)          # eager tensors only: a tracer proxy has no values
+    if data is not None and data.size:
+        if data.min() < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if num_classes == -1:
+            num_classes = int(data.max()) + 1
+        elif data.max() >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    if num_classes < 0:
+        raise RuntimeError("one_hot: num_classes must be given when the values are not known (compiled code)"
+                           if data is None else "Can not infer total number of classes from empty tensor.")
+    return (tensor.unsqueeze(-1) == factories.arange(num_classes, device=tensor.device)).long()
+
+
 def embedding(input, weight, padding_idx=None):
     """Rows of ``weight`` picked by the integer ``input`` (shape ``input.shape + weight.shape[1:]``),
     one ``index`` op recorded as PyTorch's EmbeddingBackward0; the rows at ``padding_idx`` get no
