@@ -461,3 +461,92 @@ def _pad_side(x, d, amount, mode, value, before):
         return x.narrow(d, n - amount, amount) if before else x.narrow(d, 0, amount)
     part = x.narrow(d, 1, amount) if before else x.narrow(d, n - 1 - amount, amount)     # reflect
     return flip(part, d)
+
+
+# ---- convolution and pooling (NCHW) as patches and a matmul --------------------------------------
+def _pair(v):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+
+
+def _patches(x, kernel, stride, dilation, out_hw):
+    """(N, C, KH*KW, Ho, Wo): for each kernel offset, the strided window of the (padded) input."""
+    (kh, kw), (sh, sw), (dh, dw), (ho, wo) = kernel, stride, dilation, out_hw
+    cols = [x[:, :, i * dh:i * dh + sh * (ho - 1) + 1:sh, j * dw:j * dw + sw * (wo - 1) + 1:sw]
+            for i in range(kh) for j in range(kw)]
+    from .tensor_api import stack
+    return stack(cols, 2)
+
+
+def _out_size(n, pad, dil, k, stride):
+    return (n + 2 * pad - dil * (k - 1) - 1) // stride + 1
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """``nn.functional.conv2d`` as im2col: the kernel's windows of the padded input stacked, then one
+    batched matmul per group (PyTorch records one ConvolutionBackward0)."""
+    unbatched = input.ndim == 3
+    if unbatched:
+        input = input.unsqueeze(0)
+    n, c, h, w = input.shape
+    o, cg, kh, kw = weight.shape
+    if c != cg * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+                           f"{list(input.shape)} to have {cg * groups} channels, but got {c} channels instead")
+    if o % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
+                           f"got weight of size {list(weight.shape)} instead")
+    (sh, sw), (dh, dw) = _pair(stride), _pair(dilation)
+    if padding == "valid":
+        padding = 0
+    if padding == "same":
+        if (sh, sw) != (1, 1):
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
+        total = (dh * (kh - 1), dw * (kw - 1))
+        input = pad(input, (total[1] // 2, total[1] - total[1] // 2, total[0] // 2, total[0] - total[0] // 2))
+        ph = pw = 0
+    else:
+        ph, pw = _pair(padding)
+        if ph or pw:
+            input = pad(input, (pw, pw, ph, ph))
+    ho = _out_size(input.shape[2], 0, dh, kh, sh)
+    wo = _out_size(input.shape[3], 0, dw, kw, sw)
+    if ho <= 0 or wo <= 0:
+        raise RuntimeError(f"Calculated output size: ({o}x{max(ho, 0)}x{max(wo, 0)}). Output size is too small")
+    cols = _patches(input, (kh, kw), (sh, sw), (dh, dw), (ho, wo)).reshape(n, groups, cg * kh * kw, ho * wo)
+    out = (weight.reshape(1, groups, o // groups, cg * kh * kw) @ cols).reshape(n, o, ho, wo)
+    if bias is not None:
+        out = out + bias.reshape(1, o, 1, 1)
+    return out.squeeze(0) if unbatched else out
+
+
+def _pool(input, kernel_size, stride, padding, dilation, fill, reduce):
+    unbatched = input.ndim == 3
+    if unbatched:
+        input = input.unsqueeze(0)
+    k, s, p, d = _pair(kernel_size), _pair(stride if stride is not None else kernel_size), _pair(padding), \
+        _pair(dilation)
+    if p[0] > k[0] // 2 or p[1] > k[1] // 2:
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p[0]}, "
+                           f"kernel_size={k[0]} and dilation={d[0]}")
+    if p != (0, 0):
+        input = pad(input, (p[1], p[1], p[0], p[0]), value=fill)
+    ho = _out_size(input.shape[2], 0, d[0], k[0], s[0])
+    wo = _out_size(input.shape[3], 0, d[1], k[1], s[1])
+    out = reduce(_patches(input, k, s, d, (ho, wo)))
+    return out.squeeze(0) if unbatched else out
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """The maximum of each window (ties share the gradient, where PyTorch gives it to one element)."""
+    if ceil_mode or return_indices:
+        raise NotImplementedError("max_pool2d: ceil_mode and return_indices are not supported in gradc")
+    return _pool(input, kernel_size, stride, padding, dilation, -math.inf, lambda p: p.amax(2))
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """The mean of each window, zero padding counted (PyTorch's default)."""
+    if ceil_mode or not count_include_pad or divisor_override is not None:
+        raise NotImplementedError("avg_pool2d: ceil_mode, count_include_pad=False and divisor_override are not "
+                                  "supported in gradc")
+    return _pool(input, kernel_size, stride, padding, 1, 0.0, lambda p: p.mean(2))

@@ -272,3 +272,61 @@ def test_one_hot_matches_pytorch():
     f = gradc.compile(lambda logits, labels: -(logits.log_softmax(1) * F.one_hot(labels, 4)).sum(1).mean())
     logits, labels = gradc.randn(5, 4), gradc.tensor([0, 3, 1, 1, 2])
     np.testing.assert_allclose(f(logits, labels).item(), F.cross_entropy(logits, labels).item(), rtol=1e-6)
+
+
+CONVS = [((2, 3, 7, 8), (4, 3, 3, 3), {}), ((2, 4, 7, 8), (6, 2, 3, 2), dict(stride=2, padding=1, groups=2)),
+         ((1, 3, 9, 9), (2, 3, 3, 3), dict(dilation=2, padding=(1, 2))), ((3, 6, 6), (2, 3, 2, 2), {}),
+         ((1, 2, 5, 6), (3, 2, 3, 3), dict(padding="same")), ((1, 2, 5, 6), (3, 2, 2, 3), dict(padding="same", dilation=2))]
+
+
+@pytest.mark.parametrize("xs,ws,kw", CONVS, ids=[str(c[2]) for c in CONVS])
+def test_conv2d_matches_pytorch(xs, ws, kw):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(16)
+    arrays = rng.standard_normal(xs), rng.standard_normal(ws), rng.standard_normal(ws[0])
+    got = []
+    for m in (torch, gradc):
+        x, w, b = (m.tensor(a, requires_grad=True) for a in arrays)
+        y = m.nn.functional.conv2d(x, w, b, **kw)
+        (y * y).sum().backward()
+        got.append([y.detach().numpy(), x.grad.numpy(), w.grad.numpy(), b.grad.numpy()])
+    for want, have in zip(*got):
+        assert have.shape == want.shape
+        np.testing.assert_allclose(have, want, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("fn,kw", [("max_pool2d", dict(kernel_size=2)), ("avg_pool2d", dict(kernel_size=2)),
+                                   ("max_pool2d", dict(kernel_size=3, stride=2, padding=1)),
+                                   ("avg_pool2d", dict(kernel_size=3, stride=2, padding=1)),
+                                   ("max_pool2d", dict(kernel_size=(2, 3), stride=1, dilation=2))])
+def test_pooling_matches_pytorch(fn, kw):
+    torch = pytest.importorskip("torch")
+    data = np.random.default_rng(17).standard_normal((2, 3, 7, 8))
+    got = []
+    for m in (torch, gradc):
+        x = m.tensor(data, requires_grad=True)
+        y = getattr(m.nn.functional, fn)(x, **kw)
+        (y * y).sum().backward()
+        got.append([y.detach().numpy(), x.grad.numpy()])
+    for want, have in zip(*got):
+        assert have.shape == want.shape
+        np.testing.assert_allclose(have, want, rtol=1e-12, atol=1e-12)
+
+
+def test_small_cnn_trains_compiled_like_eager(compiled_vs_eager):
+    """Conv2d, MaxPool2d, Flatten and Linear in a loss: compiled equals eager, reprs are PyTorch's."""
+    gradc.manual_seed(1)
+    net = gradc.nn.Sequential(gradc.nn.Conv2d(1, 4, 3, padding=1), gradc.nn.ReLU(), gradc.nn.MaxPool2d(2),
+                              gradc.nn.Flatten(), gradc.nn.Linear(4 * 3 * 3, 2))
+    assert "Conv2d(1, 4, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))" in repr(net)
+    assert "MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)" in repr(net)
+    x = gradc.randn(5, 1, 6, 6)
+    t = gradc.tensor([0, 1, 1, 0, 1])
+    w = [p.detach().numpy() for p in net.parameters()]
+
+    def loss(cw, cb, lw, lb):
+        h = F.max_pool2d(F.conv2d(x, cw, cb, padding=1).relu(), 2).flatten(1)
+        return F.cross_entropy(F.linear(h, lw, lb), t)
+    compiled_vs_eager(loss, *w, dtype=gradc.float32)
+    with pytest.raises(RuntimeError, match=r"expected input\[1, 3, 5, 5\] to have 2 channels, but got 3"):
+        F.conv2d(gradc.ones(1, 3, 5, 5), gradc.ones(4, 2, 3, 3))

@@ -31,8 +31,13 @@ def ones_(tensor):
     return tensor
 
 
+def _receptive(tensor):
+    return math.prod(tensor.shape[2:])
+
+
 def _fan_in(tensor):
-    return tensor.shape[1] if tensor.ndim > 1 else tensor.shape[0]
+    """Input features times the kernel's size (a conv weight [out, in, kh, kw]), as PyTorch counts."""
+    return tensor.shape[1] * _receptive(tensor) if tensor.ndim > 1 else tensor.shape[0]
 
 
 def kaiming_uniform_(tensor, a=0.0, nonlinearity="leaky_relu"):
@@ -42,6 +47,6 @@ def kaiming_uniform_(tensor, a=0.0, nonlinearity="leaky_relu"):
 
 
 def xavier_uniform_(tensor, gain=1.0):
-    fan_in, fan_out = _fan_in(tensor), tensor.shape[0]
+    fan_in, fan_out = _fan_in(tensor), tensor.shape[0] * _receptive(tensor)
     bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
     return uniform_(tensor, -bound, bound)
