@@ -4,9 +4,9 @@
 
 Prints a table of median milliseconds per forward+backward (microseconds for W5),
 the ratio of every peer's time to gradc compiled's (>1 means gradc is faster), the
-first-call compile time, and
-(JAX is not compared yet: it is not installed on the reference machine) for the bandwidth-bound workloads the floor implied by
-the streaming bandwidth measured in this same run.
+first-call compile time, and for the bandwidth-bound workloads the floor implied by the best
+streaming copy bandwidth measured so far in the run (at the start, and timed in turn with each
+workload's passes; JAX is not compared yet: it is not installed on the reference machine).
 """
 from __future__ import annotations
 
@@ -63,9 +63,9 @@ def interleaved_medians(fns, repeats, warmup=2):
     return best
 
 
-def stream_bandwidth(mib=64):
-    """Bytes per second (read + write) of the best streaming copy we can run here: a gradc
-    copy kernel on all cores and NumPy's single-threaded copy; the faster one is the yardstick."""
+def stream_copies(mib=64):
+    """(bytes moved per call, {name: copy}) for a ``mib`` MiB streaming copy: a gradc copy kernel on
+    all cores and NumPy's single-threaded copy; the faster one is the bandwidth yardstick."""
     from gradc.codegen.kernel_ir import KernelBuilder
     from gradc.codegen.runtime_cpu import compile_kernel
     n = mib * 2 ** 20 // 4
@@ -74,9 +74,7 @@ def stream_bandwidth(mib=64):
     kb = KernelBuilder("stream_copy", (n,))
     kb.store(kb.output("dst", "f32", (n,)), kb.load(kb.input("src", "f32", (n,))))
     ck = compile_kernel(kb.build())
-    t_kernel = median_time(lambda: ck(src, dst, check=False), 10)
-    t_numpy = median_time(lambda: np.copyto(dst, src), 10)
-    return 2 * src.nbytes / min(t_kernel, t_numpy)
+    return 2 * src.nbytes, {"copy kernel": lambda: ck(src, dst, check=False), "copy numpy": lambda: np.copyto(dst, src)}
 
 
 def make_step(make_tensor, fn, inputs, wrt, device=None):
@@ -131,7 +129,8 @@ def main(argv=None):
     global PASSES
     PASSES = max(1, args.passes)
     rng = np.random.default_rng(0)
-    bw = stream_bandwidth()
+    moved, copies = stream_copies()
+    bw = moved / min(median_time(fn, 10) for fn in copies.values())
     print(f"# machine: {os.cpu_count()} cores; streaming copy bandwidth {bw / 1e9:.1f} GB/s (best of a gradc copy kernel and NumPy)")
     try:
         import torch
@@ -167,14 +166,21 @@ def main(argv=None):
                     fns["torch.compile"], repeats["torch.compile"] = s, repeat
                 except Exception as e:  # no compiler toolchain etc.
                     print(f"# torch.compile unavailable for {name}: {type(e).__name__}: {e}")
+        if floor_bytes:     # the copy bandwidth, timed in turn with the implementations' passes
+            for k, fn in copies.items():
+                fns[k], repeats[k] = fn, 10
         times = interleaved_medians(fns, repeats)
+        copy_time = min([times.pop(k) for k in copies if k in times] or [None]) if floor_bytes else None
         res = {**times, **res}          # rows first, in the order above; then the first-call times
         compile_s = max(first - res["gradc compiled"], 0.0)
         ours = res["gradc compiled"]
         print_table(name, unit, scale, res, first, compile_s)
         if floor_bytes:
+            # the best copy bandwidth of the run so far: between this workload's passes or before
+            bw = max(bw, moved / copy_time)
             floor = floor_bytes / bw
-            print(f"bandwidth floor ({floor_bytes / 2 ** 20:.0f} MiB moved): {floor * 1e3:.3f} ms; "
+            print(f"bandwidth floor ({floor_bytes / 2 ** 20:.0f} MiB moved at {bw / 1e9:.1f} GB/s, the best copy "
+                  f"so far; {moved / copy_time / 1e9:.1f} GB/s between this workload's passes): {floor * 1e3:.3f} ms; "
                   f"gradc at {ours / floor:.2f}x the floor")
         rows.append((name, res))
     return rows
