@@ -14,6 +14,11 @@ import numpy as np
 from . import dtypes
 from .tensor_api import cat, norm_dim, where
 
+
+def _varargs(args) -> tuple:
+    """``f(a, b)`` and ``f([a, b])`` alike, as PyTorch takes sizes and tensor lists."""
+    return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else tuple(args)
+
 # ---- tests on values (bool results, no gradient) -------------------------------------------------
 
 
@@ -172,7 +177,7 @@ def unbind(x, dim=0):
 
 
 def repeat(x, *sizes):
-    sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (list, tuple)) else sizes
+    sizes = _varargs(sizes)
     if len(sizes) < x.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            "tensor")
@@ -217,7 +222,7 @@ def diff(x, n=1, dim=-1):
 
 
 def meshgrid(*tensors, indexing="ij"):
-    tensors = list(tensors[0]) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else list(tensors)
+    tensors = list(_varargs(tensors))
     if indexing not in ("ij", "xy"):
         raise ValueError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
     if indexing == "xy" and len(tensors) >= 2:
@@ -234,30 +239,26 @@ def meshgrid(*tensors, indexing="ij"):
 
 
 # ---- new tensors like this one (Tensor.new_*): its dtype and device unless given ----------------------
-def _shape(size):
-    return tuple(size[0]) if len(size) == 1 and isinstance(size[0], (list, tuple)) else tuple(size)
-
-
 def new_zeros(x, *size, dtype=None, device=None, requires_grad=False):
     from . import factories
-    return factories.zeros(*_shape(size), dtype=dtype or x.dtype, device=device or x.device,
+    return factories.zeros(*_varargs(size), dtype=dtype or x.dtype, device=device or x.device,
                            requires_grad=requires_grad)
 
 
 def new_ones(x, *size, dtype=None, device=None, requires_grad=False):
     from . import factories
-    return factories.ones(*_shape(size), dtype=dtype or x.dtype, device=device or x.device, requires_grad=requires_grad)
+    return factories.ones(*_varargs(size), dtype=dtype or x.dtype, device=device or x.device, requires_grad=requires_grad)
 
 
 def new_empty(x, *size, dtype=None, device=None, requires_grad=False):
     from . import factories
-    return factories.empty(*_shape(size), dtype=dtype or x.dtype, device=device or x.device,
+    return factories.empty(*_varargs(size), dtype=dtype or x.dtype, device=device or x.device,
                            requires_grad=requires_grad)
 
 
 def new_full(x, size, fill_value, dtype=None, device=None, requires_grad=False):
     from . import factories
-    return factories.full(_shape((size,)), fill_value, dtype=dtype or x.dtype, device=device or x.device,
+    return factories.full(_varargs((size,)), fill_value, dtype=dtype or x.dtype, device=device or x.device,
                           requires_grad=requires_grad)
 
 
@@ -291,8 +292,7 @@ def einsum(equation, *operands):
     """``torch.einsum``: each operand's repeated labels become its diagonal, labels no other operand
     or the output needs are summed out, and two operands contract as one batched ``matmul``
     (batch, free and contracted labels grouped); more than two contract left to right."""
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        operands = tuple(operands[0])
+    operands = _varargs(operands)
     ins, out = _parse_einsum(equation, operands)
     terms = [_einsum_diagonals(x, list(labels)) for x, labels in zip(operands, ins)]
     while len(terms) > 1:

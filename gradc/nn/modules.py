@@ -161,10 +161,10 @@ class Conv2d(Module):
         super().__init__()
         if padding_mode != "zeros":
             raise NotImplementedError("gradc.nn.Conv2d: only padding_mode='zeros'")
-        pair = lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v, v)   # noqa: E731
+        from ..compositions import _pair
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size, self.stride, self.dilation = pair(kernel_size), pair(stride), pair(dilation)
-        self.padding = padding if isinstance(padding, str) else pair(padding)
+        self.kernel_size, self.stride, self.dilation = _pair(kernel_size), _pair(stride), _pair(dilation)
+        self.padding = padding if isinstance(padding, str) else _pair(padding)
         self.weight = Parameter(factories.empty(out_channels, in_channels // groups, *self.kernel_size, dtype=dtype))
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if bias:
