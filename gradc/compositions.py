@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, factories
 from .tensor_api import cat, norm_dim, where
 
 
@@ -92,7 +92,6 @@ def hypot(a, b):
 
 # ---- triangles, diagonals, products -------------------------------------------------------------
 def _triangle_mask(x, diagonal, lower):
-    from . import factories
     rows, cols = x.shape[-2], x.shape[-1]
     r = factories.arange(rows, device=x.device).unsqueeze(1)
     c = factories.arange(cols, device=x.device).unsqueeze(0)
@@ -120,7 +119,6 @@ def diagonal(x, offset=0, dim1=0, dim2=1):
     r0, c0 = (0, offset) if offset >= 0 else (-offset, 0)
     n = max(0, min(n1 - r0, n2 - c0))
     idx = [r0 + k for k in range(n)], [c0 + k for k in range(n)]
-    from . import factories
     return y[(Ellipsis, factories.tensor(idx[0], dtype=dtypes.int64), factories.tensor(idx[1], dtype=dtypes.int64))]
 
 
@@ -190,7 +188,6 @@ def repeat(x, *sizes):
 
 def flip(x, dims):
     dims = [dims] if isinstance(dims, int) else list(dims)
-    from . import factories
     for d in dims:
         d = norm_dim(d, x.ndim)
         x = x.index_select(d, factories.arange(x.shape[d] - 1, -1, -1, device=x.device))
@@ -239,32 +236,28 @@ def meshgrid(*tensors, indexing="ij"):
 
 
 # ---- new tensors like this one (Tensor.new_*): its dtype and device unless given ----------------------
+def _new(x, make, shape, dtype, device, requires_grad, *args):
+    return make(shape, *args, dtype=dtype or x.dtype, device=device or x.device, requires_grad=requires_grad)
+
+
 def new_zeros(x, *size, dtype=None, device=None, requires_grad=False):
-    from . import factories
-    return factories.zeros(*_varargs(size), dtype=dtype or x.dtype, device=device or x.device,
-                           requires_grad=requires_grad)
+    return _new(x, factories.zeros, _varargs(size), dtype, device, requires_grad)
 
 
 def new_ones(x, *size, dtype=None, device=None, requires_grad=False):
-    from . import factories
-    return factories.ones(*_varargs(size), dtype=dtype or x.dtype, device=device or x.device, requires_grad=requires_grad)
+    return _new(x, factories.ones, _varargs(size), dtype, device, requires_grad)
 
 
 def new_empty(x, *size, dtype=None, device=None, requires_grad=False):
-    from . import factories
-    return factories.empty(*_varargs(size), dtype=dtype or x.dtype, device=device or x.device,
-                           requires_grad=requires_grad)
+    return _new(x, factories.empty, _varargs(size), dtype, device, requires_grad)
 
 
 def new_full(x, size, fill_value, dtype=None, device=None, requires_grad=False):
-    from . import factories
-    return factories.full(_varargs((size,)), fill_value, dtype=dtype or x.dtype, device=device or x.device,
-                          requires_grad=requires_grad)
+    return _new(x, factories.full, _varargs((size,)), dtype, device, requires_grad, fill_value)
 
 
 def new_tensor(x, data, dtype=None, device=None, requires_grad=False):
-    from . import factories
-    return factories.tensor(data, dtype=dtype or x.dtype, device=device or x.device, requires_grad=requires_grad)
+    return _new(x, factories.tensor, data, dtype, device, requires_grad)
 
 
 # methods too (``x.tril()``: each takes the tensor first), and the free functions (``gradc.tril``)
@@ -450,7 +443,6 @@ def _pad_side(x, d, amount, mode, value, before):
         return None
     n = x.shape[d]
     if mode == "constant":
-        from . import factories
         shape = list(x.shape)
         shape[d] = amount
         return factories.full(shape, 0.0 if value is None else value, dtype=x.dtype, device=x.device)
