@@ -170,7 +170,7 @@ def main(argv=None):
             for k, fn in copies.items():
                 fns[k], repeats[k] = fn, 10
         times = interleaved_medians(fns, repeats)
-        copy_time = min([times.pop(k) for k in copies if k in times] or [None]) if floor_bytes else None
+        copy_time = min(times.pop(k) for k in copies) if floor_bytes else None
         res = {**times, **res}          # rows first, in the order above; then the first-call times
         compile_s = max(first - res["gradc compiled"], 0.0)
         ours = res["gradc compiled"]
