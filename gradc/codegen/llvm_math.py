@@ -1,5 +1,5 @@
-"""Transcendental functions written in LLVM IR (exp, log, log1p, expm1, erf, sin, cos, tan,
-atan, atan2, asin, acos, sinh, cosh, tanh, asinh, acosh, atanh, pow, integer pow).
+"""Transcendental functions written in LLVM IR (exp, exp2, log, log2, log10, log1p, expm1, erf,
+sin, cos, tan, atan, atan2, asin, acos, sinh, cosh, tanh, asinh, acosh, atanh, pow, integer pow).
 
 Branch-free (selects only), built from fma/rint/bitcasts (and ``llvm.ldexp`` for exp's scale
 on the CPU: one ``vscalefps`` with AVX-512), so the CPU loop vectorizer can
@@ -97,6 +97,11 @@ class _Emit:
     def lt(self, a, b):
         return self.b.fcmp_ordered("<", a, b)
 
+    def clamp(self, x, lo, hi):
+        """x clamped to [lo, hi] by compare-and-select, ordered so that a NaN passes through."""
+        x = self.sel(self.lt(x, self.f.c(lo)), self.f.c(lo), x)
+        return self.sel(self.lt(self.f.c(hi), x), self.f.c(hi), x)
+
     def isnan(self, x):
         return self.b.fcmp_unordered("uno", x, x)
 
@@ -133,8 +138,7 @@ def _exp_body(f: _F, base2: bool = False):
         e = _Emit(b, f)
         if base2:       # exp2: n = rint(x), r = (x - n) ln 2 (x - n is exact), then as exp
             lo, hi = (-1076.0, 1025.0) if f.f64 else (-151.0, 129.0)
-            xc = e.sel(e.lt(x, f.c(lo)), f.c(lo), x)
-            xc = e.sel(e.lt(f.c(hi), xc), f.c(hi), xc)
+            xc = e.clamp(x, lo, hi)
             n = e.rint(xc)
             d = b.fsub(xc, n)
             ln2_hi, ln2_lo = _split(math.log(2), 24 if f.f64 else 12)
@@ -147,8 +151,7 @@ def _exp_body(f: _F, base2: bool = False):
         # vmaxps/vminps each, and the NaN flows through the polynomial into the result (no
         # final NaN test).  Its exponent n is then NaN: fptosi gives poison, frozen to some
         # integer, and the scaled NaN is still NaN.
-        xc = e.sel(e.lt(x, f.c(lo)), f.c(lo), x)
-        xc = e.sel(e.lt(f.c(hi), xc), f.c(hi), xc)
+        xc = e.clamp(x, lo, hi)
         n = e.rint(b.fmul(xc, f.c(1.4426950408889634)))
         r = e.fma(n, f.c(-ln2_hi), xc)
         r = e.fma(n, f.c(-ln2_lo), r)
