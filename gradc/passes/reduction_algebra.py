@@ -5,7 +5,8 @@
   result, expands its own, smaller result instead: ``expand(r) / 1024`` is ``expand(r / 1024)``.
 - ``FactorReduction``: a sum or mean of ``a * b`` or ``a / b``, where ``b`` is the same along
   every reduced dim (a per-row value for a sum over a row), is ``sum(a) * b`` or ``sum(a) / b``;
-  a sum or mean of ``-a`` is ``-sum(a)``.
+  a sum or mean of ``-a`` is ``-sum(a)``; one of ``a * (c / b)`` or ``a * (c * b)`` is
+  ``sum(a * c) / b`` or ``sum(a * c) * b``.
 
 Autodiff of normalisations (layer norm, softmax) produces both shapes: a per-row scalar is
 expanded, scaled and multiplied into a full-shape term that is summed over the same row.
@@ -101,7 +102,7 @@ class FactorReduction(RewritePattern):
                 if a.type == x.type and _invariant_along(b, dims, rank):
                     break
             else:
-                return False
+                return combine == "mul" and self._factor_nested(op, inner, dims, rank, rw)
         if a.type != x.type:
             return False
         # a has the full shape and b is 1 (or absent) along the reduced dims, so combining the
@@ -113,6 +114,34 @@ class FactorReduction(RewritePattern):
             new = bld.op("reshape", new, shape=list(op.results[0].type.shape))
         rw.replace_op(op, new)
         return True
+
+
+    @staticmethod
+    def _factor_nested(op, inner, dims, rank, rw) -> bool:
+        """sum/mean of ``a * (c / b)`` or ``a * (c * b)`` (either order), ``b`` invariant
+        along the reduced dims and ``c / b`` used only here: the reduction of ``a * c``, then
+        ``/ b`` or ``* b``.  W4's backward sums ``-g * (xhat / std)`` per row: one op per
+        element fewer."""
+        x = op.operands[0]
+        for ia, it in ((0, 1), (1, 0)):
+            a, t = inner.operands[ia], inner.operands[it]
+            nested = t.owner
+            if (not isinstance(nested, Operation) or nested.name not in ("gradc.mul", "gradc.div")
+                    or len(t.uses) != 1 or a.type != x.type):
+                continue
+            pairs = [(0, 1), (1, 0)] if nested.name == "gradc.mul" else [(0, 1)]
+            for ic, ib in pairs:
+                c, b = nested.operands[ic], nested.operands[ib]
+                if c.type == x.type and _invariant_along(b, dims, rank):
+                    bld = rw.builder_before(op)
+                    kept = bld.op(op.name.split(".", 1)[1], bld.op("mul", a, c),
+                                  **{**op.attrs, "keepdim": True})
+                    new = bld.op(nested.name.split(".", 1)[1], kept, b)
+                    if new.type != op.results[0].type:
+                        new = bld.op("reshape", new, shape=list(op.results[0].type.shape))
+                    rw.replace_op(op, new)
+                    return True
+        return False
 
 
 def _reduced_dims(op, rank) -> list:

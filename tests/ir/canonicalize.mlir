@@ -272,6 +272,42 @@ func.func @factor_reduction(%x: tensor<2x3xf32>, %r: tensor<2x1xf32>, %c: tensor
 
 // -----
 
+// A per-row factor one product down: sum(g * (x / r)) is sum(g * x) / r, sum((x * r) * g)
+// is sum(g * x) * r. A nested quotient with another use stays, as does one whose divisor
+// varies along the summed dim.
+// DCE-LABEL: func.func @factor_nested
+// DCE:         [[P:%[0-9]+]] = gradc.mul %g, %x
+// DCE-NEXT:    [[S:%[0-9]+]] = gradc.sum [[P]] {dims = [1], keepdim = true}
+// DCE-NEXT:    [[D:%[0-9]+]] = gradc.div [[S]], %r
+// DCE:         [[P2:%[0-9]+]] = gradc.mul %g, %x
+// DCE-NEXT:    [[S2:%[0-9]+]] = gradc.sum [[P2]] {dims = [1], keepdim = true}
+// DCE-NEXT:    [[M2:%[0-9]+]] = gradc.mul [[S2]], %r
+// DCE-NEXT:    [[R2:%[0-9]+]] = gradc.reshape [[M2]] {shape = [2]}
+// DCE:         [[Q:%[0-9]+]] = gradc.div %x, %r
+// DCE-NEXT:    [[GQ:%[0-9]+]] = gradc.mul %g, [[Q]]
+// DCE-NEXT:    gradc.sum [[GQ]] {dims = [1], keepdim = true}
+// DCE:         [[QC:%[0-9]+]] = gradc.div %x, %c
+// DCE-NEXT:    [[GQC:%[0-9]+]] = gradc.mul %g, [[QC]]
+// DCE-NEXT:    gradc.sum [[GQC]] {dims = [1], keepdim = true}
+// DCE:         func.return [[D]], [[R2]],
+func.func @factor_nested(%x: tensor<2x3xf32>, %g: tensor<2x3xf32>, %r: tensor<2x1xf32>, %c: tensor<3xf32>) -> (tensor<2x1xf32>, tensor<2xf32>, tensor<2x1xf32>, tensor<2x3xf32>, tensor<2x1xf32>) {
+  %0 = gradc.div %x, %r : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+  %1 = gradc.mul %g, %0 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %2 = gradc.sum %1 {dims = [1], keepdim = true} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  %3 = gradc.mul %x, %r : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+  %4 = gradc.mul %3, %g : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %5 = gradc.sum %4 {dims = [1], keepdim = false} : (tensor<2x3xf32>) -> tensor<2xf32>
+  %6 = gradc.div %x, %r : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+  %7 = gradc.mul %g, %6 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %8 = gradc.sum %7 {dims = [1], keepdim = true} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  %9 = gradc.div %x, %c : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %10 = gradc.mul %g, %9 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %11 = gradc.sum %10 {dims = [1], keepdim = true} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  func.return %2, %5, %8, %6, %11 : tensor<2x1xf32>, tensor<2xf32>, tensor<2x1xf32>, tensor<2x3xf32>, tensor<2x1xf32>
+}
+
+// -----
+
 // sum(x - mean(x)) over the mean's dims is 0 in exact arithmetic: mean(x) * 0 (NaN where the
 // sum would be NaN). A mean over another dim, of another tensor, or without keepdim stays.
 // DCE-LABEL: func.func @centered_sum
