@@ -512,6 +512,9 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 def _pool(input, kernel_size, stride, padding, dilation, fill, reduce):
+    """``reduce(patches, geometry)`` of the windows of ``input`` (3-D or 4-D), where patches are
+    (N, C, KH*KW, Ho, Wo) and geometry is (kernel, stride, padding, dilation, input H, W); the
+    result's tensors get the batch dim back off for an unbatched input."""
     unbatched = input.ndim == 3
     if unbatched:
         input = input.unsqueeze(0)
@@ -520,19 +523,39 @@ def _pool(input, kernel_size, stride, padding, dilation, fill, reduce):
     if p[0] > k[0] // 2 or p[1] > k[1] // 2:
         raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p[0]}, "
                            f"kernel_size={k[0]} and dilation={d[0]}")
+    h, w = input.shape[2], input.shape[3]
     if p != (0, 0):
         input = pad(input, (p[1], p[1], p[0], p[0]), value=fill)
     ho = _out_size(input.shape[2], 0, d[0], k[0], s[0])
     wo = _out_size(input.shape[3], 0, d[1], k[1], s[1])
-    out = reduce(_patches(input, k, s, d, (ho, wo)))
-    return out.squeeze(0) if unbatched else out
+    out = reduce(_patches(input, k, s, d, (ho, wo)), (k, s, p, d, h, w))
+    if unbatched:
+        return tuple(t.squeeze(0) for t in out) if isinstance(out, tuple) else out.squeeze(0)
+    return out
+
+
+def _window_argmax_to_flat(arg, geometry):
+    """PyTorch's max_pool2d indices (flat, into each unpadded H*W plane) from the index of the
+    maximum within each window (row-major over the kernel's offsets)."""
+    from .factories import arange
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw), h, w = geometry
+    ho, wo = arg.shape[-2], arg.shape[-1]
+    row = (arg // kw) * dh + (arange(ho) * sh - ph).reshape(ho, 1)
+    col = (arg % kw) * dw + (arange(wo) * sw - pw)
+    return row * w + col
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    """The maximum of each window (ties share the gradient, where PyTorch gives it to one element)."""
-    if ceil_mode or return_indices:
-        raise NotImplementedError("max_pool2d: ceil_mode and return_indices are not supported in gradc")
-    return _pool(input, kernel_size, stride, padding, dilation, -math.inf, lambda p: p.amax(2))
+    """The maximum of each window; its gradient goes to one element of the window, the first
+    maximum in row-major order, as PyTorch's does.  ``return_indices``: also the flat index
+    of that element in its (unpadded) H*W plane."""
+    if ceil_mode:
+        raise NotImplementedError("max_pool2d: ceil_mode is not supported in gradc")
+
+    def reduce(patches, geometry):
+        values, arg = patches.max(2)
+        return (values, _window_argmax_to_flat(arg, geometry)) if return_indices else values
+    return _pool(input, kernel_size, stride, padding, dilation, -math.inf, reduce)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -541,4 +564,4 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     if ceil_mode or not count_include_pad or divisor_override is not None:
         raise NotImplementedError("avg_pool2d: ceil_mode, count_include_pad=False and divisor_override are not "
                                   "supported in gradc")
-    return _pool(input, kernel_size, stride, padding, 1, 0.0, lambda p: p.mean(2))
+    return _pool(input, kernel_size, stride, padding, 1, 0.0, lambda p, geometry: p.mean(2))

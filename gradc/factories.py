@@ -187,9 +187,47 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     return _finish(np.arange(*values, dtype=np.float64).astype(dt.np), dt, requires_grad, device)
 
 
+def _fma(a, b, c):
+    """a * b + c rounded once (float64 arrays; error-free transforms: Dekker's product, Knuth's sum)."""
+    p = a * b
+    split = 134217729.0              # 2**27 + 1
+    ta, tb = split * a, split * b
+    ah, bh = ta - (ta - a), tb - (tb - b)
+    al, bl = a - ah, b - bh
+    perr = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    s = p + c
+    bb = s - p
+    serr = (p - (s - bb)) + (c - bb)
+    return s + (serr + perr)
+
+
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    """PyTorch's points: ``step = (end - start) / (steps - 1)`` in the result's float type,
+    ``start + step * i`` for the first half and ``end - step * (steps - 1 - i)`` for the rest,
+    each a fused multiply-add as PyTorch's CPU kernel computes it (integer results: from
+    start and end cast to the integer type, in float64, truncated).  NumPy's ``linspace`` differs from it in the last bit at some points."""
     dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
-    return _finish(np.linspace(start, end, int(steps)).astype(dt.np), dt, requires_grad, device)
+    steps = int(steps)
+    if steps < 0:
+        raise RuntimeError("linspace(): number of steps must be non-negative")
+    work = np.float32 if dt.np == np.float32 else np.float64
+    if dt.is_floating_point:
+        a, b = work(float(start)), work(float(end))
+    else:                            # PyTorch casts start and end to the integer type first
+        a, b = work(int(start)), work(int(end))
+    if steps <= 1:
+        values = np.full(steps, a, np.float64)
+    else:
+        step = np.float64((b - a) / work(steps - 1))
+        i = np.arange(steps, dtype=np.float64)
+        n = np.full(steps, step)
+        values = np.where(i < steps // 2, _fma(n, i, np.full(steps, np.float64(a))),
+                          _fma(-n, (steps - 1) - i, np.full(steps, np.float64(b))))
+    if work is np.float32:
+        values = values.astype(np.float32)
+    if not dt.is_floating_point:
+        values = np.trunc(values)
+    return _finish(values.astype(dt.np), dt, requires_grad, device)
 
 
 def _random(sample, size, dtype, requires_grad, device):

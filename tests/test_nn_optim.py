@@ -313,6 +313,26 @@ def test_pooling_matches_pytorch(fn, kw):
         np.testing.assert_allclose(have, want, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+                                dict(kernel_size=(2, 3), stride=1, dilation=2), dict(kernel_size=2, stride=1)])
+def test_max_pool2d_ties_and_indices_match_pytorch(kw):
+    """Windows full of equal values: PyTorch gives each window's gradient to its first maximum
+    (row-major) and returns that element's flat index in its H*W plane; so does gradc, eagerly
+    and through nn.MaxPool2d(return_indices=True), batched and unbatched."""
+    torch = pytest.importorskip("torch")
+    data = np.random.default_rng(3).integers(0, 3, (2, 2, 7, 8)).astype(np.float64)
+    for shape in [(2, 2, 7, 8), (2, 7, 8)]:
+        got = []
+        for m in (torch, gradc):
+            x = m.tensor(data.reshape(-1)[:int(np.prod(shape))].reshape(shape), requires_grad=True)
+            y, idx = m.nn.MaxPool2d(**kw, return_indices=True)(x)
+            (y * m.arange(y.numel(), dtype=m.float64).reshape(y.shape)).sum().backward()
+            got.append([y.detach().numpy(), idx.numpy(), x.grad.numpy()])
+        for want, have in zip(*got):
+            assert have.shape == want.shape
+            np.testing.assert_array_equal(have, want)
+
+
 def test_small_cnn_trains_compiled_like_eager(compiled_vs_eager):
     """Conv2d, MaxPool2d, Flatten and Linear in a loss: compiled equals eager, reprs are PyTorch's."""
     gradc.manual_seed(1)

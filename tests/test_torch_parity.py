@@ -1282,3 +1282,20 @@ def test_grad_mode_is_per_thread():
     assert seen == {"start": True, "inside": False}
     x = gradc.ones(2, requires_grad=True)
     assert (x * 2).requires_grad
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_linspace_bit_identical_to_pytorch(dtype):
+    """PyTorch's linspace is start + step * i for the first half and end - step * (steps - 1 - i)
+    for the rest, fused multiply-adds in the result's type: the same bits here, where NumPy's
+    linspace differs in the last place at many points (float32 linspace(0.1, 0.7, 7)[1])."""
+    rng = np.random.default_rng(5)
+    cases = [(0.1, 0.7, 7), (0, 1, 10), (5, -2, 9), (3, 3, 4), (1.5, 2.5, 1), (0, 1, 0), (-7.5, 100.2, 30)]
+    cases += [(float(rng.normal() * 10), float(rng.normal() * 100), int(rng.integers(2, 3000))) for _ in range(40)]
+    for start, end, steps in cases:
+        want = torch.linspace(start, end, steps, dtype=getattr(torch, dtype)).numpy()
+        got = gradc.linspace(start, end, steps, dtype=getattr(gradc, dtype)).numpy()
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want, err_msg=f"linspace({start}, {end}, {steps})")
+    with pytest.raises(RuntimeError, match="number of steps must be non-negative"):
+        gradc.linspace(0, 1, -1)
