@@ -129,6 +129,111 @@ def test_losses_compiled_equal_eager(compiled_vs_eager):
     compiled_vs_eager(f, rng.standard_normal((8, 5)), rng.standard_normal((5, 3)), rtol=1e-10)
 
 
+def _class_loss_data(shape, seed=8):
+    """Logits of ``shape``, class-index targets (one ignored, -100) and class probabilities."""
+    rng = np.random.default_rng(seed)
+    c = shape[1] if len(shape) > 1 else shape[0]
+    t = rng.integers(0, c, (shape[0],) + shape[2:] if len(shape) > 1 else ())
+    if t.ndim:
+        t.flat[0] = -100
+    p = rng.random(shape)
+    return rng.standard_normal(shape), t, p / p.sum(axis=1 if len(shape) > 1 else 0, keepdims=True), rng.random(c) + 0.5
+
+
+@pytest.mark.parametrize("shape", [(5, 4), (4,), (3, 4, 2, 3)], ids=["NC", "C", "NCd1d2"])
+@pytest.mark.parametrize("target", ["indices", "probabilities"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_and_nll_match_pytorch(shape, target, reduction):
+    """cross_entropy with class indices (ignore_index) or probabilities, weights and label
+    smoothing, and nll_loss: values and input gradients equal PyTorch's in float64; the
+    modules keep their weight as a buffer."""
+    torch = pytest.importorskip("torch")
+    x, t, p, w = _class_loss_data(shape)
+    for weighted in (False, True):
+        for smoothing in (0.0, 0.25):
+            got = []
+            for m in (torch, gradc):
+                a = m.tensor(x, requires_grad=True)
+                tt = m.tensor(t) if target == "indices" else m.tensor(p)
+                kw = dict(reduction=reduction, label_smoothing=smoothing)
+                if weighted:
+                    kw["weight"] = m.tensor(w)
+                y = m.nn.functional.cross_entropy(a, tt, **kw)
+                if target == "indices":
+                    kw.pop("label_smoothing")
+                    y = y + 0.5 * m.nn.functional.nll_loss(a.log_softmax(1 if a.ndim > 1 else 0), tt, **kw)
+                    y = y + m.nn.CrossEntropyLoss(**{**kw, "ignore_index": 1})(a, tt.clamp(min=0))
+                y.sum().backward()
+                got.append([y.detach().numpy(), a.grad.numpy()])
+            for want, have in zip(*got):
+                assert have.shape == want.shape
+                np.testing.assert_allclose(have, want, rtol=1e-12, atol=1e-12)
+
+
+def test_cross_entropy_compiled_equal_eager(compiled_vs_eager):
+    """Weights, ignore_index and label smoothing under @gradc.compile, on (N, C, d) logits."""
+    x, t, p, w = _class_loss_data((3, 4, 5))
+    t, w = gradc.tensor(t), gradc.tensor(w)
+    compiled_vs_eager(lambda z: F.cross_entropy(z, t, weight=w, label_smoothing=0.1), x)
+    compiled_vs_eager(lambda z: F.cross_entropy(z, gradc.tensor(p), weight=w, label_smoothing=0.1), x)
+    compiled_vs_eager(lambda z: F.nll_loss(z.log_softmax(1), t.clamp(min=0), ignore_index=2, reduction="sum"), x)
+
+
+def test_cross_entropy_errors_are_pytorchs():
+    x = gradc.randn(3, 4)
+    with pytest.raises(ValueError, match=r"Expected input batch_size \(3\) to match target batch_size \(2\)\."):
+        F.cross_entropy(x, gradc.tensor([0, 1]))
+    with pytest.raises(IndexError, match="Target 5 is out of bounds."):
+        F.cross_entropy(x, gradc.tensor([0, 1, 5]))
+    with pytest.raises(RuntimeError, match="weight tensor should be defined either for all 4 classes or no classes "
+                                           r"but got weight tensor of shape: \[3\]"):
+        F.cross_entropy(x, gradc.tensor([0, 1, 2]), weight=gradc.ones(3))
+    with pytest.raises(RuntimeError, match="0D or 1D target tensor expected, multi-target not supported"):
+        F.cross_entropy(x, gradc.rand(3, 5))
+    with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte, but got Float"):
+        F.cross_entropy(x, gradc.tensor([0., 1., 2.]))
+    with pytest.raises(RuntimeError, match=r"Expected target size \[2, 3\], got \[2, 2\]"):
+        F.cross_entropy(gradc.randn(2, 4, 3), gradc.tensor([[2, 0], [1, 1]]))
+    with pytest.raises(RuntimeError, match="label_smoothing must be between 0.0 and 1.0. Got: 1.5"):
+        F.cross_entropy(x, gradc.tensor([0, 1, 2]), label_smoothing=1.5)
+    assert np.isnan(F.cross_entropy(x, gradc.tensor([-100, -100, -100])).item())
+    with pytest.raises(IndexError, match="Target -100 is out of bounds."):
+        F.cross_entropy(x, gradc.tensor([0, 1, -100]), ignore_index=1)
+
+
+def test_buffers_state_dict_and_to():
+    """register_buffer: in state_dict (unless persistent=False) after the parameters, moved and
+    cast by to() (floating point only), not parameters; load_state_dict's errors are PyTorch's."""
+    loss = gradc.nn.CrossEntropyLoss(weight=gradc.ones(4))
+    assert list(loss.state_dict()) == ["weight"] and list(loss.parameters()) == []
+    assert loss.double().weight.dtype == gradc.float64
+    assert list(gradc.nn.NLLLoss().state_dict()) == [] and gradc.nn.NLLLoss().weight is None
+    m = gradc.nn.Sequential(gradc.nn.Linear(2, 2), gradc.nn.Module())
+    m[1].register_buffer("count", gradc.tensor(0))
+    m[1].register_buffer("scratch", gradc.zeros(2), persistent=False)
+    assert list(m.state_dict()) == ["0.weight", "0.bias", "1.count"]
+    assert [n for n, _ in m.named_buffers()] == ["1.count", "1.scratch"]
+    m.double()
+    assert m[1].count.dtype == gradc.int64 and m[1].scratch.dtype == gradc.float64
+    m[1].count = gradc.tensor(7)
+    assert m.state_dict()["1.count"].item() == 7
+    assert repr(m.load_state_dict(m.state_dict())) == "<All keys matched successfully>"
+    with pytest.raises(RuntimeError, match='Error\\(s\\) in loading state_dict for Sequential:\n\tMissing key\\(s\\) '
+                                           'in state_dict: "1.count". '):
+        m.load_state_dict({k: v for k, v in m.state_dict().items() if k != "1.count"})
+    assert m.load_state_dict({"0.weight": gradc.ones(2, 2), "x": gradc.ones(1)}, strict=False) == (
+        ["0.bias", "1.count"], ["x"])
+    with pytest.raises(RuntimeError, match=r"size mismatch for 0.weight: copying a param with shape "
+                                           r"torch.Size\(\[3, 2\]\) from checkpoint"):
+        m.load_state_dict({**m.state_dict(), "0.weight": gradc.ones(3, 2)})
+    with pytest.raises(KeyError, match="buffer name can.*t contain"):
+        m.register_buffer("a.b", gradc.ones(1))
+    with pytest.raises(TypeError, match="cannot assign 'int' object to buffer 'x'"):
+        m.register_buffer("x", 3)
+    with pytest.raises(TypeError, match="cannot assign 'int' as buffer 'count'"):
+        m[1].count = 3
+
+
 def test_loss_modules_repr_and_errors():
     assert [repr(c()) for c in (gradc.nn.MSELoss, gradc.nn.L1Loss, gradc.nn.BCEWithLogitsLoss,
                                 gradc.nn.CrossEntropyLoss)] == ["MSELoss()", "L1Loss()", "BCEWithLogitsLoss()",

@@ -232,13 +232,100 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     return _reduce(loss, reduction)
 
 
-def nll_loss(log_probs, target, reduction="mean"):
-    if log_probs.ndim != 2 or target.ndim != 1:
-        raise ValueError(f"nll_loss expects (N, C) log-probabilities and (N,) targets, got "
-                         f"{list(log_probs.shape)} and {list(target.shape)}")
-    picked = log_probs.gather(1, target.unsqueeze(1)).squeeze(1)
-    return _reduce(-picked, reduction)
+def _class_targets(input, target, weight, ignore_index):
+    """Check ``target`` as class indices for ``input`` ((N, C, d1, ...) or unbatched (C,)), with
+    PyTorch's errors; an eager target is checked for classes out of range too."""
+    if input.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    c = input.shape[1] if input.ndim > 1 else input.shape[0]
+    if input.ndim <= 2 and target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if target.dtype.name != "int64":
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype.tensor_type[:-6]}")
+    if input.ndim == 2 and input.shape[0] != target.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({target.shape[0]}).")
+    if input.ndim > 2:
+        want = [input.shape[0]] + list(input.shape[2:])
+        if list(target.shape) != want:
+            raise RuntimeError(f"Expected target size {want}, got {list(target.shape)}")
+    if weight is not None and (weight.ndim != 1 or weight.shape[0] != c):
+        raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no classes but got "
+                           f"weight tensor of shape: {list(weight.shape)}")
+    data = getattr(target, "_data", None)          # eager tensors only: a tracer proxy has no values
+    if data is not None:
+        import numpy as np
+        bad = ((data < 0) | (data >= c)) & (data != ignore_index)
+        if np.any(bad):
+            raise IndexError(f"Target {int(data[bad].flat[0])} is out of bounds.")
 
 
-def cross_entropy(input, target, reduction="mean"):
-    return nll_loss(input.log_softmax(1), target, reduction)
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    """-input[n, target[n], ...] per element, times ``weight[target]``; targets equal to
+    ``ignore_index`` count for nothing; ``mean`` divides by the sum of the counted weights
+    (PyTorch's NLLLoss: (N, C), (N, C, d1, ...) and unbatched (C,) inputs)."""
+    from ..tensor_api import where
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    _class_targets(input, target, weight, ignore_index)
+    class_dim = 1 if input.ndim > 1 else 0
+    ignored = target == ignore_index
+    safe = where(ignored, 0, target)
+    picked = input.gather(class_dim, safe.unsqueeze(class_dim)).squeeze(class_dim)
+    w = (weight[safe] if weight is not None else picked.new_ones(())).to(input.dtype)
+    w = where(ignored, 0.0, w)
+    loss = -picked * w
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / w.expand(tuple(loss.shape)).sum()
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    """``nll_loss(log_softmax(input))`` for class-index targets; for a ``target`` of the
+    input's shape, class probabilities: ``-(target * log_softmax(input) * weight)`` summed
+    over the classes.  ``label_smoothing`` mixes in the uniform distribution as PyTorch's."""
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    class_dim = 1 if input.ndim > 1 else 0
+    logp = input.log_softmax(class_dim)
+    c = input.shape[class_dim]
+    shape = [1] * input.ndim
+    shape[class_dim] = c
+    if tuple(target.shape) == tuple(input.shape):            # class probabilities
+        if not target.dtype.is_floating_point:
+            raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                               f"{target.dtype.tensor_type[:-6]}")
+        if weight is not None and (weight.ndim != 1 or weight.shape[0] != c):
+            raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no classes but "
+                               f"got weight tensor of shape: {list(weight.shape)}")
+        t = target * (1 - label_smoothing) + label_smoothing / c if label_smoothing > 0 else target
+        terms = logp * t
+        if weight is not None:
+            terms = terms * weight.reshape(shape)
+        if reduction == "none":
+            return -terms.sum(class_dim)
+        if reduction == "sum":
+            return -terms.sum()
+        return -terms.sum() / (input.numel() // c if c else 0)
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing <= 0:
+        return nll
+    from ..tensor_api import where
+    ignored = target == ignore_index
+    smooth = -(logp * weight.reshape(shape)).sum(class_dim) if weight is not None else -logp.sum(class_dim)
+    smooth = where(ignored, 0.0, smooth)
+    if reduction == "none":
+        ret = smooth
+    elif reduction == "sum":
+        ret = smooth.sum()
+    elif weight is not None:
+        w = where(ignored, 0.0, weight[where(ignored, 0, target)])
+        ret = smooth.sum() / w.sum()
+    else:
+        ret = smooth.sum() / (~ignored).sum()
+    return (1 - label_smoothing) * nll + ret * (label_smoothing / c)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
+from collections import OrderedDict, namedtuple
 
 from .. import factories
 from ..tensor import Tensor
@@ -16,11 +16,41 @@ def _no_grad():
     return no_grad()
 
 
+def _size(shape):
+    return f"torch.Size([{', '.join(str(d) for d in shape)}])"
+
+
+def _move_buffer(b, args, kwargs):
+    """``b.to(*args, **kwargs)``, where a dtype applies only if ``b`` is floating point."""
+    from ..dtypes import dtype as _dtype
+    if not b.dtype.is_floating_point:
+        args = tuple(a for a in args if not isinstance(a, _dtype))
+        kwargs = {k: v for k, v in kwargs.items() if k != "dtype"}
+        if not args and not kwargs:
+            return b
+    with _no_grad():
+        return b.to(*args, **kwargs)
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict(strict=False)`` did not match (PyTorch's repr when all did)."""
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
 class Module:
-    """Base class: registers Parameters and sub-Modules assigned as attributes."""
+    """Base class: registers Parameters and sub-Modules assigned as attributes, and buffers
+    (``register_buffer``: tensors that are state but not parameters, such as running means)."""
 
     def __init__(self):
         object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers", set())
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "training", True)
 
@@ -31,11 +61,51 @@ class Module:
             self._parameters[name] = value
         elif isinstance(value, Module):
             self._modules[name] = value
+        elif name in self._buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                                "(torch.nn.Buffer, torch.Tensor or None expected)")
+            self._buffers[name] = value
         object.__setattr__(self, name, value)
 
     def register_parameter(self, name, param):
         self._parameters[name] = param
         object.__setattr__(self, name, param)
+
+    def register_buffer(self, name, tensor, persistent=True):
+        """Add a buffer: module state saved in ``state_dict`` (unless ``persistent=False``) and
+        moved by ``to()``, but not a parameter (no gradient, not in ``parameters()``)."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {type(name).__name__}")
+        if "." in name:
+            raise KeyError('buffer name can\'t contain "."')
+        if name == "":
+            raise KeyError('buffer name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+                            "(torch Tensor or None required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers.discard(name)
+        else:
+            self._non_persistent_buffers.add(name)
+        object.__setattr__(self, name, tensor)
+
+    def named_buffers(self, prefix="", recurse=True):
+        for name, b in self._buffers.items():
+            if b is not None:
+                yield prefix + name, b
+        if recurse:
+            for mname, m in self._modules.items():
+                yield from m.named_buffers(prefix + mname + ".", True)
+
+    def buffers(self, recurse=True):
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -78,13 +148,19 @@ class Module:
 
     def to(self, *args, **kwargs):
         """Move (``"cuda"``, ``"cpu"``) or cast (``gradc.float64``) every parameter in place, as
-        PyTorch does: the Parameter objects stay the same, their data (and grads) change."""
+        PyTorch does: the Parameter objects stay the same, their data (and grads) change.
+        Buffers are replaced by moved copies; a cast applies to floating-point buffers only
+        (a BatchNorm's ``num_batches_tracked`` stays int64)."""
         for p in self.parameters():
             with _no_grad():
                 new = p.detach().to(*args, **kwargs)
                 grad = p._grad.to(*args, **kwargs) if p._grad is not None else None
             p._data, p._dtype, p._device = new._data, new._dtype, new._device
             p._grad = grad
+        for m in self.modules():
+            for name, b in list(m._buffers.items()):
+                if b is not None:
+                    setattr(m, name, _move_buffer(b, args, kwargs))
         return self
 
     def cuda(self, device=None):
@@ -108,18 +184,48 @@ class Module:
             elif p._grad is not None:
                 p._grad.zero_()
 
-    def state_dict(self):
-        return OrderedDict((n, p.detach()) for n, p in self.named_parameters())
+    def _state_items(self, prefix=""):
+        """(key, tensor) of the state, PyTorch's order: each module's parameters, then its
+        persistent buffers, then its children's."""
+        for name, p in self._parameters.items():
+            if p is not None:
+                yield prefix + name, p
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers:
+                yield prefix + name, b
+        for mname, m in self._modules.items():
+            if m is not None:
+                yield from m._state_items(prefix + mname + ".")
 
-    def load_state_dict(self, state):
+    def state_dict(self):
+        return OrderedDict((k, t.detach()) for k, t in self._state_items())
+
+    def load_state_dict(self, state, strict=True):
+        """Copy ``state``'s tensors into the parameters and persistent buffers in place; with
+        ``strict``, missing and unexpected keys raise PyTorch's error.  Returns the keys that
+        did not match (``<All keys matched successfully>``)."""
         from ..autograd import grad_mode
-        params = dict(self.named_parameters())
-        missing = set(params) - set(state)
-        if missing:
-            raise RuntimeError(f"Missing key(s) in state_dict: {', '.join(sorted(missing))}")
+        own = OrderedDict(self._state_items())
+        missing = [k for k in own if k not in state]
+        unexpected = [k for k in state if k not in own]
+        errors = []
+        if strict:
+            if unexpected:
+                errors.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+            if missing:
+                errors.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
+        for k, t in own.items():
+            if k in state and tuple(state[k].shape) != tuple(t.shape):
+                errors.append(f"size mismatch for {k}: copying a param with shape {_size(state[k].shape)} from "
+                              f"checkpoint, the shape in current model is {_size(t.shape)}.")
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                               + "\n\t".join(errors))
         with grad_mode.no_grad():
-            for n, p in params.items():
-                p.copy_(state[n])
+            for k, t in own.items():
+                if k in state:
+                    t.copy_(state[k])
+        return _IncompatibleKeys(missing, unexpected)
 
     def extra_repr(self) -> str:
         return ""
@@ -380,13 +486,19 @@ class _Loss(Module):
     (printed as ``MSELoss()``, options not shown, as PyTorch's)."""
     _fn = None
 
+    _buffer_options = ("weight", "pos_weight")
+
     def __init__(self, reduction="mean", **options):
         super().__init__()
         self.reduction = reduction
+        for name in self._buffer_options:
+            if name in options:
+                self.register_buffer(name, options.pop(name))   # state: in state_dict, moved by to()
         self._opts = options
 
     def forward(self, input, target):
-        return type(self)._fn(input, target, reduction=self.reduction, **self._opts)
+        buffers = {name: getattr(self, name) for name in self._buffer_options if name in self._buffers}
+        return type(self)._fn(input, target, reduction=self.reduction, **buffers, **self._opts)
 
 
 class MSELoss(_Loss):
@@ -414,9 +526,18 @@ class HuberLoss(_Loss):
 class CrossEntropyLoss(_Loss):
     _fn = staticmethod(F.cross_entropy)
 
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                 label_smoothing=0.0):
+        super().__init__(reduction, weight=weight, ignore_index=ignore_index, label_smoothing=label_smoothing)
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+
 
 class NLLLoss(_Loss):
     _fn = staticmethod(F.nll_loss)
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+        super().__init__(reduction, weight=weight, ignore_index=ignore_index)
+        self.ignore_index = ignore_index
 
 
 class BCELoss(_Loss):
