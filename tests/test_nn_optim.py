@@ -455,3 +455,78 @@ def test_small_cnn_trains_compiled_like_eager(compiled_vs_eager):
     compiled_vs_eager(loss, *w, dtype=gradc.float32)
     with pytest.raises(RuntimeError, match=r"expected input\[1, 3, 5, 5\] to have 2 channels, but got 3"):
         F.conv2d(gradc.ones(1, 3, 5, 5), gradc.ones(4, 2, 3, 3))
+
+
+@pytest.mark.parametrize("cls,shape", [("BatchNorm1d", (4, 3)), ("BatchNorm1d", (4, 3, 5)), ("BatchNorm2d", (2, 3, 4, 5)),
+                                       ("BatchNorm3d", (2, 3, 2, 2, 3))])
+@pytest.mark.parametrize("kw", [dict(), dict(momentum=None), dict(affine=False), dict(track_running_stats=False),
+                                dict(eps=1e-3, momentum=0.3)], ids=["default", "cumulative", "no-affine", "no-stats",
+                                                                    "eps-momentum"])
+def test_batch_norm_matches_pytorch(cls, shape, kw):
+    """Two training steps then one in eval mode: outputs, input and parameter gradients, the
+    running statistics and num_batches_tracked, the repr and the state_dict keys are PyTorch's."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    xs = [rng.standard_normal(shape) for _ in range(3)]
+    got = []
+    for m in (torch, gradc):
+        bn = getattr(m.nn, cls)(3, dtype=m.float64, **kw)
+        outs = []
+        for i, xv in enumerate(xs):
+            if i == 2:
+                bn.eval()
+            x = m.tensor(xv, requires_grad=True)
+            y = bn(x)
+            (y * m.tensor(np.arange(y.numel()).reshape(y.shape) % 5, dtype=m.float64)).sum().backward()
+            outs += [y.detach().numpy(), x.grad.numpy()] + [p.grad.numpy() for p in bn.parameters()]
+            bn.zero_grad()
+        outs += [v.numpy() for v in bn.state_dict().values()]
+        got.append((outs, repr(bn), list(bn.state_dict())))
+    (want, want_repr, want_keys), (have, have_repr, have_keys) = got
+    assert have_repr == want_repr and have_keys == want_keys
+    for w, h in zip(want, have, strict=True):
+        assert h.shape == w.shape
+        np.testing.assert_allclose(h, w, rtol=1e-10, atol=1e-12)
+
+
+def test_batch_norm_compiled_and_errors(compiled_vs_eager):
+    """Eval mode and batch statistics without running ones compile; training with running
+    statistics under @gradc.compile raises a clear error (it would update module state)."""
+    rng = np.random.default_rng(2)
+    bn = gradc.nn.BatchNorm2d(3, dtype=gradc.float64)
+    bn(gradc.tensor(rng.standard_normal((4, 3, 2, 2))))              # running stats off their defaults
+    bn.eval()
+    rm, rv = bn.running_mean, bn.running_var
+    compiled_vs_eager(lambda x, w, b: (F.batch_norm(x, rm, rv, w, b) ** 2).sum(), rng.standard_normal((2, 3, 4, 4)),
+                      rng.random(3), rng.random(3))
+    compiled_vs_eager(lambda x, w: (F.batch_norm(x, None, None, w, None, training=True) ** 3).sum(),
+                      rng.standard_normal((5, 3)), rng.random(3))
+    bn.train()
+    with pytest.raises(NotImplementedError, match="cannot update the module's running_mean/running_var"):
+        gradc.compile(lambda x: bn(x).sum())(gradc.randn(4, 3, 2, 2))
+    with pytest.raises(ValueError, match=r"expected 2D or 3D input \(got 4D input\)"):
+        gradc.nn.BatchNorm1d(3)(gradc.ones(2, 3, 4, 5))
+    with pytest.raises(ValueError, match=r"Expected more than 1 value per channel when training, got input size "
+                                         r"torch.Size\(\[1, 3\]\)"):
+        gradc.nn.BatchNorm1d(3)(gradc.ones(1, 3))
+    with pytest.raises(RuntimeError, match="running_mean should contain 4 elements not 3"):
+        gradc.nn.BatchNorm1d(3)(gradc.ones(2, 4))
+    with pytest.raises(RuntimeError, match="running_mean must be defined in evaluation mode"):
+        F.batch_norm(gradc.ones(2, 3), None, None)
+
+
+MIXED = ["F.layer_norm(x, (3,), m.ones(3, dtype=m.float64))", "F.layer_norm(x.double(), (3,), m.ones(3))",
+         "F.layer_norm(x, (3,), m.ones(3), m.zeros(3, dtype=m.float64))",
+         "F.batch_norm(x, m.zeros(3, dtype=m.float64), m.ones(3, dtype=m.float64))",
+         "F.batch_norm(x, m.zeros(3), m.ones(3), m.ones(3, dtype=m.float64))", "F.batch_norm(x.double(), m.zeros(3), m.ones(3))"]
+
+
+@pytest.mark.parametrize("expr", MIXED)
+def test_norms_reject_mixed_dtypes_as_pytorch(expr):
+    torch = pytest.importorskip("torch")
+    msgs = []
+    for m in (torch, gradc):
+        with pytest.raises(RuntimeError) as e:
+            eval(expr, {"m": m, "F": m.nn.functional, "x": m.ones(2, 3)})
+        msgs.append(str(e.value))
+    assert msgs[1] == msgs[0]

@@ -73,6 +73,19 @@ def log_softmax(x, dim=None):
     return x.log_softmax(-1 if dim is None else dim)
 
 
+def _check_param_dtypes(input, *params, bias=None):
+    """PyTorch's CPU norms take parameters of the input's float type only: its errors for others
+    (a float64 input with float32 parameters, a float32 one with float64 parameters; a float64
+    ``bias`` alone, layer_norm's, gives another message)."""
+    dt = input.dtype
+    if any(p is not None and p.dtype != dt for p in params + (bias,)) and dt.name == "float64":
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    if any(p is not None and p.dtype != dt for p in params):
+        raise RuntimeError(f"mixed dtype (CPU): expect parameter to have scalar type of {dt.tensor_type[:-6]}")
+    if bias is not None and bias.dtype != dt:
+        raise RuntimeError(f"expected scalar type {dt.tensor_type[:-6]} but found {bias.dtype.tensor_type[:-6]}")
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(x - mean) / sqrt(var + eps) over the trailing ``normalized_shape`` dims (biased variance),
     then ``* weight + bias``: a composition that ``@gradc.compile`` fuses into one row kernel
@@ -81,12 +94,63 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if not ns or len(ns) > input.ndim or tuple(input.shape[input.ndim - len(ns):]) != ns:
         raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
                            f"[*, {', '.join(map(str, ns))}], but got input of size{list(input.shape)}")
+    _check_param_dtypes(input, weight, bias=bias)
     dims = tuple(range(-len(ns), 0))
     centered = input - input.mean(dims, keepdim=True)
     y = centered * ((centered * centered).mean(dims, keepdim=True) + eps).rsqrt()
     if weight is not None:
         y = y * weight
     return y + bias if bias is not None else y
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
+               eps=1e-5):
+    """Normalise each channel (dim 1) over the batch and spatial dims: with the batch's mean and
+    biased variance when ``training`` (then ``running_mean``/``running_var``, if given, move
+    towards the batch's mean and unbiased variance by ``momentum``, in place), else with the
+    running statistics; then ``* weight + bias`` per channel.  A composition (PyTorch records
+    one NativeBatchNormBackward0).  Under ``@gradc.compile`` the running statistics cannot be
+    updated (the IR has no in-place write to a module's state): training with them raises."""
+    if input.ndim < 2:
+        raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
+    c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    _check_param_dtypes(input, running_mean, running_var, weight, bias)
+    shape = [1, c] + [1] * (input.ndim - 2)
+    dims = [0] + list(range(2, input.ndim))
+    if training:
+        count = input.numel() // c if c else 0
+        if count == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                             f"torch.Size([{', '.join(str(d) for d in input.shape)}])")
+        mean = input.mean(dims, keepdim=True)
+        centered = input - mean
+        var = (centered * centered).mean(dims, keepdim=True)
+        if running_mean is not None or running_var is not None:
+            if getattr(input, "_data", None) is None:
+                raise NotImplementedError(
+                    "batch_norm(training=True) with running statistics under @gradc.compile: the compiled "
+                    "function cannot update the module's running_mean/running_var in place; call .eval() "
+                    "on the module, or construct it with track_running_stats=False")
+            from ..autograd import no_grad
+            with no_grad():
+                if running_mean is not None:
+                    running_mean.mul_(1 - momentum).add_(mean.detach().reshape(c) * momentum)
+                if running_var is not None:
+                    unbiased = var.detach().reshape(c) * (count / (count - 1))
+                    running_var.mul_(1 - momentum).add_(unbiased * momentum)
+        y = centered * (var + eps).rsqrt()
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be defined in "
+                               "evaluation mode")
+        y = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    return y + bias.reshape(shape) if bias is not None else y
 
 
 def dropout(input, p=0.5, training=True, inplace=False):

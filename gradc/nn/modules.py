@@ -350,6 +350,66 @@ class LayerNorm(Module):
                 f"bias={self.bias is not None}")
 
 
+class _BatchNorm(Module):
+    """BatchNorm over dim 1 (``F.batch_norm``), with PyTorch's parameters and buffers:
+    ``weight``/``bias`` (``affine``), ``running_mean``/``running_var``/``num_batches_tracked``
+    (``track_running_stats``; ``momentum=None``: a cumulative average)."""
+    _dims = ()
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
+                 dtype=None, *, bias=True):
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        self.weight = Parameter(factories.ones(num_features, dtype=dtype)) if affine else None
+        self.bias = Parameter(factories.zeros(num_features, dtype=dtype)) if affine and bias else None
+        if track_running_stats:
+            self.register_buffer("running_mean", factories.zeros(num_features, dtype=dtype))
+            self.register_buffer("running_var", factories.ones(num_features, dtype=dtype))
+            self.register_buffer("num_batches_tracked", factories.tensor(0))
+        else:
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                self.register_buffer(name, None)
+
+    def reset_running_stats(self):
+        if self.track_running_stats:
+            with _no_grad():
+                self.running_mean.zero_()
+                self.running_var.fill_(1)
+                self.num_batches_tracked.zero_()
+
+    def forward(self, x):
+        if x.ndim not in self._dims:
+            want = " or ".join(f"{d}D" for d in self._dims)
+            raise ValueError(f"expected {want} input (got {x.ndim}D input)")
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and getattr(x, "_data", None) is not None:
+            with _no_grad():
+                self.num_batches_tracked.add_(1)
+            if self.momentum is None:
+                factor = 1.0 / float(self.num_batches_tracked.item())
+        use_batch = self.training or (self.running_mean is None and self.running_var is None)
+        keep = not self.training or self.track_running_stats
+        return F.batch_norm(x, self.running_mean if keep else None, self.running_var if keep else None,
+                            self.weight, self.bias, use_batch, factor, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    _dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    _dims = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    _dims = (5,)
+
+
 class Dropout(Module):
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
