@@ -503,7 +503,7 @@ def test_batch_norm_compiled_and_errors(compiled_vs_eager):
                       rng.standard_normal((5, 3)), rng.random(3))
     bn.train()
     with pytest.raises(NotImplementedError, match="cannot update the module's running_mean/running_var"):
-        gradc.compile(lambda x: bn(x).sum())(gradc.randn(4, 3, 2, 2))
+        gradc.compile(lambda x: bn(x).sum())(gradc.randn(4, 3, 2, 2, dtype=gradc.float64))
     with pytest.raises(ValueError, match=r"expected 2D or 3D input \(got 4D input\)"):
         gradc.nn.BatchNorm1d(3)(gradc.ones(2, 3, 4, 5))
     with pytest.raises(ValueError, match=r"Expected more than 1 value per channel when training, got input size "
