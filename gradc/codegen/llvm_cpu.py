@@ -75,7 +75,7 @@ from llvmlite import ir
 from .kernel_ir import Kernel, Store, coalesce
 from .llvm_common import (offset_index, reduced_loops, LL, BodyEmitter, Env, LowerCtx, acc_dtype, block_sum, combine, emit_point,
                           one_hot_addend, pass_plan, scratch_plan, store_stages, stored_values, for_range,
-                          identity, reduction_phases, split_stores, RowWork, I64)
+                          identity, reduction_phases, split_stores, store_fence, streaming_stores, RowWork, I64)
 
 PTR = ir.PointerType()
 _init_lock = threading.Lock()
@@ -209,6 +209,8 @@ def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str
     # Reductions whose innermost axis is an outer axis (column sums): run LANES neighbouring
     # outer points together so the inner loop is unit-stride over them.
     lanes_axis = lanes_axis_of(k)
+    x86 = llvm.get_process_triple().startswith(("x86_64", "i686", "i386"))
+    streaming = streaming_stores(k, scratch_plan(k)) if k.reductions and x86 else frozenset()
     # accumulations: their stored elements are set to 0 before the loop over their first axis
     acc_stores = {ax: [] for ax in outer}
     for s in k.body:
@@ -221,7 +223,7 @@ def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str
             if k.reductions:
                 env.inner = None      # the loops that matter are emit_point's own
             emit_point(em, env, loop_reduced, loop_blocked=loop_blocked, preload=True, scratch=True,
-                       fixups=True)
+                       fixups=True, streaming=streaming)
             return
         ax = outer[depth]
         for s in acc_stores[ax]:
@@ -253,6 +255,8 @@ def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str
         outer_loops(Env({}, ChainMap()), 0)
         b.branch(done)
         b.position_at_end(done)
+    if streaming:
+        store_fence(module, b)
     b.ret_void()
     ab.branch(fn.blocks[1])
     extent = k.space[outer[0]] if outer else 1
