@@ -1043,9 +1043,10 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
 # An output of at least this many bytes, written once per element by a row kernel's store
 # pass, is written with non-temporal stores (``vmovntps``): it goes to memory without being
 # read into the cache first, and does not push the rows the kernel reads out of it.  W4's
-# kernel (16 MiB of dx) took 0.86-1.02 ms instead of 1.09-1.23 (AMD EPYC, both cores,
-# in-process A/B).  The stores of a value kept for a later pass stay ordinary: W3's kept exp
-# row is read back, and with streaming stores its kernel took 2.3 ms instead of 0.8.
+# kernel (16 MiB of dx) took 0.97-1.12 ms instead of 1.32-1.71 (medians; best 0.79-0.88
+# against 1.02-1.11; AMD EPYC, both cores, in-process A/B).  The stores of a value kept for
+# a later pass stay ordinary: W3's kept exp row is read back, and with every store to it
+# streaming its kernel took 2.3 ms instead of 0.8.
 STREAMING_MIN_BYTES = 8 << 20
 CACHE_LINE = 64
 
