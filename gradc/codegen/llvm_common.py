@@ -1046,14 +1046,17 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
 # kernel (16 MiB of dx) took 0.97-1.12 ms instead of 1.32-1.71 (medians; best 0.79-0.88
 # against 1.02-1.11; AMD EPYC, both cores, in-process A/B).  The stores of a value kept for
 # a later pass stay ordinary: W3's kept exp row is read back, and with every store to it
-# streaming its kernel took 2.3 ms instead of 0.8.
+# streaming its kernel took 2.3 ms instead of 0.8.  (Tried for W3: its exp kept in a stack
+# row, its one-hot addend added to the chunk before the streaming store: 0.84-0.92 ms
+# against 0.81-0.82 plain, medians; not kept.)
 STREAMING_MIN_BYTES = 8 << 20
 CACHE_LINE = 64
 
 
 def streaming_stores(kernel: Kernel, plan: dict) -> frozenset:
     """Names of the outputs the store pass may write with non-temporal stores: written only
-    there (not an accumulation, not a kept value's row), in whole cache lines (each row along
+    there (not an accumulation, not a kept value's row, no one-hot addend added to it after
+    the loop: those read the lines back), in whole cache lines (each row along
     the one reduced axis is contiguous, a multiple of ``CACHE_LINE`` bytes, and so is each
     step of the outer axes), and at least ``STREAMING_MIN_BYTES``; all of one float type."""
     red = kernel.reduce_axes
@@ -1071,7 +1074,7 @@ def streaming_stores(kernel: Kernel, plan: dict) -> frozenset:
         buf, idx = s.buffer, s.index
         item = _ITEM_BYTES[buf.dtype]
         if (buf.dtype not in ("f32", "f64") or len(writers[buf.name]) != 1 or buf.name in kept
-                or s.value.id in acc or idx.offset or (n * item) % CACHE_LINE
+                or s.value.id in acc or one_hot_addend(kernel, s) is not None or idx.offset or (n * item) % CACHE_LINE
                 or buf.numel * item < STREAMING_MIN_BYTES
                 or tuple(idx.strides[a] for a in red) != contiguous_strides(tuple(kernel.space[a] for a in red))
                 or any((idx.strides[a] * item) % CACHE_LINE for a in kernel.outer_axes)):

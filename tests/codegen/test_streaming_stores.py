@@ -61,12 +61,35 @@ def test_store_pass_streams_aligned_outputs_and_falls_back_for_unaligned(small_s
         np.testing.assert_allclose(y, _want(x, g), rtol=1e-5 if dtype == "f32" else 1e-12, atol=1e-5)
 
 
+def _centered_plus_one_hot(m, n):
+    """y = x - mean(x) - (i == label): the one-hot term is added at the label after the loop."""
+    kb = KernelBuilder("coh", (m, n))
+    lab = kb.load(kb.input("lab", "i64", (m, 1)))
+    x = kb.load(kb.input("x", "f32", (m, n)))
+    hot = kb.op("where", kb.op("eq", kb.index(1), lab), kb.constant(-1.0, "f32"), kb.constant(0.0, "f32"))
+    y = kb.op("add", kb.op("sub", x, kb.op("div", kb.reduce("sum", x, (1,)), float(n))), hot)
+    kb.store(kb.output("y", "f32", (m, n)), y)
+    return kb.build()
+
+
 def test_what_does_not_stream(small_streaming, monkeypatch):
     """A row whose bytes are not whole cache lines, a kept value's row (read back by the store
-    pass), and any output below STREAMING_MIN_BYTES keep plain stores."""
+    pass), a store whose one-hot addend is added after the loop (it reads the line back), and
+    any output below STREAMING_MIN_BYTES keep plain stores."""
     assert streaming_stores(_normalize(4, 100), scratch_plan(_normalize(4, 100))) == frozenset()
     k = _normalize(4, 1024, keep_exp=True)
     assert scratch_plan(k) and streaming_stores(k, scratch_plan(k)) == frozenset()
+    k = _centered_plus_one_hot(5, 1024)
+    assert not scratch_plan(k) and streaming_stores(k, scratch_plan(k)) == frozenset()
+    rng = np.random.default_rng(3)
+    x, lab = rng.standard_normal((5, 1024)).astype(np.float32), np.array([[0], [7], [1023], [-1], [5000]])
+    y = empty_aligned((5, 1024), np.float32)
+    compile_kernel(k)(lab, x, y)
+    want = x - x.mean(1, keepdims=True)
+    for r, label in enumerate(lab[:, 0]):
+        if 0 <= label < 1024:
+            want[r, label] -= 1
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
     monkeypatch.setattr(llvm_common, "STREAMING_MIN_BYTES", 8 << 20)
     k = _normalize(4, 1024)
     assert streaming_stores(k, scratch_plan(k)) == frozenset()
