@@ -186,6 +186,46 @@ def repeat(x, *sizes):
     return y.reshape(*inter).expand(*big).reshape(*[r * n for r, n in zip(sizes, shape)])
 
 
+def repeat_interleave(x, repeats=None, dim=None, *, output_size=None):
+    """Each element (each slice along ``dim``; of the flattened tensor when ``dim`` is None)
+    repeated ``repeats`` times in place.  An int repeats by expand-and-reshape; a tensor of
+    per-slice counts (or one count) gathers with ``index_select``, its output length read from
+    the counts, so they must be concrete (an eager tensor).  ``repeat_interleave(counts)``
+    alone repeats each index ``counts[i]`` times."""
+    if repeats is None:                       # torch.repeat_interleave(repeats)
+        counts = x
+        return repeat_interleave(factories.arange(counts.shape[0] if counts.ndim else 1, device=counts.device), counts)
+    if dim is None:
+        x, dim = x.reshape(-1), 0
+    dim = norm_dim(dim, x.ndim)
+    if hasattr(repeats, "dtype"):             # a tensor (eager, or traced under @gradc.compile)
+        if repeats.ndim > 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        if repeats.dtype.is_floating_point or repeats.dtype.name == "bool":
+            raise NotImplementedError(f'"repeat_interleave_cpu" not implemented for '
+                                      f"'{repeats.dtype.tensor_type[:-6]}'")
+        data = getattr(repeats, "_data", None)
+        if data is None:
+            raise RuntimeError("repeat_interleave with tensor repeats under @gradc.compile: the output length "
+                               "depends on the repeats' values; pass an int, or compute the index outside")
+        counts = np.broadcast_to(np.asarray(data).reshape(-1), (x.shape[dim],)) if data.size == 1 else \
+            np.asarray(data).reshape(-1)
+        if counts.shape[0] != x.shape[dim]:
+            raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                               f"{counts.shape[0]} and input.size({dim}) = {x.shape[dim]}")
+        if (counts < 0).any():
+            raise RuntimeError("repeats can not be negative")
+        index = np.repeat(np.arange(x.shape[dim]), counts)
+        return x.index_select(dim, factories.tensor(index, device=x.device))
+    repeats = int(repeats)
+    if repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    shape = list(x.shape)
+    wide = shape[:dim + 1] + [repeats] + shape[dim + 1:]
+    out = shape[:dim] + [shape[dim] * repeats] + shape[dim + 1:]
+    return x.unsqueeze(dim + 1).expand(*wide).reshape(*out)
+
+
 def flip(x, dims):
     dims = [dims] if isinstance(dims, int) else list(dims)
     for d in dims:
@@ -263,7 +303,7 @@ def new_tensor(x, data, dtype=None, device=None, requires_grad=False):
 # methods too (``x.tril()``: each takes the tensor first), and the free functions (``gradc.tril``)
 METHODS = ("isnan", "isinf", "isfinite", "any", "all", "count_nonzero", "allclose", "isclose", "equal",
            "nan_to_num", "lerp", "logaddexp", "hypot", "tril", "triu", "diagonal", "trace", "outer", "addmm",
-           "split", "chunk", "unbind", "repeat", "flip", "roll", "diff")
+           "split", "chunk", "unbind", "repeat", "repeat_interleave", "flip", "roll", "diff")
 FUNCTIONS = METHODS + ("var_mean", "std_mean", "meshgrid", "einsum", "tensordot")
 
 
@@ -509,6 +549,33 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if bias is not None:
         out = out + bias.reshape(1, o, 1, 1)
     return out.squeeze(0) if unbatched else out
+
+
+def _single(v):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """``nn.functional.conv1d``: conv2d on a height-1 image (input (N, C, L) or unbatched (C, L),
+    weight (O, C / groups, K))."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got input of size: "
+                           f"{list(input.shape)}")
+    batched = input if input.ndim == 3 else input.unsqueeze(0)
+    c, k = batched.shape[1], weight.shape[-1]
+    if weight.ndim == 3 and c != weight.shape[1] * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+                           f"{list(batched.shape)} to have {weight.shape[1] * groups} channels, but got {c} channels "
+                           "instead")
+    (s,), (d,) = _single(stride), _single(dilation)
+    if not isinstance(padding, str):
+        (p,) = _single(padding)
+        if batched.shape[2] + 2 * p < d * (k - 1) + 1:
+            raise RuntimeError(f"Calculated padded input size per channel: ({batched.shape[2] + 2 * p}). Kernel size: "
+                               f"({d * (k - 1) + 1}). Kernel size can't be greater than actual input size")
+        padding = (0, p)
+    out = conv2d(batched.unsqueeze(2), weight.unsqueeze(2), bias, (1, s), padding, (1, d), groups).squeeze(2)
+    return out if input.ndim == 3 else out.squeeze(0)
 
 
 def _pool(input, kernel_size, stride, padding, dilation, fill, reduce):

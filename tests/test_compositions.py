@@ -58,6 +58,20 @@ CASES += [
     ("m.nn.functional.pad(x, (1, 2, 1, 1), mode='replicate')", dict(x=_X)),
     ("m.nn.functional.pad(x, (1, 2), mode='circular')", dict(x=_X)),
 ]
+CASES += [
+    ("x.repeat_interleave(2)", dict(x=_X[0])),
+    ("x.repeat_interleave(3, dim=1) * 1.5", dict(x=_X)),
+    ("m.repeat_interleave(x, 2, -1)", dict(x=_X)),
+    ("x.repeat_interleave(m.tensor([1, 0, 3]), dim=1)", dict(x=_X)),
+    ("x.repeat_interleave(m.tensor([2]), dim=0)", dict(x=_X)),
+    ("m.repeat_interleave(x, m.tensor(2))", dict(x=_X[0, 0])),
+    ("m.nn.functional.conv1d(x, w)", dict(x=_R.standard_normal((2, 3, 9)), w=_R.standard_normal((4, 3, 3)))),
+    ("m.nn.functional.conv1d(x, w, b, stride=2, padding=2, dilation=2)",
+     dict(x=_R.standard_normal((2, 3, 9)), w=_R.standard_normal((4, 3, 3)), b=_R.standard_normal(4))),
+    ("m.nn.functional.conv1d(x, w, groups=2, padding='same')",
+     dict(x=_R.standard_normal((1, 4, 7)), w=_R.standard_normal((6, 2, 4)))),
+    ("m.nn.functional.conv1d(x, w, padding=(1,))", dict(x=_R.standard_normal((3, 8)), w=_R.standard_normal((2, 3, 2)))),
+]
 EINSUMS = [("ij,jk->ik", (3, 4), (4, 5)), ("bij,bjk->bik", (2, 3, 4), (2, 4, 5)),
            ("bhqd,bhkd->bhqk", (2, 3, 4, 5), (2, 3, 6, 5)), ("i,i->", (4,), (4,)), ("i,j->ij", (3,), (4,)),
            ("ii->i", (3, 3)), ("ii", (3, 3)), ("ij->ji", (2, 3)), ("ij->", (2, 3)),
@@ -111,6 +125,31 @@ def test_python_results_and_errors():
         gradc.einsum("i,i", a)
     with pytest.raises(RuntimeError, match="output subscript k does not appear"):
         gradc.einsum("ij->k", a.reshape(1, 2))
+
+
+def test_repeat_interleave_and_conv1d_errors_and_compile(compiled_vs_eager):
+    x = gradc.arange(6.0).reshape(2, 3)
+    assert gradc.repeat_interleave(gradc.tensor([1, 2, 0, 3])).tolist() == [0, 1, 1, 3, 3, 3]
+    with pytest.raises(RuntimeError, match=r"repeats must have the same size as input along dim, but got "
+                                           r"repeats.size\(0\) = 3 and input.size\(0\) = 2"):
+        x.repeat_interleave(gradc.tensor([1, 2, 3]), dim=0)
+    with pytest.raises(RuntimeError, match="repeats can not be negative"):
+        x.repeat_interleave(gradc.tensor([1, -2]), dim=0)
+    with pytest.raises(RuntimeError, match="Repeats must be non-negative"):
+        x.repeat_interleave(-1)
+    with pytest.raises(RuntimeError, match="Expected 2D \\(unbatched\\) or 3D \\(batched\\) input to conv1d"):
+        gradc.nn.functional.conv1d(gradc.ones(1, 2, 1, 2), gradc.ones(4, 2, 3))
+    with pytest.raises(RuntimeError, match="Kernel size can't be greater than actual input size"):
+        gradc.nn.functional.conv1d(gradc.ones(1, 2, 2), gradc.ones(4, 2, 3))
+    assert repr(gradc.nn.Conv1d(2, 4, 3, stride=2, dilation=2, groups=2, bias=False)) == (
+        "Conv1d(2, 4, kernel_size=(3,), stride=(2,), dilation=(2,), groups=2, bias=False)")
+    rng = np.random.default_rng(3)
+    counts = gradc.tensor([2, 0, 1, 3])
+    compiled_vs_eager(lambda a, w: (gradc.nn.functional.conv1d(a.repeat_interleave(2, dim=2), w, padding=1) ** 2
+                                    ).sum() + a.repeat_interleave(counts, dim=1).sum(),
+                      rng.standard_normal((2, 4, 5)), rng.standard_normal((3, 4, 3)))
+    with pytest.raises(RuntimeError, match="repeat_interleave with tensor repeats under @gradc.compile"):
+        gradc.compile(lambda a, r: a.repeat_interleave(r).sum())(gradc.ones(3), gradc.tensor([1, 2, 3]))
 
 
 def test_compositions_compile(compiled_vs_eager):

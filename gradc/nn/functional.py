@@ -8,7 +8,7 @@ MeanBackward0 <- AbsBackward0 <- SubBackward0; mse_loss records MulBackward0 whe
 records one MseLossBackward0)."""
 from __future__ import annotations
 
-from ..compositions import avg_pool2d, conv2d, max_pool2d, pad  # noqa: F401  (nn.functional.*)
+from ..compositions import avg_pool2d, conv1d, conv2d, max_pool2d, pad  # noqa: F401  (nn.functional.*)
 
 
 def linear(x, weight, bias=None):

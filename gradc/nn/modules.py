@@ -294,6 +294,39 @@ class Conv2d(Module):
         return s + ("" if self.bias is not None else ", bias=False")
 
 
+class Conv1d(Module):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", dtype=None):
+        super().__init__()
+        if padding_mode != "zeros":
+            raise NotImplementedError("gradc.nn.Conv1d: only padding_mode='zeros'")
+        from ..compositions import _single
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size, self.stride, self.dilation = _single(kernel_size), _single(stride), _single(dilation)
+        self.padding = padding if isinstance(padding, str) else _single(padding)
+        self.weight = Parameter(factories.empty(out_channels, in_channels // groups, *self.kernel_size, dtype=dtype))
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if bias:
+            self.bias = Parameter(factories.empty(out_channels, dtype=dtype))
+            bound = 1 / math.sqrt(init._fan_in(self.weight))
+            init.uniform_(self.bias, -bound, bound)
+        else:
+            self.bias = None
+
+    def forward(self, x):
+        return F.conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def extra_repr(self):
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding not in ((0,), "valid"):
+            s += f", padding={self.padding}"
+        if self.dilation != (1,):
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        return s + ("" if self.bias is not None else ", bias=False")
+
+
 class MaxPool2d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
         super().__init__()
