@@ -12,13 +12,13 @@ def _method(name):
     return fn
 
 
-_METHODS = ["add", "sub", "mul", "div", "true_divide", "neg", "negative", "pow", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "erf", "sqrt",
+_METHODS = ["add", "sub", "mul", "div", "true_divide", "neg", "negative", "pow", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "erf", "erfinv", "sqrt",
             "rsqrt", "tanh", "sigmoid", "relu", "sin", "cos", "tan", "atan", "asin", "acos", "sinh", "cosh", "asinh", "acosh", "atanh",
             "arctan", "arcsin", "arccos", "arcsinh", "arccosh", "arctanh", "atan2", "arctan2", "abs", "sign", "floor", "ceil", "round", "trunc", "fix", "frac", "remainder", "fmod",
             "floor_divide", "square", "reciprocal", "clamp", "clip",
             "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not",
             "sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "norm", "var", "std",
-            "logsumexp", "cumsum", "sort", "argsort", "topk", "softmax", "log_softmax", "reshape", "flatten", "squeeze", "unsqueeze", "transpose",
+            "logsumexp", "cumsum", "cumprod", "sort", "argsort", "topk", "softmax", "log_softmax", "reshape", "flatten", "squeeze", "unsqueeze", "transpose",
             "permute", "t", "gather", "index_select", "narrow", "select", "clone", "detach", "masked_fill",
             "numel", "sum_to_size", "swapaxes", "broadcast_to"]
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 
 def erf(x): return x.erf()
+def erfinv(x): return x.erfinv()
 def expm1(x): return x.expm1()
 def log1p(x): return x.log1p()
 def exp2(x): return x.exp2()

@@ -336,6 +336,7 @@ class TensorAPI(TensorLikeMeta):
     def log1p(self): return self._unary("log1p")
     def expm1(self): return self._unary("expm1")
     def erf(self): return self._unary("erf")
+    def erfinv(self): return self._unary("erfinv")
     def tanh(self): return self._unary("tanh")
     def sigmoid(self): return self._unary("sigmoid")
     def sin(self): return self._unary("sin")
@@ -515,6 +516,10 @@ class TensorAPI(TensorLikeMeta):
     def cumsum(self, dim, dtype=None):
         x = self.to(dtype) if dtype is not None else self
         return apply("cumsum", x, dim=norm_dim(dim, max(self.ndim, 1)), reverse=False)
+
+    def cumprod(self, dim, dtype=None):
+        x = self.to(dtype) if dtype is not None else self
+        return apply("cumprod", x, dim=norm_dim(dim, max(self.ndim, 1)))
 
     def softmax(self, dim, dtype=None):
         x = self.to(dtype) if dtype is not None else self._float_kernel_input("softmax")

@@ -335,6 +335,22 @@ def test_cumsum_compiled_equal_eager(compiled_vs_eager):
     assert "gradc.cumsum" in names and "gradc.fused" in names
 
 
+def test_cumprod_compiled_equal_eager(compiled_vs_eager):
+    """cumprod is a NumPy step too; its gradient (zeros in a slice included) is table ops."""
+    def f(x, w):
+        return ((x * w).cumprod(1) ** 2).sum() + x.relu().cumprod(0).sum()
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((5, 6))
+    x[1, 2] = x[3, 0] = 0.0
+    compiled_vs_eager(f, x, rng.standard_normal(6), rtol=1e-12)
+
+
+def test_erfinv_compiled_equal_eager(compiled_vs_eager):
+    """erfinv has no kernel lowering either: a NumPy step between fused kernels."""
+    rng = np.random.default_rng(13)
+    compiled_vs_eager(lambda x: ((x.tanh() * 0.9).erfinv() ** 2).sum(), rng.standard_normal((4, 5)), rtol=1e-12)
+
+
 def test_sort_and_topk_compiled_equal_eager(compiled_vs_eager):
     """sort and topk are NumPy steps in compiled code; their gradients scatter back to the inputs."""
     def f(x):

@@ -226,6 +226,7 @@ binary("atan2", "atan2", lambda a, b: gradc.atan2(a, b), values_b=lambda r, s: a
 unary("log1p", "log1p", lambda a: a.log1p(), values=lambda r, s: r.uniform(-0.8, 3.0, s))
 unary("expm1", "expm1", lambda a: a.expm1())
 unary("erf", "erf", lambda a: gradc.erf(a * 1.5))
+unary("erfinv", "erfinv", lambda a: gradc.erfinv(a) * a, values=lambda r, s: r.uniform(-0.95, 0.95, s))
 unary("softplus", "softplus", lambda a: gradc.nn.functional.softplus(a * 3))
 unary("softplus", "softplus(beta,threshold)", lambda a: gradc.nn.functional.softplus(a, beta=2.0, threshold=1.0) * a,
       values=lambda r, s: away(r, s, (0.5,), 0.1))
@@ -396,6 +397,13 @@ def _(rng):
     shape = rand_shape(rng, 0, lo=1, hi=4)
     dim = int(rng.integers(-len(shape), len(shape))) if shape else 0
     return (lambda a: a.cumsum(dim) * a), [T(normal(rng, shape))]
+
+
+@case("cumprod", "cumprod(dim)")
+def _(rng):
+    shape = rand_shape(rng, 0, lo=1, hi=4)
+    dim = int(rng.integers(-len(shape), len(shape))) if shape else 0
+    return (lambda a: a.cumprod(dim) * a), [T(normal(rng, shape))]
 
 
 def softmax_like(op):

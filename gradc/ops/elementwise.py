@@ -190,6 +190,45 @@ _unary("erf", _erf_forward, lambda ctx, g: [g[0] * (_TWO_OVER_SQRT_PI * (-ctx.in
        saves=("in0",))
 
 
+_erfc_f64 = np.frompyfunc(math.erfc, 1, 1)
+_SQRT_PI_OVER_2 = 0.886226925452758
+# Giles' single-precision erfinv ("Approximating the erfinv function", GPU Computing Gems, 2011):
+# w = -log((1 - x)(1 + x)); a polynomial in w - 2.5 below w = 5, in sqrt(w) - 3 above
+_ERFINV_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+                   -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERFINV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+                -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def _erfinv_forward(x):
+    """The inverse of erf, in float64 element by element: Giles' approximation (about 4e-7
+    relative in float32's range), then four Newton steps on erf(y) = |x|, above 1/2 on
+    log(erfc(y)) = log(1 - |x|) (1 - |x| is exact there) so the tail keeps full precision;
+    +-1 give +-inf, |x| > 1 and NaN give NaN."""
+    x64 = x.astype(np.float64, copy=False)
+    a = np.abs(x64)
+    with np.errstate(all="ignore"):
+        w = -np.log((1.0 - a) * (1.0 + a))
+        central, tail = w - 2.5, np.sqrt(w) - 3.0
+        p = np.where(w < 5.0, np.polyval(_ERFINV_CENTRAL, central), np.polyval(_ERFINV_TAIL, tail)) * a
+        ok = a < 1.0
+        y = np.where(ok, p, 0.0)
+        big = a > 0.5
+        log_tail = np.log(1.0 - a)
+        for _ in range(4):
+            # Newton on erf(y) = a; above 1/2 on log(erfc(y)) = log(1 - a), nearly linear in the
+            # tail, where the approximation (made for float32's range) starts furthest off
+            erfc_y = np.asarray(_erfc_f64(y), np.float64)
+            step = np.where(big, (np.log(erfc_y) - log_tail) * erfc_y, a - np.asarray(_erf_f64(y), np.float64))
+            y = np.where(ok, y + step * _SQRT_PI_OVER_2 * np.exp(y * y), y)
+        y = np.where(a == 1.0, np.inf, np.where(ok, y, np.nan))
+    return (np.copysign(y, x64)).astype(x.dtype)
+
+
+_unary("erfinv", _erfinv_forward,
+       lambda ctx, g: [g[0] * (_SQRT_PI_OVER_2 * (ctx.output(0) * ctx.output(0)).exp())], saves=("out0",))
+
+
 def _softplus_forward(x, beta=1.0, threshold=20.0):
     bx = x * x.dtype.type(beta)
     return np.where(bx > threshold, x, np.log1p(np.exp(bx)) / x.dtype.type(beta))

@@ -378,11 +378,13 @@ defop("topk", infer=_topk_infer, forward=_topk_forward, vjp=_scatter_values_vjp,
 
 
 # ---- cumsum: a scan along one dim ---------------------------------------------------------------
-def _cumsum_infer(types, attrs):
-    t = types[0]
-    if t.shape:
-        check_dims("cumsum", t.shape, (attrs["dim"],))
-    return [TypeInfo(t.shape, t.dtype if t.dtype.is_floating_point else dtypes.int64)]
+def _scan_infer(name):
+    def infer(types, attrs):
+        t = types[0]
+        if t.shape:
+            check_dims(name, t.shape, (attrs["dim"],))
+        return [TypeInfo(t.shape, t.dtype if t.dtype.is_floating_point else dtypes.int64)]
+    return infer
 
 
 def _cumsum_forward(x, dim, reverse=False):
@@ -403,8 +405,45 @@ def _cumsum_vjp(ctx, g):
     return [apply("cumsum", g[0], dim=ctx.attrs["dim"], reverse=not ctx.attrs.get("reverse", False))]
 
 
-defop("cumsum", infer=_cumsum_infer, forward=_cumsum_forward, vjp=_cumsum_vjp, traits=frozenset({PURE}),
+defop("cumsum", infer=_scan_infer("cumsum"), forward=_cumsum_forward, vjp=_cumsum_vjp, traits=frozenset({PURE}),
       attr_names=("dim", "reverse"), node_name="CumsumBackward0")
+
+
+# ---- cumprod: a running product along one dim ---------------------------------------------------
+def _cumprod_forward(x, dim):
+    """Running products along ``dim`` (integers and bools multiply as int64, as PyTorch's)."""
+    if x.ndim == 0:
+        return x.astype(np.int64) if x.dtype.kind in "biu" else x.copy()
+    return np.cumprod(x, axis=dim, dtype=np.int64 if x.dtype.kind in "biu" else x.dtype)
+
+
+def _cumprod_vjp(ctx, g):
+    """PyTorch's O(n) gradient: before the first zero of a slice, ``reversed_cumsum(g * out) / x``;
+    at the first zero, the product of the elements before it times ``sum_j g[j] * prod(x between
+    the zero and j)`` up to the second zero; after it, 0 (every later product holds the zero).
+    Written in table ops, so it is differentiated again for double backward (exactly where the
+    slice has no zero; at a zero, like PyTorch's O(n) path, not the true second derivative)."""
+    from ..tensor_api import where
+    from .dispatch import apply
+    if not ctx.input_types[0].shape:
+        return [g[0]]
+    dim = ctx.attrs["dim"]
+    x, out, gg = ctx.input(0), ctx.output(0), g[0]
+    is_zero = x == 0
+    zeros_so_far = apply("cumsum", is_zero, dim=dim, reverse=False)
+    before = zeros_so_far == 0
+    safe_x = where(is_zero, 1.0, x)
+    plain = apply("cumsum", gg * out, dim=dim, reverse=True) / safe_x
+    first_zero = is_zero & (zeros_so_far == 1)
+    between = (zeros_so_far == 1) & ~first_zero
+    running = apply("cumprod", where(between, x, 1.0), dim=dim)
+    after_zero = where(zeros_so_far == 1, gg * running, 0.0).sum(dim, keepdim=True)
+    prefix = where(before, x, 1.0).prod(dim, keepdim=True)
+    return [where(before, plain, where(first_zero, prefix * after_zero, 0.0))]
+
+
+defop("cumprod", infer=_scan_infer("cumprod"), forward=_cumprod_forward, vjp=_cumprod_vjp, saves=("in0", "out0"),
+      traits=frozenset({PURE}), attr_names=("dim",), node_name="CumprodBackward0")
 
 
 # ---- sum_to: the adjoint of broadcasting -----------------------------------------------------
