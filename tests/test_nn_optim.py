@@ -530,3 +530,68 @@ def test_norms_reject_mixed_dtypes_as_pytorch(expr):
             eval(expr, {"m": m, "F": m.nn.functional, "x": m.ones(2, 3)})
         msgs.append(str(e.value))
     assert msgs[1] == msgs[0]
+
+
+def _run_both(fn):
+    torch = pytest.importorskip("torch")
+    return fn(torch), fn(gradc)
+
+
+def test_containers_and_module_tree_match_pytorch():
+    """ModuleList (folded repr, slicing, insert/del), ModuleDict, Sequential(OrderedDict),
+    named_modules/named_children/get_submodule/apply, state_dict keys and print(Parameter)."""
+    from collections import OrderedDict
+
+    def build(m):
+        nn = m.nn
+        ml = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)] + [nn.ReLU()])
+        ml.insert(1, nn.Tanh())
+        del ml[0]
+        md = nn.ModuleDict({"a": nn.Linear(1, 1), "b": nn.ReLU()})
+        md["c"] = nn.Tanh()
+        md.pop("b")
+        seq = nn.Sequential(OrderedDict([("fc", nn.Linear(2, 2)), ("act", nn.ReLU())]))
+        outer = nn.Sequential(seq, nn.ModuleList([nn.Linear(2, 3), nn.Tanh()]), md)
+        seen = []
+        outer.apply(lambda mod: seen.append(type(mod).__name__))
+        return [repr(ml), repr(ml[1:3]), len(ml), repr(md), list(md), "c" in md, repr(seq[0:1]), repr(seq.fc),
+                [n for n, _ in outer.named_modules()], [n for n, _ in outer.named_children()], list(outer.state_dict()),
+                repr(outer.get_submodule("1.0")), seen, str(nn.Parameter(m.ones(2))), repr(outer)]
+    want, have = _run_both(build)
+    assert have == want
+
+
+def test_forward_hooks_and_requires_grad_():
+    lin = gradc.nn.Linear(2, 2)
+    calls = []
+    pre = lin.register_forward_pre_hook(lambda mod, args: (args[0] * 2,))
+    post = lin.register_forward_hook(lambda mod, args, out: calls.append(args[0].sum().item()) or out * 0)
+    assert lin(gradc.ones(3, 2)).abs().sum().item() == 0 and calls == [12.0]
+    pre.remove()
+    post.remove()
+    assert lin(gradc.ones(3, 2)).abs().sum().item() > 0 and calls == [12.0]
+    assert not any(p.requires_grad for p in lin.requires_grad_(False).parameters())
+    with pytest.raises(KeyError, match='module name can.*t contain ".", got: a.b'):
+        lin.add_module("a.b", gradc.nn.ReLU())
+    with pytest.raises(TypeError, match="int is not a Module subclass"):
+        lin.add_module("a", 3)
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf")])
+def test_clip_grad_norm_and_value_match_pytorch(norm_type):
+    def run(m):
+        ps = [m.nn.Parameter(m.ones(3)), m.nn.Parameter(m.ones(2)), m.nn.Parameter(m.ones(1))]
+        ps[0].grad, ps[1].grad = m.tensor([3.0, -4.0, 0.5]), m.tensor([12.0, 0.25])
+        total = m.nn.utils.clip_grad_norm_(ps, 1.5, norm_type=norm_type)
+        out = [total.item()] + [p.grad.numpy().copy() for p in ps[:2]]
+        m.nn.utils.clip_grad_value_(ps, 0.3)
+        vec = m.nn.utils.parameters_to_vector(ps)
+        m.nn.utils.vector_to_parameters(vec * 3, ps)
+        return out + [p.grad.numpy() for p in ps[:2]] + [vec.detach().numpy(), ps[1].detach().numpy()]
+    want, have = _run_both(run)
+    for w, h in zip(want, have, strict=True):
+        np.testing.assert_allclose(h, w, rtol=1e-6)
+    with pytest.raises(RuntimeError, match="The total norm of order 2.0 for gradients from `parameters` is non-finite"):
+        p = gradc.nn.Parameter(gradc.ones(1))
+        p.grad = gradc.tensor([float("inf")])
+        gradc.nn.utils.clip_grad_norm_([p], 1.0, error_if_nonfinite=True)

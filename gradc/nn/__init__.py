@@ -1,5 +1,6 @@
 """gradc.nn: Module, Parameter and a few layers, with PyTorch's names and behaviour."""
-from . import functional, init
+from . import functional, init, utils
+from .containers import ModuleDict, ModuleList
 from .modules import (AvgPool2d, BatchNorm1d, BatchNorm2d, BatchNorm3d, BCELoss, BCEWithLogitsLoss, Conv1d, Conv2d, CrossEntropyLoss, Dropout, ELU, Embedding,
                       Flatten, GELU, HuberLoss, Identity, L1Loss, LayerNorm, LeakyReLU, Linear, LogSigmoid, MaxPool2d,
                       Module, MSELoss, NLLLoss, ReLU, Sequential, SiLU, Sigmoid, SmoothL1Loss, Softplus, Tanh)
@@ -8,4 +9,4 @@ from .parameter import Parameter
 __all__ = ["Module", "Parameter", "Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "SiLU", "LeakyReLU", "Softplus",
            "LogSigmoid", "ELU", "GELU", "Identity", "Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten", "Dropout",
            "Embedding", "LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss",
-           "BCELoss", "BCEWithLogitsLoss", "functional", "init"]
+           "BCELoss", "BCEWithLogitsLoss", "ModuleList", "ModuleDict", "functional", "init", "utils"]

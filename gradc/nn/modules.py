@@ -32,6 +32,25 @@ def _move_buffer(b, args, kwargs):
         return b.to(*args, **kwargs)
 
 
+class RemovableHandle:
+    """What ``register_*_hook`` returns: ``remove()`` takes the hook off again."""
+    _next_id = 0
+
+    def __init__(self, table, hook):
+        self._table, self.id = table, RemovableHandle._next_id
+        RemovableHandle._next_id += 1
+        table[self.id] = hook
+
+    def remove(self):
+        self._table.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What ``load_state_dict(strict=False)`` did not match (PyTorch's repr when all did)."""
 
@@ -52,6 +71,8 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent_buffers", set())
         object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "training", True)
 
     def __setattr__(self, name, value):
@@ -68,9 +89,32 @@ class Module:
             self._buffers[name] = value
         object.__setattr__(self, name, value)
 
+    def __delattr__(self, name):
+        for table in (self._parameters, self._buffers, self._modules):
+            table.pop(name, None)
+        self._non_persistent_buffers.discard(name)
+        object.__delattr__(self, name)
+
     def register_parameter(self, name, param):
         self._parameters[name] = param
         object.__setattr__(self, name, param)
+
+    def add_module(self, name, module):
+        """Register ``module`` (or None) as the child ``name``."""
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {type(name).__name__}")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        self._modules[name] = module
+        object.__setattr__(self, name, module)
+
+    register_module = add_module
 
     def register_buffer(self, name, tensor, persistent=True):
         """Add a buffer: module state saved in ``state_dict`` (unless ``persistent=False``) and
@@ -111,7 +155,24 @@ class Module:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        for hook in list(self._forward_pre_hooks.values()):
+            res = hook(self, args)
+            if res is not None:
+                args = res if isinstance(res, tuple) else (res,)
+        out = self.forward(*args, **kwargs)
+        for hook in list(self._forward_hooks.values()):
+            res = hook(self, args, out)
+            if res is not None:
+                out = res
+        return out
+
+    def register_forward_pre_hook(self, hook):
+        """``hook(module, args)`` before each forward; a non-None result replaces the args."""
+        return RemovableHandle(self._forward_pre_hooks, hook)
+
+    def register_forward_hook(self, hook):
+        """``hook(module, args, output)`` after each forward; a non-None result replaces the output."""
+        return RemovableHandle(self._forward_hooks, hook)
 
     def named_parameters(self, prefix="", recurse=True):
         seen = set()
@@ -130,13 +191,59 @@ class Module:
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
+    def named_children(self):
+        seen = set()
+        for name, m in self._modules.items():
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
+                yield name, m
+
     def children(self):
-        return iter(self._modules.values())
+        for _, m in self.named_children():
+            yield m
+
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """(dotted name, module) for this module and every descendant, each once."""
+        memo = set() if memo is None else memo
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, m in self._modules.items():
+            if m is not None:
+                yield from m.named_modules(memo, f"{prefix}.{name}" if prefix else name, remove_duplicate)
 
     def modules(self):
-        yield self
-        for m in self._modules.values():
-            yield from m.modules()
+        for _, m in self.named_modules():
+            yield m
+
+    def apply(self, fn):
+        """``fn`` on every child (recursively), then on this module, as ``init`` code does."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def requires_grad_(self, requires_grad=True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def get_submodule(self, target):
+        mod = self
+        for item in target.split(".") if target else []:
+            if item not in mod._modules:
+                raise AttributeError(f"{type(mod).__name__} has no attribute `{item}`")
+            mod = mod._modules[item]
+        return mod
+
+    def get_parameter(self, target):
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        if name not in mod._parameters:
+            raise AttributeError(f"{type(mod).__name__} has no parameter `{name}`")
+        return mod._parameters[name]
 
     def train(self, mode=True):
         for m in self.modules():
@@ -481,13 +588,25 @@ class Embedding(Module):
 
 
 class Sequential(Module):
+    """Layers applied in order; ``Sequential(OrderedDict(name=layer, ...))`` names them."""
+
     def __init__(self, *layers):
         super().__init__()
-        for i, layer in enumerate(layers):
-            setattr(self, str(i), layer)
+        if len(layers) == 1 and isinstance(layers[0], OrderedDict):
+            for name, layer in layers[0].items():
+                self.add_module(name, layer)
+        else:
+            for i, layer in enumerate(layers):
+                self.add_module(str(i), layer)
 
     def __getitem__(self, i):
+        if isinstance(i, slice):
+            return Sequential(OrderedDict(list(self._modules.items())[i]))
         return list(self._modules.values())[i]
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
 
     def __len__(self):
         return len(self._modules)

@@ -14,3 +14,5 @@ class Parameter(Tensor):
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
+
+    __str__ = __repr__          # print(p) as PyTorch prints it (Tensor's __str__ is its own __repr__)

@@ -1,0 +1,138 @@
+"""Module containers: ModuleList and ModuleDict (Sequential lives beside the layers)."""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from .modules import Module
+
+
+def _indent(text: str, spaces: int = 2) -> str:
+    first, *rest = text.split("\n")
+    return "\n".join([first] + [" " * spaces + line for line in rest])
+
+
+class ModuleList(Module):
+    """A list of modules registered as children ``0``, ``1``, ...; printed as PyTorch prints
+    it, runs of equal modules folded (``(0-2): 3 x Linear(...)``)."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def _index(self, idx: int) -> int:
+        n = len(self)
+        if not -n <= idx < n:
+            raise IndexError(f"index {idx} is out of range")
+        return idx % n
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)(list(self._modules.values())[idx])
+        return self._modules[str(self._index(idx))]
+
+    def __setitem__(self, idx, module):
+        self.add_module(str(self._index(idx)), module)
+
+    def __delitem__(self, idx):
+        items = list(self._modules.values())
+        if isinstance(idx, slice):
+            del items[idx]
+        else:
+            del items[self._index(idx)]
+        self._renumber(items)
+
+    def _renumber(self, items):
+        for name in list(self._modules):
+            delattr(self, name)
+        for i, m in enumerate(items):
+            self.add_module(str(i), m)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __iadd__(self, modules):
+        return self.extend(modules)
+
+    def __add__(self, other):
+        return type(self)(list(self) + list(other))
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index, module):
+        items = list(self._modules.values())
+        items.insert(index, module)
+        self._renumber(items)
+
+    def __repr__(self):
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return f"{type(self).__name__}()"
+        runs = []          # [first index, last index, repr]
+        for i, r in enumerate(reprs):
+            if runs and runs[-1][2] == r:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
+        lines = [f"({a}): {r}" if a == b else f"({a}-{b}): {b - a + 1} x {r}" for a, b, r in runs]
+        return f"{type(self).__name__}(\n  " + "\n  ".join(_indent(line) for line in lines) + "\n)"
+
+
+class ModuleDict(Module):
+    """An ordered dict of modules, each registered as the child of its key."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key):
+        return self._modules[key]
+
+    def __setitem__(self, key, module):
+        self.add_module(key, module)
+
+    def __delitem__(self, key):
+        delattr(self, key)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key):
+        return key in self._modules
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+    def pop(self, key):
+        m = self._modules[key]
+        del self[key]
+        return m
+
+    def clear(self):
+        for key in list(self._modules):
+            del self[key]
+
+    def update(self, modules):
+        pairs = modules.items() if isinstance(modules, (dict, OrderedDict, ModuleDict)) else modules
+        for key, m in pairs:
+            self[key] = m
