@@ -595,3 +595,50 @@ def test_clip_grad_norm_and_value_match_pytorch(norm_type):
         p = gradc.nn.Parameter(gradc.ones(1))
         p.grad = gradc.tensor([float("inf")])
         gradc.nn.utils.clip_grad_norm_([p], 1.0, error_if_nonfinite=True)
+
+
+def _train(m, opt_name, kw, sched=None, steps=7):
+    """A few steps of an optimizer (and scheduler) on a small tanh regression; the final
+    weights and the learning rates the scheduler reported."""
+    rng = np.random.default_rng(0)
+    w = m.nn.Parameter(m.tensor(rng.standard_normal((3, 2))))
+    x = m.tensor(rng.standard_normal((5, 3)))
+    opt = getattr(m.optim, opt_name)([w], **kw)
+    sch = sched(m, opt) if sched else None
+    lrs = []
+    for _ in range(steps):
+        opt.zero_grad()
+        ((x @ w).tanh() ** 2).sum().backward()
+        opt.step()
+        if sch:
+            sch.step()
+            lrs.append(sch.get_last_lr()[0])
+    return w.detach().numpy(), lrs
+
+
+@pytest.mark.parametrize("name,kw", [("AdamW", dict(lr=0.1)), ("AdamW", dict(lr=0.05, weight_decay=0.3, amsgrad=True)),
+                                     ("RMSprop", dict(lr=0.01)),
+                                     ("RMSprop", dict(lr=0.01, momentum=0.9, centered=True, weight_decay=0.1)),
+                                     ("Adagrad", dict(lr=0.1)),
+                                     ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.1,
+                                                      initial_accumulator_value=0.5))])
+def test_more_optimizers_match_pytorch(name, kw):
+    torch = pytest.importorskip("torch")
+    np.testing.assert_allclose(_train(gradc, name, kw)[0], _train(torch, name, kw)[0], rtol=1e-12, atol=1e-14)
+
+
+SCHEDULERS = [lambda m, o: m.optim.lr_scheduler.StepLR(o, 2, 0.5),
+              lambda m, o: m.optim.lr_scheduler.MultiStepLR(o, [1, 3, 3], 0.1),
+              lambda m, o: m.optim.lr_scheduler.ExponentialLR(o, 0.9),
+              lambda m, o: m.optim.lr_scheduler.CosineAnnealingLR(o, 3, 0.001),
+              lambda m, o: m.optim.lr_scheduler.LambdaLR(o, lambda e: 1 / (e + 1)),
+              lambda m, o: m.optim.lr_scheduler.LinearLR(o, 0.25, 1.0, 4)]
+
+
+@pytest.mark.parametrize("sched", SCHEDULERS, ids=["step", "multistep", "exponential", "cosine", "lambda", "linear"])
+def test_lr_schedulers_match_pytorch(sched):
+    """The learning rates are PyTorch's to the bit (the same chainable formulas), and so is SGD's path."""
+    torch = pytest.importorskip("torch")
+    (w_t, lr_t), (w_g, lr_g) = (_train(m, "SGD", dict(lr=0.1, momentum=0.9), sched, steps=9) for m in (torch, gradc))
+    assert lr_g == lr_t
+    np.testing.assert_allclose(w_g, w_t, rtol=1e-12, atol=1e-14)

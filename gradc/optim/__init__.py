@@ -1,4 +1,6 @@
-"""gradc.optim: SGD (momentum, dampening, nesterov, weight decay) and Adam, as in PyTorch."""
-from .optimizer import SGD, Adam, Optimizer
+"""gradc.optim: SGD (momentum, dampening, nesterov, weight decay), Adam, AdamW, RMSprop and Adagrad,
+and ``lr_scheduler``, as in PyTorch."""
+from . import lr_scheduler
+from .optimizer import SGD, Adagrad, Adam, AdamW, Optimizer, RMSprop
 
-__all__ = ["Optimizer", "SGD", "Adam"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]

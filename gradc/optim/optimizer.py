@@ -67,6 +67,8 @@ class SGD(Optimizer):
 
 
 class Adam(Optimizer):
+    _decoupled = False            # AdamW: weight decay scales the parameter, not the gradient
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False,
                  maximize=False):
         if lr < 0:
@@ -78,7 +80,9 @@ class Adam(Optimizer):
     def step(self):
         for g, p in self._params_with_grad():
             grad = p._grad if not g["maximize"] else -p._grad
-            if g["weight_decay"]:
+            if g["weight_decay"] and self._decoupled:
+                p.mul_(1 - g["lr"] * g["weight_decay"])
+            elif g["weight_decay"]:
                 grad = grad + p * g["weight_decay"]
             b1, b2 = g["betas"]
             state = self.state.setdefault(id(p), {})
@@ -103,3 +107,78 @@ class Adam(Optimizer):
             else:
                 denom = (v.sqrt() / math.sqrt(bias2)) + g["eps"]
             p.sub_((m / denom) * (g["lr"] / bias1))
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: ``p *= 1 - lr * weight_decay`` before the Adam step."""
+    _decoupled = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False,
+                 maximize=False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize)
+
+
+class RMSprop(Optimizer):
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False,
+                 maximize=False):
+        if lr < 0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
+                                      centered=centered, maximize=maximize))
+
+    @grad_mode.no_grad()
+    def step(self):
+        from ..factories import zeros_like
+        for g, p in self._params_with_grad():
+            grad = p._grad if not g["maximize"] else -p._grad
+            if g["weight_decay"]:
+                grad = grad + p * g["weight_decay"]
+            state = self.state.setdefault(id(p), {})
+            if not state:
+                state["step"] = 0
+                state["square_avg"] = zeros_like(p)
+                if g["momentum"] > 0:
+                    state["momentum_buffer"] = zeros_like(p)
+                if g["centered"]:
+                    state["grad_avg"] = zeros_like(p)
+            state["step"] += 1
+            a = g["alpha"]
+            sq = state["square_avg"]
+            sq.mul_(a).add_(grad * grad, alpha=1 - a)
+            if g["centered"]:
+                ga = state["grad_avg"]
+                ga.mul_(a).add_(grad, alpha=1 - a)
+                avg = (sq - ga * ga).sqrt() + g["eps"]
+            else:
+                avg = sq.sqrt() + g["eps"]
+            if g["momentum"] > 0:
+                buf = state["momentum_buffer"]
+                buf.mul_(g["momentum"]).add_(grad / avg)
+                p.sub_(buf * g["lr"])
+            else:
+                p.sub_((grad / avg) * g["lr"])
+
+
+class Adagrad(Optimizer):
+    def __init__(self, params, lr=1e-2, lr_decay=0.0, weight_decay=0.0, initial_accumulator_value=0.0, eps=1e-10,
+                 maximize=False):
+        if lr < 0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay, eps=eps,
+                                      initial_accumulator_value=initial_accumulator_value, maximize=maximize))
+        from ..factories import full_like
+        for group in self.param_groups:
+            for p in group["params"]:
+                self.state[id(p)] = {"step": 0, "sum": full_like(p, group["initial_accumulator_value"])}
+
+    @grad_mode.no_grad()
+    def step(self):
+        for g, p in self._params_with_grad():
+            grad = p._grad if not g["maximize"] else -p._grad
+            if g["weight_decay"]:
+                grad = grad + p * g["weight_decay"]
+            state = self.state[id(p)]
+            state["step"] += 1
+            clr = g["lr"] / (1 + (state["step"] - 1) * g["lr_decay"])
+            state["sum"].add_(grad * grad)
+            p.sub_((grad / (state["sum"].sqrt() + g["eps"])) * clr)
