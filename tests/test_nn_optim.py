@@ -1,4 +1,6 @@
 """nn modules and optimizers: training matches PyTorch's parameter updates step by step."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -642,3 +644,51 @@ def test_lr_schedulers_match_pytorch(sched):
     (w_t, lr_t), (w_g, lr_g) = (_train(m, "SGD", dict(lr=0.1, momentum=0.9), sched, steps=9) for m in (torch, gradc))
     assert lr_g == lr_t
     np.testing.assert_allclose(w_g, w_t, rtol=1e-12, atol=1e-14)
+
+
+ACTIVATIONS = ["F.relu6(x)", "F.hardtanh(x)", "F.hardtanh(x, -2.0, 2.5)", "F.hardsigmoid(x)", "F.hardswish(x)", "F.mish(x)",
+               "F.selu(x)", "F.celu(x, 0.5)", "F.glu(x.reshape(2, -1), 1)", "F.glu(x)", "F.softsign(x)", "F.tanhshrink(x)",
+               "F.threshold(x, 0.1, 20.0)", "F.hardshrink(x)", "F.softshrink(x, 0.5)", "F.softmin(x.reshape(1, -1), 1)",
+               "F.softmax(x.reshape(2, -1, 2))", "F.log_softmax(x.reshape(1, -1, 1, 1))",
+               "F.prelu(x, m.tensor([0.25], dtype=m.float64))", "F.prelu(x.reshape(1, 68, 1), m.linspace(0, 1, 68, dtype=m.float64))",
+               "m.nn.PReLU(68, dtype=m.float64)(x.reshape(1, 68))"]
+
+
+@pytest.mark.parametrize("expr", ACTIVATIONS)
+def test_more_activations_match_pytorch(expr):
+    """Values and gradients at and around every kink (-3, 3, +-1, 0, 6, thresholds); the softmax
+    family's implicit dim (with PyTorch's deprecation warning) is PyTorch's."""
+    torch = pytest.importorskip("torch")
+    xs = np.concatenate([np.linspace(-7, 7, 57), [-3.0, 3.0, -1.0, 1.0, 0.0, 6.0, -0.5, 0.5, 0.1, 20.0, -6.0]])
+    got = []
+    for m in (torch, gradc):
+        x = m.tensor(xs, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y = eval(expr, {"F": m.nn.functional, "x": x, "m": m})
+        (y * m.arange(y.numel(), dtype=m.float64).reshape(y.shape)).sum().backward()
+        got.append([y.detach().numpy(), x.grad.numpy()])
+    # PyTorch's float64 hardsigmoid gradient multiplies by float32(1/6)
+    rtol = 1e-7 if "hardsigmoid" in expr else 1e-12
+    for want, have in zip(*got):
+        assert have.shape == want.shape
+        np.testing.assert_allclose(have, want, rtol=rtol, atol=1e-13)
+
+
+def test_activation_modules_print_and_compile(compiled_vs_eager):
+    torch = pytest.importorskip("torch")
+
+    def reprs(m):
+        nn = m.nn
+        return [repr(a) for a in (nn.Hardshrink(), nn.Softshrink(0.3), nn.PReLU(), nn.PReLU(3, 0.1), nn.Softmin(1),
+                                  nn.Softmax(), nn.LogSoftmax(1), nn.ReLU6(inplace=True), nn.Hardtanh(-2, 2), nn.SELU(),
+                                  nn.CELU(0.5), nn.Threshold(0.1, 20.0), nn.Tanhshrink(), nn.GLU(), nn.Mish(),
+                                  nn.Hardswish(), nn.Hardsigmoid(), nn.Softsign())]
+    assert reprs(gradc) == reprs(torch)
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax has been deprecated"):
+        F.softmax(gradc.ones(2, 3))
+    with pytest.raises(RuntimeError, match="Halving dimension must be even, but dimension 0 is size 3"):
+        F.glu(gradc.ones(3))
+    rng = np.random.default_rng(9)
+    compiled_vs_eager(lambda x: (F.hardswish(x) + F.mish(x) + F.selu(x) * F.relu6(x) + F.glu(x, 1).sum()
+                                 + F.softshrink(x) * F.hardsigmoid(x)).sum(), rng.standard_normal((4, 6)) * 4)

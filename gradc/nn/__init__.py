@@ -1,5 +1,7 @@
 """gradc.nn: Module, Parameter and a few layers, with PyTorch's names and behaviour."""
 from . import functional, init, utils
+from .activation import (CELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LogSoftmax, Mish, PReLU,
+                         ReLU6, Softmax, Softmin, Softshrink, Softsign, Tanhshrink, Threshold)
 from .containers import ModuleDict, ModuleList
 from .modules import (AvgPool2d, BatchNorm1d, BatchNorm2d, BatchNorm3d, BCELoss, BCEWithLogitsLoss, Conv1d, Conv2d, CrossEntropyLoss, Dropout, ELU, Embedding,
                       Flatten, GELU, HuberLoss, Identity, L1Loss, LayerNorm, LeakyReLU, Linear, LogSigmoid, MaxPool2d,
@@ -9,4 +11,6 @@ from .parameter import Parameter
 __all__ = ["Module", "Parameter", "Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "SiLU", "LeakyReLU", "Softplus",
            "LogSigmoid", "ELU", "GELU", "Identity", "Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten", "Dropout",
            "Embedding", "LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss",
-           "BCELoss", "BCEWithLogitsLoss", "ModuleList", "ModuleDict", "functional", "init", "utils"]
+           "BCELoss", "BCEWithLogitsLoss", "ModuleList", "ModuleDict", "Softmax", "LogSoftmax", "Softmin", "GLU", "ReLU6", "Hardsigmoid", "Hardswish",
+           "Mish", "SELU", "CELU", "Softsign", "Tanhshrink", "Hardtanh", "Threshold", "Hardshrink", "Softshrink", "PReLU",
+           "functional", "init", "utils"]

@@ -65,12 +65,116 @@ def sigmoid(x):
     return x.sigmoid()
 
 
-def softmax(x, dim=None):
-    return x.softmax(-1 if dim is None else dim)
+def _softmax_dim(name, ndim, dim):
+    """PyTorch's implicit dim (0 for 0-, 1- and 3-d inputs, else 1), with its warning."""
+    if dim is not None:
+        return dim
+    import warnings
+    dim = 0 if ndim in (0, 1, 3) else 1
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+                  "as an argument.", UserWarning, stacklevel=3)
+    return dim
 
 
-def log_softmax(x, dim=None):
-    return x.log_softmax(-1 if dim is None else dim)
+def softmax(x, dim=None, _stacklevel=3, dtype=None):
+    return x.softmax(_softmax_dim("softmax", x.ndim, dim), dtype=dtype)
+
+
+def log_softmax(x, dim=None, _stacklevel=3, dtype=None):
+    return x.log_softmax(_softmax_dim("log_softmax", x.ndim, dim), dtype=dtype)
+
+
+def softmin(x, dim=None, _stacklevel=3, dtype=None):
+    return (-x).softmax(_softmax_dim("softmin", x.ndim, dim), dtype=dtype)
+
+
+# ---- piecewise and smooth activations as compositions (values and gradients are PyTorch's,
+# boundaries included; PyTorch records one node for most, e.g. HardtanhBackward0) ----------------
+def hardtanh(x, min_val=-1.0, max_val=1.0, inplace=False):
+    """clamp(x, min_val, max_val) whose gradient passes strictly inside (min_val, max_val)."""
+    from ..tensor_api import where
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return where((x > min_val) & (x < max_val), x, x.clamp(min_val, max_val).detach())
+
+
+def relu6(x, inplace=False):
+    return hardtanh(x, 0.0, 6.0)
+
+
+def hardsigmoid(x, inplace=False):
+    """relu6(x + 3) / 6: gradient 1/6 strictly inside (-3, 3)."""
+    return hardtanh(x + 3.0, 0.0, 6.0) / 6.0
+
+
+def hardswish(x, inplace=False):
+    """0 up to -3, x from 3 on, x (x + 3) / 6 between (PyTorch's gradient: 0, 1, x / 3 + 1/2)."""
+    from ..tensor_api import where
+    return where(x <= -3.0, x * 0.0, where(x >= 3.0, x, x * (x + 3.0) / 6.0))
+
+
+def mish(x, inplace=False):
+    return x * softplus(x).tanh()
+
+
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(x, inplace=False):
+    return SELU_SCALE * elu(x, SELU_ALPHA)
+
+
+def celu(x, alpha=1.0, inplace=False):
+    """max(0, x) + min(0, alpha (exp(x / alpha) - 1)), which is alpha * elu(x / alpha)."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return alpha * elu(x / alpha)
+
+
+def glu(x, dim=-1):
+    n = x.shape[dim]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % x.ndim} is size {n}")
+    a, b = x.chunk(2, dim)
+    return a * b.sigmoid()
+
+
+def softsign(x):
+    return x / (1 + x.abs())
+
+
+def tanhshrink(x):
+    return x - x.tanh()
+
+
+def threshold(x, threshold, value, inplace=False):
+    from ..tensor_api import where
+    return where(x > threshold, x, x * 0.0 + value)
+
+
+def hardshrink(x, lambd=0.5):
+    from ..tensor_api import where
+    return where((x > lambd) | (x < -lambd), x, x * 0.0)
+
+
+def softshrink(x, lambd=0.5):
+    from ..tensor_api import where
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    return where(x > lambd, x - lambd, where(x < -lambd, x + lambd, x * 0.0))
+
+
+def prelu(x, weight):
+    """x where x > 0, weight * x elsewhere; one weight, or one per channel (dim 1)."""
+    from ..tensor_api import where
+    w = weight
+    if weight.numel() > 1:
+        if x.ndim < 2 or x.shape[1] != weight.numel():
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{weight.numel()} and channel size = {x.shape[1] if x.ndim > 1 else 1}.")
+        w = weight.reshape([1, weight.numel()] + [1] * (x.ndim - 2))
+    return where(x > 0, x, w * x)
 
 
 def _check_param_dtypes(input, *params, bias=None):
