@@ -692,3 +692,53 @@ def test_activation_modules_print_and_compile(compiled_vs_eager):
     rng = np.random.default_rng(9)
     compiled_vs_eager(lambda x: (F.hardswish(x) + F.mish(x) + F.selu(x) * F.relu6(x) + F.glu(x, 1).sum()
                                  + F.softshrink(x) * F.hardsigmoid(x)).sum(), rng.standard_normal((4, 6)) * 4)
+
+
+_A = np.random.default_rng(21)
+ATTENTION_AND_NORMS = [
+    ("F.scaled_dot_product_attention(q, k, v)", dict(q=(2, 3, 4, 5), k=(2, 3, 6, 5), v=(2, 3, 6, 7))),
+    ("F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3)", dict(q=(3, 4, 5), k=(3, 6, 5), v=(3, 6, 2))),
+    ("F.scaled_dot_product_attention(q, k, v, attn_mask=m.tensor(np.tri(4, 6, 2) > 0))",
+     dict(q=(2, 4, 5), k=(2, 6, 5), v=(2, 6, 3))),
+    ("F.scaled_dot_product_attention(q, k, v, attn_mask=b)", dict(q=(2, 1, 4, 5), k=(2, 1, 6, 5), v=(2, 1, 6, 3),
+                                                                  b=(2, 1, 4, 6))),
+    ("F.scaled_dot_product_attention(q, k, v, enable_gqa=True)", dict(q=(1, 4, 3, 2), k=(1, 2, 5, 2), v=(1, 2, 5, 3))),
+    ("F.group_norm(x, 2, w, b)", dict(x=(2, 4, 3, 2), w=(4,), b=(4,))),
+    ("F.group_norm(x, 4)", dict(x=(2, 4, 5))),
+    ("F.rms_norm(x, (3, 2), w)", dict(x=(2, 4, 3, 2), w=(3, 2))),
+    ("m.nn.RMSNorm(2, dtype=m.float64)(x)", dict(x=(2, 4, 3, 2))),
+    ("m.nn.GroupNorm(2, 4, dtype=m.float64)(x)", dict(x=(2, 4, 3))),
+    ("F.kl_div(p.log_softmax(1), t.softmax(1), reduction='batchmean')", dict(p=(3, 5), t=(3, 5))),
+    ("F.kl_div(p, t.softmax(1).log(), reduction='sum', log_target=True)", dict(p=(3, 5), t=(3, 5))),
+    ("m.nn.KLDivLoss(reduction='none')(p, t.sigmoid())", dict(p=(3, 5), t=(3, 5))),
+]
+
+
+@pytest.mark.parametrize("expr,shapes", ATTENTION_AND_NORMS, ids=[e for e, _ in ATTENTION_AND_NORMS])
+def test_attention_norms_and_kl_div_match_pytorch(expr, shapes):
+    """scaled_dot_product_attention (causal, bool and float masks, grouped heads), group_norm,
+    rms_norm and kl_div: values and the gradient of every input, float64."""
+    torch = pytest.importorskip("torch")
+    arrays = {n: _A.standard_normal(s) for n, s in shapes.items()}
+    got = []
+    for m in (torch, gradc):
+        ts = {n: m.tensor(a, requires_grad=True) for n, a in arrays.items()}
+        y = eval(expr, {"F": m.nn.functional, "m": m, "np": np, **ts})
+        (y * m.arange(y.numel(), dtype=m.float64).reshape(y.shape)).sum().backward()
+        got.append([y.detach().numpy()] + [t.grad.numpy() for t in ts.values()])
+    for want, have in zip(*got, strict=True):
+        assert have.shape == want.shape
+        np.testing.assert_allclose(have, want, rtol=1e-10, atol=1e-12)
+
+
+def test_attention_compiles_and_norm_modules_print(compiled_vs_eager):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+
+    def attn(q, k, v):
+        return (F.scaled_dot_product_attention(q, k, v, is_causal=True) ** 2).sum()
+    compiled_vs_eager(attn, rng.standard_normal((2, 4, 8)), rng.standard_normal((2, 4, 8)), rng.standard_normal((2, 4, 8)))
+    for mod in ("GroupNorm(2, 4)", "RMSNorm(4)", "RMSNorm([3, 4], eps=1e-3)", "KLDivLoss()"):
+        assert repr(eval("gradc.nn." + mod)) == repr(eval("torch.nn." + mod))
+    with pytest.raises(ValueError, match=r"num_channels \(4\) must be divisible by num_groups \(3\)"):
+        gradc.nn.GroupNorm(3, 4)

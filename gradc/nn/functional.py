@@ -207,6 +207,91 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return y + bias if bias is not None else y
 
 
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalise each of ``num_groups`` groups of channels (dim 1) over its channels and spatial
+    dims (biased variance), then ``* weight + bias`` per channel."""
+    n, c = input.shape[0], input.shape[1]
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={num_groups}")
+    _check_param_dtypes(input, weight, bias=bias)
+    g = input.reshape(n, num_groups, -1)
+    centered = g - g.mean(-1, keepdim=True)
+    y = (centered * ((centered * centered).mean(-1, keepdim=True) + eps).rsqrt()).reshape(*input.shape)
+    shape = [1, c] + [1] * (input.ndim - 2)
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    return y + bias.reshape(shape) if bias is not None else y
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x^2) + eps) over the trailing ``normalized_shape`` dims, times ``weight``;
+    ``eps`` defaults to the dtype's machine epsilon, as PyTorch's."""
+    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if not ns or len(ns) > input.ndim or tuple(input.shape[input.ndim - len(ns):]) != ns:
+        raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
+                           f"[*, {', '.join(map(str, ns))}], but got input of size{list(input.shape)}")
+    if eps is None:
+        import numpy as np
+        eps = float(np.finfo(input.dtype.np).eps)
+    dims = tuple(range(-len(ns), 0))
+    y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    return y * weight if weight is not None else y
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """target * (log(target) - input) pointwise (0 where target is 0), or with ``log_target``
+    exp(target) * (target - input); ``batchmean`` divides the sum by the batch size."""
+    from ..tensor_api import where
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = where(target > 0, target * where(target > 0, target, 1.0).log(), target * 0.0) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.ndim else loss.sum()
+    if reduction == "mean":
+        import warnings
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      UserWarning, stacklevel=2)
+    return _reduce(loss, reduction)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """softmax(q k^T * scale + bias) v over the last two dims: ``scale`` defaults to
+    1/sqrt(q.size(-1)); ``is_causal`` masks keys after each query (top-left aligned); a bool
+    ``attn_mask`` keeps where True, a float one is added.  ``dropout_p`` > 0 follows
+    ``dropout`` (eager only).  ``enable_gqa`` repeats key/value heads to the query's."""
+    import math
+
+    from ..tensor_api import where
+    L, S = query.shape[-2], key.shape[-2]
+    if scale is None:
+        scale = 1.0 / math.sqrt(query.shape[-1])
+    if enable_gqa and key.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        rep = query.shape[-3] // key.shape[-3]
+        key, value = key.repeat_interleave(rep, -3), value.repeat_interleave(rep, -3)
+    scores = (query @ key.transpose(-2, -1)) * scale
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+                               "is_causal=True")
+        from .. import factories
+        keep = factories.ones(L, S, dtype=scores.dtype).tril() > 0
+        scores = where(keep, scores, -math.inf)
+    elif attn_mask is not None:
+        if attn_mask.dtype.name == "bool":
+            scores = where(attn_mask, scores, -math.inf)
+        else:
+            scores = scores + attn_mask
+    attn = scores.softmax(-1)
+    if dropout_p > 0.0:
+        attn = dropout(attn, dropout_p)
+    return attn @ value
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
                eps=1e-5):
     """Normalise each channel (dim 1) over the batch and spatial dims: with the batch's mean and

@@ -550,6 +550,36 @@ class BatchNorm3d(_BatchNorm):
     _dims = (5,)
 
 
+class GroupNorm(Module):
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, bias=True, dtype=None):
+        super().__init__()
+        if num_channels % num_groups:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
+        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        self.weight = Parameter(factories.ones(num_channels, dtype=dtype)) if affine else None
+        self.bias = Parameter(factories.zeros(num_channels, dtype=dtype)) if affine and bias else None
+
+    def forward(self, x):
+        return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, bias={self.bias is not None}"
+
+
+class RMSNorm(Module):
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, dtype=None):
+        super().__init__()
+        ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.normalized_shape, self.eps, self.elementwise_affine = ns, eps, elementwise_affine
+        self.weight = Parameter(factories.ones(*ns, dtype=dtype)) if elementwise_affine else None
+
+    def forward(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
 class Dropout(Module):
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
@@ -733,6 +763,14 @@ class HuberLoss(_Loss):
 
     def __init__(self, reduction="mean", delta=1.0):
         super().__init__(reduction, delta=delta)
+
+
+class KLDivLoss(_Loss):
+    _fn = staticmethod(F.kl_div)
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False):
+        super().__init__(reduction, log_target=log_target)
+        self.log_target = log_target
 
 
 class CrossEntropyLoss(_Loss):
