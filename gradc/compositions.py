@@ -310,14 +310,15 @@ FUNCTIONS = METHODS + ("var_mean", "std_mean", "meshgrid", "einsum", "tensordot"
 TENSOR_ONLY = ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor")      # methods, not gradc.*
 
 
-def _bind_methods():
+def bind_methods(namespace: dict, names):
+    """Make each function ``namespace[name]`` a Tensor method too (unless the API has one)."""
     from .tensor_api import TensorAPI
-    for name in METHODS + TENSOR_ONLY:
+    for name in names:
         if not hasattr(TensorAPI, name):
-            setattr(TensorAPI, name, globals()[name])
+            setattr(TensorAPI, name, namespace[name])
 
 
-_bind_methods()
+bind_methods(globals(), METHODS + TENSOR_ONLY)
 
 
 # ---- einsum ---------------------------------------------------------------------------------------

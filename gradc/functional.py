@@ -44,8 +44,9 @@ def numel(x) -> int:
 
 
 def _compositions():
-    from . import compositions
-    return {name: getattr(compositions, name) for name in compositions.FUNCTIONS}
+    from . import arithmetic, arrangement, compositions
+    return {name: getattr(module, name) for module in (compositions, arrangement, arithmetic)
+            for name in module.FUNCTIONS}
 
 
 globals().update(_compositions())

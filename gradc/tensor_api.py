@@ -71,6 +71,7 @@ return_types_max = _named_return("max")
 return_types_min = _named_return("min")
 return_types_sort = _named_return("sort")
 return_types_topk = _named_return("topk")
+return_types_median = _named_return("median")
 
 
 def is_tensor_like(x) -> bool:

@@ -72,6 +72,35 @@ CASES += [
      dict(x=_R.standard_normal((1, 4, 7)), w=_R.standard_normal((6, 2, 4)))),
     ("m.nn.functional.conv1d(x, w, padding=(1,))", dict(x=_R.standard_normal((3, 8)), w=_R.standard_normal((2, 3, 2)))),
 ]
+_V3 = _R.standard_normal((4, 3))
+CASES += [       # arrangement.py
+    ("m.hstack([x, y])", dict(x=_X[0], y=_X[1])), ("m.hstack([x, y])", dict(x=[1.0, 2.0], y=[3.0])),
+    ("m.vstack([x, y])", dict(x=[1.0, 2.0, 3.0], y=_X[0, :, :3])), ("m.dstack([x, y])", dict(x=_X[0], y=_X[1])),
+    ("m.column_stack([x, y])", dict(x=[1.0, 2.0], y=[[3.0, 4.0], [5.0, 6.0]])), ("m.atleast_2d(x)", dict(x=[1.0, 2.0])),
+    ("m.atleast_3d(x, y)", dict(x=2.5, y=_X[0])), ("x.tile((2,))", dict(x=_X)), ("m.tile(x, (2, 1, 1, 2))", dict(x=_X)),
+    ("m.movedim(x, 0, -1)", dict(x=_X)), ("x.moveaxis((0, 1), (2, 0))", dict(x=_X)), ("x.swapdims(0, 2)", dict(x=_X)),
+    ("x.unflatten(2, (2, -1))", dict(x=_X)), ("m.tensor_split(x, 3, dim=2)", dict(x=_X)),
+    ("x.tensor_split([1, 3], 2)", dict(x=_X)), ("m.rot90(x)", dict(x=_X)), ("x.rot90(2, (1, 2))", dict(x=_X)),
+    ("m.rot90(x, -1, (0, 2))", dict(x=_X)), ("m.fliplr(x) + m.flipud(x)", dict(x=_X)), ("m.diag(x)", dict(x=[1.0, 2.0, 3.0])),
+    ("m.diag(x, -1)", dict(x=[1.0, 2.0])), ("x.diag(1)", dict(x=_X[0])), ("m.diag_embed(x, 1)", dict(x=_X[0])),
+    ("m.kron(x, y)", dict(x=_X[0], y=_X[1, :2])), ("m.eye(3) * x", dict(x=[1.0, 2.0, 3.0])),
+    ("m.eye(2, 4, dtype=m.float64) @ x", dict(x=_X[0].T)),
+    # arithmetic.py
+    ("m.addcmul(x, y, z, value=0.5)", dict(x=_X[0], y=_X[1], z=[1.0, 2.0, 3.0, 4.0])),
+    ("x.addcdiv(y, z, value=-2)", dict(x=_X[0], y=_X[1], z=[1.0, 2.0, 3.0, 4.0])),
+    ("m.clamp_min(x, 0.1) + x.clamp_max(-0.2)", dict(x=_X)), ("m.logit(x.sigmoid()) + x.sigmoid().logit(eps=0.2)", dict(x=_X)),
+    ("m.deg2rad(x) + x.rad2deg()", dict(x=_X)), ("x.sgn() * x", dict(x=[1.0, -2.0, 0.0])),
+    ("m.signbit(x)", dict(x=[-0.0, 0.0, -1.0, 2.0])), ("m.nansum(x) + x.nansum(1).sum()", dict(x=[[1.0, NAN], [2.0, 3.0]])),
+    ("m.nanmean(x, 1)", dict(x=[[1.0, NAN], [2.0, 3.0]])), ("x.median()", dict(x=_X)),
+    ("m.median(x, 1)", dict(x=_X[0])), ("x.median(0, keepdim=True)", dict(x=_X[1])),
+    ("m.mv(x, y)", dict(x=_X[0], y=[1.0, -1.0, 2.0, 0.5])), ("m.addmv(z, x, y, beta=0.5, alpha=2)",
+                                                             dict(z=[1.0, 2.0, 3.0], x=_X[0], y=[1.0, -1.0, 2.0, 0.5])),
+    ("m.baddbmm(z, x, y, alpha=0.5)", dict(z=_R.standard_normal((2, 3, 3)), x=_X, y=np.swapaxes(_X, 1, 2))),
+    ("m.addbmm(z, x, y, beta=2)", dict(z=_R.standard_normal((3, 3)), x=_X, y=np.swapaxes(_X, 1, 2))),
+    ("m.inner(x, y)", dict(x=_X, y=_X[0])), ("x.inner(y)", dict(x=[1.0, 2.0], y=[3.0, 4.0])),
+    ("m.cross(x, y, dim=1)", dict(x=_V3, y=_V3[::-1].copy())), ("x.cross(y, -1)", dict(x=_V3, y=_V3 * 2 + 1)),
+    ("m.logspace(0, 2, 5) * x + m.logspace(-1, 1, 5, base=2) ", dict(x=[1.0] * 5)),
+]
 EINSUMS = [("ij,jk->ik", (3, 4), (4, 5)), ("bij,bjk->bik", (2, 3, 4), (2, 4, 5)),
            ("bhqd,bhkd->bhqk", (2, 3, 4, 5), (2, 3, 6, 5)), ("i,i->", (4,), (4,)), ("i,j->ij", (3,), (4,)),
            ("ii->i", (3, 3)), ("ii", (3, 3)), ("ij->ji", (2, 3)), ("ij->", (2, 3)),
@@ -184,3 +213,22 @@ def test_new_tensors_and_special_match_pytorch():
         got.append((y.detach().numpy(), a.grad.numpy()))
     for t, g in zip(*got):
         np.testing.assert_allclose(g, t, rtol=1e-12)
+
+
+def test_arrangement_and_arithmetic_errors_and_compile(compiled_vs_eager):
+    with pytest.raises(RuntimeError, match="diag\\(\\): Supports 1D or 2D tensors. Got 3D"):
+        gradc.diag(gradc.ones(2, 2, 2))
+    with pytest.raises(RuntimeError, match="no dimension of size 3 in input"):
+        with pytest.warns(UserWarning, match="Using torch.cross without specifying the dim arg is deprecated"):
+            gradc.cross(gradc.ones(2, 4), gradc.ones(2, 4))
+    with pytest.raises(RuntimeError, match="linalg.cross: inputs dimension 1 must have length 3. Got 2 and 2"):
+        gradc.cross(gradc.ones(3, 2), gradc.ones(3, 2), dim=1)
+    with pytest.raises(RuntimeError, match="Provided sizes \\[2, 2\\] don't multiply up to the size of dim 1"):
+        gradc.ones(2, 3).unflatten(1, (2, 2))
+    assert gradc.median(gradc.tensor([[1.0, 3, 2, 4]]), 1).indices.tolist() == [2]
+    rng = np.random.default_rng(8)
+
+    def f(x, y):
+        z = gradc.movedim(gradc.kron(x, y), 0, 1).tile((1, 2))
+        return (gradc.cross(z[:3, :3], z[:3, 3:6], dim=0) ** 2).sum() + x.median() + gradc.addcmul(x, x, x).sum()
+    compiled_vs_eager(f, rng.standard_normal((3, 2)), rng.standard_normal((1, 3)))

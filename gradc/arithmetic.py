@@ -1,0 +1,144 @@
+"""PyTorch's arithmetic helpers spelled with table ops: fused forms (addcmul, addcdiv, mv, addmv,
+baddbmm, addbmm, inner, cross), one-sided clamps, logit, angle conversions, sgn/signbit,
+NaN-skipping sums and means, median and logspace."""
+from __future__ import annotations
+
+import math
+
+from . import factories
+from .compositions import bind_methods
+from .tensor_api import norm_dim, where
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    return input + value * (tensor1 * tensor2)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    return input + value * (tensor1 / tensor2)
+
+
+def clamp_min(x, min):
+    return x.clamp(min=min)
+
+
+def clamp_max(x, max):
+    return x.clamp(max=max)
+
+
+def logit(x, eps=None):
+    """log(x / (1 - x)), x clamped to [eps, 1 - eps] first when ``eps`` is given."""
+    if eps is not None:
+        x = x.clamp(eps, 1 - eps)
+    return (x / (1 - x)).log()
+
+
+def deg2rad(x):
+    return x * (math.pi / 180.0)
+
+
+def rad2deg(x):
+    return x * (180.0 / math.pi)
+
+
+def sgn(x):
+    return x.sign()
+
+
+def signbit(x):
+    """True where the sign bit is set (-0.0 and NaNs with it included), as PyTorch's."""
+    if not x.dtype.is_floating_point:
+        return x < 0
+    return (x < 0) | ((x == 0) & ((1.0 / x) < 0))
+
+
+def nansum(x, dim=None, keepdim=False):
+    kept = where(x.isnan(), 0.0, x)
+    return kept.sum() if dim is None else kept.sum(dim, keepdim=keepdim)
+
+
+def nanmean(x, dim=None, keepdim=False):
+    counted = (~x.isnan()).sum() if dim is None else (~x.isnan()).sum(dim, keepdim=keepdim)
+    return nansum(x, dim, keepdim) / counted
+
+
+def median(x, dim=None, keepdim=False):
+    """The lower median ((n - 1) // 2-th smallest; NaN if the slice has one), with its index
+    when ``dim`` is given (``torch.return_types.median``); the gradient goes to that element."""
+    if dim is None:
+        flat = x.reshape(-1)
+        values = flat.sort().values
+        return values[(flat.shape[0] - 1) // 2]
+    from .tensor_api import return_types_median
+    dim = norm_dim(dim, max(x.ndim, 1))
+    if x.ndim == 0:
+        from . import dtypes
+        return return_types_median(x * 1, factories.zeros((), dtype=dtypes.int64))
+    s = x.sort(dim)
+    k = (x.shape[dim] - 1) // 2
+    values, indices = s.values.narrow(dim, k, 1), s.indices.narrow(dim, k, 1)
+    if not keepdim:
+        values, indices = values.squeeze(dim), indices.squeeze(dim)
+    return return_types_median(values, indices)
+
+
+def mv(mat, vec):
+    if mat.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {mat.ndim}, {mat.ndim}, {vec.ndim}")
+    return mat @ vec
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    return beta * input + alpha * mv(mat, vec)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    return beta * input + alpha * (batch1 @ batch2)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    return beta * input + alpha * (batch1 @ batch2).sum(0)
+
+
+def inner(a, b):
+    """The sum over the last dims of ``a`` and ``b`` of their products (scalars: a * b)."""
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    from .compositions import tensordot
+    return tensordot(a, b, dims=([a.ndim - 1], [b.ndim - 1]))
+
+
+def cross(a, b, dim=None):
+    """The cross product along ``dim`` (by default, and with PyTorch's deprecation warning, the
+    first dim of size 3)."""
+    if dim is None:
+        import warnings
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+                      "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
+                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
+        sizes = [d for d in range(a.ndim) if a.shape[d] == 3]
+        if not sizes:
+            raise RuntimeError("no dimension of size 3 in input")
+        dim = sizes[0]
+    dim = norm_dim(dim, a.ndim)
+    if a.shape[dim] != 3 or b.shape[dim] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {a.shape[dim]} and "
+                           f"{b.shape[dim]}")
+    a0, a1, a2 = a.unbind(dim)
+    b0, b1, b2 = b.unbind(dim)
+    from .tensor_api import stack
+    return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], dim)
+
+
+def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_grad=False):
+    """base ** linspace(start, end, steps), computed in float64 and rounded to the dtype."""
+    from . import dtypes
+    dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
+    exps = factories.linspace(start, end, steps, dtype=dtypes.float64)._data
+    return factories.tensor(float(base) ** exps, dtype=dt, device=device, requires_grad=requires_grad)
+
+
+METHODS = ("addcmul", "addcdiv", "clamp_min", "clamp_max", "logit", "deg2rad", "rad2deg", "sgn", "signbit", "nansum",
+           "nanmean", "median", "mv", "addmv", "baddbmm", "addbmm", "inner", "cross")
+FUNCTIONS = METHODS + ("logspace",)
+bind_methods(globals(), METHODS)

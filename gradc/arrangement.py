@@ -1,0 +1,191 @@
+"""PyTorch functions that arrange tensors, spelled with table ops: stacking (hstack, vstack,
+dstack, column_stack, atleast_Nd), tiling, moving and splitting dims (tile, movedim, unflatten,
+tensor_split, rot90, fliplr/flipud), diagonal matrices (diag, diag_embed, eye) and index
+factories (tril_indices, triu_indices).  Gradients come from the table ops they use."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import factories
+from .compositions import _varargs, bind_methods, flip
+from .tensor_api import cat, norm_dim
+
+
+def atleast_1d(*tensors):
+    out = [t.reshape(1) if t.ndim == 0 else t for t in _varargs(tensors)]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_2d(*tensors):
+    out = [t.reshape(1, -1) if t.ndim < 2 else t for t in _varargs(tensors)]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_3d(*tensors):
+    def lift(t):
+        if t.ndim == 0:
+            return t.reshape(1, 1, 1)
+        if t.ndim == 1:
+            return t.reshape(1, -1, 1)
+        return t.unsqueeze(-1) if t.ndim == 2 else t
+    out = [lift(t) for t in _varargs(tensors)]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def hstack(tensors):
+    ts = [atleast_1d(t) for t in tensors]
+    return cat(ts, 0 if ts[0].ndim == 1 else 1)
+
+
+def vstack(tensors):
+    return cat([atleast_2d(t) for t in tensors], 0)
+
+
+def dstack(tensors):
+    return cat([atleast_3d(t) for t in tensors], 2)
+
+
+def column_stack(tensors):
+    return cat([t.reshape(-1, 1) if t.ndim <= 1 else t for t in tensors], 1)
+
+
+row_stack = vstack
+
+
+def tile(x, dims):
+    dims = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
+    return x.repeat(*((1,) * (x.ndim - len(dims)) + dims))
+
+
+def movedim(x, source, destination):
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
+                           f"same number of dims as destination ({dst} dims)")
+    src = [norm_dim(d, x.ndim) for d in src]
+    dst = [norm_dim(d, x.ndim) for d in dst]
+    order = [None] * x.ndim
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(d for d in range(x.ndim) if d not in src)
+    return x.permute(*[o if o is not None else next(rest) for o in order])
+
+
+moveaxis = movedim
+
+
+def swapdims(x, dim0, dim1):
+    return x.transpose(dim0, dim1)
+
+
+def unflatten(x, dim, sizes):
+    dim = norm_dim(dim, x.ndim)
+    sizes = list(sizes)
+    if -1 in sizes:
+        known = int(np.prod([s for s in sizes if s != -1]))
+        sizes[sizes.index(-1)] = x.shape[dim] // known if known else 0
+    if int(np.prod(sizes)) != x.shape[dim]:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {dim} "
+                           f"({x.shape[dim]}) in the input tensor")
+    return x.reshape(*x.shape[:dim], *sizes, *x.shape[dim + 1:])
+
+
+def tensor_split(x, indices_or_sections, dim=0):
+    """Sections of near-equal size (the first ``n % sections`` one longer), or cuts at indices."""
+    dim = norm_dim(dim, x.ndim)
+    n = x.shape[dim]
+    if isinstance(indices_or_sections, int):
+        k = indices_or_sections
+        if k <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {k}")
+        sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
+        cuts = np.cumsum([0] + sizes)
+    else:
+        cuts = [0] + [min(max(int(i), 0), n) for i in indices_or_sections] + [n]
+    return tuple(x.narrow(dim, int(a), max(int(b) - int(a), 0)) for a, b in zip(cuts[:-1], cuts[1:]))
+
+
+def rot90(x, k=1, dims=(0, 1)):
+    d0, d1 = (norm_dim(d, x.ndim) for d in dims)
+    k %= 4
+    if k == 1:
+        return flip(x, d1).transpose(d0, d1)
+    if k == 2:
+        return flip(x, (d0, d1))
+    if k == 3:
+        return flip(x, d0).transpose(d0, d1)
+    return x * 1
+
+
+def fliplr(x):
+    if x.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(x, 1)
+
+
+def flipud(x):
+    if x.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(x, 0)
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    m = n if m is None else m
+    from . import dtypes
+    dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
+    return factories.tensor(np.eye(n, m, dtype=dt.np), dtype=dt, device=device, requires_grad=requires_grad)
+
+
+def diag_embed(x, offset=0, dim1=-2, dim2=-1):
+    """Each last-dim vector of ``x`` on the ``offset`` diagonal of a square matrix (dims -2, -1)."""
+    if (dim1, dim2) not in ((-2, -1), (x.ndim - 1, x.ndim)):
+        raise NotImplementedError("diag_embed: only the last two dims (dim1=-2, dim2=-1) in gradc")
+    n = x.shape[-1] + abs(offset)
+    rows = np.arange(x.shape[-1]) + max(-offset, 0)
+    cols = np.arange(x.shape[-1]) + max(offset, 0)
+    place = np.zeros((x.shape[-1], n, n))
+    place[np.arange(x.shape[-1]), rows, cols] = 1
+    sel = factories.tensor(place.reshape(x.shape[-1], n * n), dtype=x.dtype, device=x.device)
+    return (x @ sel).reshape(*x.shape[:-1], n, n)
+
+
+def diag(x, diagonal=0):
+    """A 1-D tensor on the ``diagonal``-th diagonal of a square matrix; of a 2-D one, that diagonal."""
+    if x.ndim == 1:
+        return diag_embed(x, diagonal)
+    if x.ndim == 2:
+        return x.diagonal(diagonal)
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D")
+
+
+def _triangle_indices(rows, cols, offset, lower, dtype, device):
+    r, c = np.nonzero(np.tri(rows, cols, offset, dtype=bool) if lower else ~np.tri(rows, cols, offset - 1, dtype=bool))
+    from . import dtypes
+    return factories.tensor(np.stack([r, c]).astype(np.int64), dtype=dtype or dtypes.int64, device=device)
+
+
+def tril_indices(row, col, offset=0, dtype=None, device=None):
+    return _triangle_indices(row, col, offset, True, dtype, device)
+
+
+def triu_indices(row, col, offset=0, dtype=None, device=None):
+    return _triangle_indices(row, col, offset, False, dtype, device)
+
+
+def kron(a, b):
+    """The Kronecker product: a's elements each scaling a copy of b."""
+    nd = max(a.ndim, b.ndim)
+    a = a.reshape(*((1,) * (nd - a.ndim) + tuple(a.shape)))
+    b = b.reshape(*((1,) * (nd - b.ndim) + tuple(b.shape)))
+    inter_a = [v for n in a.shape for v in (n, 1)]
+    inter_b = [v for n in b.shape for v in (1, n)]
+    out = a.reshape(*inter_a) * b.reshape(*inter_b)
+    return out.reshape(*[p * q for p, q in zip(a.shape, b.shape)])
+
+
+METHODS = ("tile", "movedim", "moveaxis", "swapdims", "unflatten", "tensor_split", "rot90", "fliplr", "flipud",
+           "diag", "diag_embed", "kron")
+FUNCTIONS = METHODS + ("atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "dstack", "column_stack",
+                       "row_stack", "eye", "tril_indices", "triu_indices")
+bind_methods(globals(), METHODS)
