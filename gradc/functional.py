@@ -44,8 +44,8 @@ def numel(x) -> int:
 
 
 def _compositions():
-    from . import arithmetic, arrangement, compositions
-    return {name: getattr(module, name) for module in (compositions, arrangement, arithmetic)
+    from . import arithmetic, arrangement, compositions, scatter
+    return {name: getattr(module, name) for module in (compositions, arrangement, arithmetic, scatter)
             for name in module.FUNCTIONS}
 
 

@@ -1,5 +1,7 @@
 """gradc.compositions against PyTorch: values, dtypes, shapes and input gradients (their grad_fn
 graphs are those of the table ops they are made of), eagerly and under @gradc.compile."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -232,3 +234,57 @@ def test_arrangement_and_arithmetic_errors_and_compile(compiled_vs_eager):
         z = gradc.movedim(gradc.kron(x, y), 0, 1).tile((1, 2))
         return (gradc.cross(z[:3, :3], z[:3, 3:6], dim=0) ** 2).sum() + x.median() + gradc.addcmul(x, x, x).sum()
     compiled_vs_eager(f, rng.standard_normal((3, 2)), rng.standard_normal((1, 3)))
+
+
+SCATTERS = [
+    ("x.scatter_add(1, i, y)", dict(x=_X[0], y=_X[1, :3, :2]), [[0, 1], [2, 2], [3, 0]]),
+    ("m.scatter(x, 1, i, y)", dict(x=_X[0], y=_X[1, :3, :2]), [[0, 1], [2, 3], [3, 0]]),
+    ("x.scatter(0, i, 2.5)", dict(x=_X[0]), [[0, 1, 2, 0], [2, 0, 1, 1]]),
+    ("x.index_add(0, i, y, alpha=3)", dict(x=_X[0], y=_X[1, :2]), [0, 2]),
+    ("m.index_add(x, 1, i, y)", dict(x=_X[0], y=_X[1, :, :3]), [3, 3, 1]),
+    ("x.index_fill(1, i, 2.5)", dict(x=_X[0]), [1, 3]),
+    ("(x * 1).index_fill_(0, i, -1.0) + (x * 1).masked_fill_(x > 0, 0.5)", dict(x=_X[0]), [2]),
+    ("(x * 1).scatter_(1, i, y) + (x * 1).scatter_add_(1, i, y) + (x * 1).index_add_(1, i[0], y)",
+     dict(x=_X[0], y=_X[1, :3, :2]), [[0, 1], [2, 3], [3, 0]]),
+    ("m.masked_select(x, x > 0.1)", dict(x=_X[0]), [0]),
+]
+
+
+@pytest.mark.parametrize("expr,arrays,index", SCATTERS, ids=[c[0] for c in SCATTERS])
+def test_scatter_family_matches_pytorch(expr, arrays, index):
+    got = []
+    for m in (torch, gradc):
+        ts = {k: m.tensor(np.asarray(v), requires_grad=True) for k, v in arrays.items()}
+        y = eval(expr, {"m": m, "i": m.tensor(index), **ts})
+        (y * m.arange(y.numel(), dtype=m.float64).reshape(y.shape)).sum().backward()
+        got.append([y.detach().numpy()] + [t.grad.numpy() for t in ts.values()])
+    for want, have in zip(*got, strict=True):
+        assert have.shape == want.shape
+        np.testing.assert_allclose(have, want, rtol=1e-12, atol=1e-12)
+
+
+def test_data_dependent_selections_are_eager_only():
+    for m in (torch, gradc):
+        x = m.tensor([[0, 3, 3], [1, 0, 2]])
+        got = [m.nonzero(x), m.nonzero(x, as_tuple=True), m.argwhere(x > 1), x.unique(), m.unique(x, return_inverse=True,
+               return_counts=True), m.unique(x, dim=1), m.bincount(x[0], minlength=5), m.bincount(
+               x[1], weights=m.tensor([0.5, 1.0, 2.0], dtype=m.float64))]
+        if m is torch:
+            want = got
+    flat = lambda r: [np.asarray(t) for t in (r if isinstance(r, tuple) else (r,))]  # noqa: E731
+    for w, g in zip(want, got, strict=True):
+        for a, b in zip(flat(w), flat(g), strict=True):
+            assert a.dtype == b.dtype
+            np.testing.assert_array_equal(a, b)
+    with pytest.raises(RuntimeError, match="nonzero under @gradc.compile: its result's shape depends on the tensor's "
+                                           "values"):
+        gradc.compile(lambda a: gradc.nonzero(a > 0).sum())(gradc.ones(3))
+    with pytest.raises(RuntimeError, match="bincount only supports 1-d non-negative integral inputs."):
+        gradc.bincount(gradc.tensor([1, -1]))
+    idx = [[0, 1], [2, 2], [3, 0]]
+    for reduce in ("add", "multiply"):       # PyTorch has no gradient for these
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = torch.tensor(_X[0]).scatter(1, torch.tensor(idx), torch.tensor(_X[1, :3, :2]), reduce=reduce)
+        have = gradc.tensor(_X[0]).scatter(1, gradc.tensor(idx), gradc.tensor(_X[1, :3, :2]), reduce=reduce)
+        np.testing.assert_allclose(have.numpy(), want.numpy(), rtol=1e-12)

@@ -1,0 +1,172 @@
+"""Scatter-style updates spelled with table ops (scatter, scatter_add, index_add, index_fill and
+their in-place forms, masked_fill_), and the data-dependent selections (masked_select, nonzero,
+argwhere, unique, bincount), whose result shapes depend on values: those run eagerly and raise
+a clear error under ``@gradc.compile``."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import factories
+from .compositions import bind_methods
+from .ops.dispatch import apply
+from .tensor_api import is_tensor_like, norm_dim, where
+
+
+def _index_region(src, index):
+    """The part of ``src`` that ``index`` addresses (PyTorch lets src be larger)."""
+    for d, n in enumerate(index.shape):
+        if src.shape[d] != n:
+            src = src.narrow(d, 0, n)
+    return src
+
+
+def _scatter_sum(x, dim, index, src):
+    return apply("scatter_add", index, src, dim=dim, shape=list(x.shape))
+
+
+def _source(x, index, src):
+    if is_tensor_like(src):
+        return _index_region(src, index).to(x.dtype)
+    return factories.full(tuple(index.shape), src, dtype=x.dtype, device=x.device)
+
+
+def scatter_add(x, dim, index, src):
+    dim = norm_dim(dim, max(x.ndim, 1))
+    return x + _scatter_sum(x, dim, index, _source(x, index, src))
+
+
+def scatter(x, dim, index, src=None, value=None, *, reduce=None):
+    """``x`` with ``x[... index ...] = src`` along ``dim``.  A repeated index gets the mean of its
+    sources (the value when they agree; PyTorch keeps one of them, unspecified which, and gives
+    each source the whole gradient where here each gets its share).  ``reduce='add'`` and
+    ``'multiply'`` as PyTorch's."""
+    dim = norm_dim(dim, max(x.ndim, 1))
+    src = value if src is None else src
+    s = _source(x, index, src)
+    if reduce == "add":
+        return x + _scatter_sum(x, dim, index, s)
+    if reduce == "multiply":         # the product as exp(sum log|s|), its sign from the count of negatives
+        magnitude = _scatter_sum(x, dim, index, s.abs().log()).exp()
+        negatives = _scatter_sum(x, dim, index, (s < 0).to(x.dtype))
+        return where(_hits(x, dim, index), x * (1 - 2 * (negatives % 2)) * magnitude, x)
+    if reduce is not None:
+        raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
+    counts = _counts(x, dim, index)
+    hit = counts > 0
+    return where(hit, _scatter_sum(x, dim, index, s) / where(hit, counts, 1.0), x)
+
+
+def _counts(x, dim, index):
+    ones = factories.ones(tuple(index.shape), dtype=x.dtype, device=x.device)
+    return _scatter_sum(x, dim, index, ones)
+
+
+def _hits(x, dim, index):
+    return _counts(x, dim, index) > 0
+
+
+def _along(x, dim, index, source_shape):
+    """``index`` (1-D, positions along ``dim``) broadcast to ``source_shape``."""
+    shape = [1] * len(source_shape)
+    shape[dim] = -1
+    return index.reshape(*shape).expand(*source_shape)
+
+
+def index_add(x, dim, index, source, *, alpha=1):
+    dim = norm_dim(dim, max(x.ndim, 1))
+    if index.ndim > 1:
+        raise IndexError("index_add_(): Index is supposed to be a vector")
+    src = source * alpha if alpha != 1 else source
+    return x + _scatter_sum(x, dim, _along(x, dim, index, tuple(source.shape)), src.to(x.dtype))
+
+
+def index_fill(x, dim, index, value):
+    dim = norm_dim(dim, max(x.ndim, 1))
+    n = x.shape[dim]
+    positions = factories.arange(n, device=x.device).reshape(n, 1)
+    hit = (positions == index.reshape(1, -1)).any(1)
+    shape = [1] * x.ndim
+    shape[dim] = n
+    if is_tensor_like(value):
+        value = value.to(x.dtype)
+    return where(hit.reshape(*shape), value, x)
+
+
+def scatter_(x, dim, index, src=None, value=None, *, reduce=None):
+    return x._inplace(scatter(x, dim, index, src, value, reduce=reduce))
+
+
+def scatter_add_(x, dim, index, src):
+    return x._inplace(scatter_add(x, dim, index, src))
+
+
+def index_add_(x, dim, index, source, *, alpha=1):
+    return x._inplace(index_add(x, dim, index, source, alpha=alpha))
+
+
+def index_fill_(x, dim, index, value):
+    return x._inplace(index_fill(x, dim, index, value))
+
+
+def masked_fill_(x, mask, value):
+    return x._inplace(x.masked_fill(mask, value))
+
+
+# ---- data-dependent shapes: eager only -------------------------------------------------------
+def _values(t, name):
+    data = getattr(t, "_data", None)
+    if data is None:
+        raise RuntimeError(f"{name} under @gradc.compile: its result's shape depends on the tensor's values, "
+                           "which are unknown while tracing; compute it outside the compiled function")
+    return t._host()
+
+
+def masked_select(x, mask):
+    """The elements of ``x`` where ``mask`` (broadcast together) is True, as a 1-D tensor."""
+    _values(mask, "masked_select")
+    shape = np.broadcast_shapes(tuple(x.shape), tuple(mask.shape))
+    return x.expand(*shape).reshape(-1)[mask.expand(*shape).reshape(-1)]
+
+
+def nonzero(x, *, as_tuple=False):
+    idx = np.nonzero(_values(x, "nonzero"))
+    if as_tuple:
+        return tuple(factories.tensor(i.astype(np.int64), device=x.device) for i in idx)
+    return factories.tensor(np.stack(idx, 1).astype(np.int64).reshape(-1, max(x.ndim, 1)) if x.ndim else
+                            np.zeros((int(bool(_values(x, "nonzero"))), 0), np.int64), device=x.device)
+
+
+def argwhere(x):
+    return nonzero(x)
+
+
+def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    data = _values(x, "unique")
+    vals, inverse, counts = np.unique(data, return_inverse=True, return_counts=True, axis=dim)
+    out = [factories.tensor(vals, dtype=x.dtype, device=x.device)]
+    if return_inverse:
+        shape = data.shape if dim is None else (data.shape[dim],)
+        out.append(factories.tensor(inverse.reshape(shape).astype(np.int64), device=x.device))
+    if return_counts:
+        out.append(factories.tensor(counts.astype(np.int64), device=x.device))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def bincount(x, weights=None, minlength=0):
+    data = _values(x, "bincount")
+    if data.ndim != 1:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if data.size and data.min() < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    w = None if weights is None else _values(weights, "bincount")
+    counts = np.bincount(data, weights=w, minlength=minlength)
+    from . import dtypes
+    dt = dtypes.int64 if weights is None else (weights.dtype if weights.dtype.is_floating_point else dtypes.float64)
+    return factories.tensor(counts, dtype=dt, device=x.device)
+
+
+METHODS = ("scatter", "scatter_add", "index_add", "index_fill", "scatter_", "scatter_add_", "index_add_",
+           "index_fill_", "masked_fill_", "masked_select", "nonzero", "argwhere", "unique", "bincount")
+FUNCTIONS = ("scatter", "scatter_add", "index_add", "index_fill", "masked_select", "nonzero", "argwhere", "unique",
+             "bincount")
+bind_methods(globals(), METHODS)
