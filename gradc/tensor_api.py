@@ -789,6 +789,71 @@ class TensorAPI(TensorLikeMeta):
     def neg_(self): return self._inplace(-self)
     def exp_(self): return self._inplace(self.exp())
     def relu_(self): return self._inplace(self.relu())
+    def abs_(self): return self._inplace(self.abs())
+    def sqrt_(self): return self._inplace(self.sqrt())
+    def rsqrt_(self): return self._inplace(self.rsqrt())
+    def log_(self): return self._inplace(self.log())
+    def sigmoid_(self): return self._inplace(self.sigmoid())
+    def tanh_(self): return self._inplace(self.tanh())
+    def sin_(self): return self._inplace(self.sin())
+    def cos_(self): return self._inplace(self.cos())
+    def floor_(self): return self._inplace(self.floor())
+    def ceil_(self): return self._inplace(self.ceil())
+    def round_(self, decimals=0): return self._inplace(self.round(decimals=decimals))
+    def trunc_(self): return self._inplace(self.trunc())
+    def sign_(self): return self._inplace(self.sign())
+    def reciprocal_(self): return self._inplace(self.reciprocal())
+    def square_(self): return self._inplace(self.square())
+    def clamp_min_(self, min): return self._inplace(self.clamp(min=min))
+    def clamp_max_(self, max): return self._inplace(self.clamp(max=max))
+    def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
+        return self._inplace(self.nan_to_num(nan, posinf, neginf))
+    def lerp_(self, end, weight): return self._inplace(self.lerp(end, weight))
+    def addcmul_(self, tensor1, tensor2, *, value=1): return self._inplace(self.addcmul(tensor1, tensor2, value=value))
+    def addcdiv_(self, tensor1, tensor2, *, value=1): return self._inplace(self.addcdiv(tensor1, tensor2, value=value))
+
+    def fill_diagonal_(self, fill_value, wrap=False):
+        """Set the main diagonal (all dims' indices equal) to ``fill_value``; ``wrap`` restarts it
+        every ``cols + 1`` rows of a tall matrix, as PyTorch's."""
+        from . import factories
+        n = min(self.shape)
+        if self.ndim > 2 and len(set(self.shape)) != 1:
+            raise RuntimeError("all dimensions of input must be of equal length")
+        mask = np.zeros(tuple(self.shape), dtype=bool)
+        if self.ndim == 2 and wrap and self.shape[0] > self.shape[1]:
+            rows = np.arange(self.shape[0])
+            keep = rows % (self.shape[1] + 1) < self.shape[1]
+            mask[rows[keep], (rows % (self.shape[1] + 1))[keep]] = True
+        else:
+            mask[(np.arange(n),) * self.ndim] = True
+        return self.masked_fill_(factories.tensor(mask, device=self.device), fill_value)
+
+    # ---- in-place sampling (the global generator, as the factories use) ---------------------
+    def _sample_(self, draw):
+        from . import factories
+        from .autograd import grad_mode
+        values = factories.tensor(draw(tuple(self.shape)), dtype=self.dtype, device=self.device)
+        if self.requires_grad and self.is_leaf and grad_mode.is_grad_enabled():
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        with grad_mode.no_grad():
+            self.copy_(values)
+        return self
+
+    def uniform_(self, a=0.0, b=1.0, *, generator=None):
+        from .factories import _rng
+        return self._sample_(lambda shape: _rng.uniform(a, b, shape))
+
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        from .factories import _rng
+        return self._sample_(lambda shape: _rng.normal(mean, std, shape))
+
+    def bernoulli_(self, p=0.5, *, generator=None):
+        from .factories import _rng
+        return self._sample_(lambda shape: (_rng.random(shape) < p).astype(np.float64))
+
+    def exponential_(self, lambd=1.0, *, generator=None):
+        from .factories import _rng
+        return self._sample_(lambda shape: _rng.exponential(1.0 / lambd, shape))
 
     def zero_(self): return self._fill(0, "ZeroBackward0")
 

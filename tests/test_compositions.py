@@ -288,3 +288,34 @@ def test_data_dependent_selections_are_eager_only():
             want = torch.tensor(_X[0]).scatter(1, torch.tensor(idx), torch.tensor(_X[1, :3, :2]), reduce=reduce)
         have = gradc.tensor(_X[0]).scatter(1, gradc.tensor(idx), gradc.tensor(_X[1, :3, :2]), reduce=reduce)
         np.testing.assert_allclose(have.numpy(), want.numpy(), rtol=1e-12)
+
+
+def test_more_in_place_methods_match_pytorch():
+    """Unary and fused in-place methods (values, gradients, and the version-counter error when
+    one overwrites a value a node saved), fill_diagonal_ with wrap, and in-place sampling."""
+    got = []
+    for m in (torch, gradc):
+        x = m.tensor([[1.5, -2.0, 0.25], [4.0, 0.5, -1.0]], dtype=m.float64, requires_grad=True)
+        y = x * 1
+        y.abs_().sqrt_().add_(1).log_().sigmoid_().tanh_().mul_(3).floor_()
+        with pytest.raises(RuntimeError) as err:
+            y.sum().backward()
+        z = x * 1
+        z.clamp_min_(0.1).clamp_max_(2.0).addcmul_(x, x, value=0.5).addcdiv_(x, x + 3, value=2).lerp_(x, 0.25)
+        z.reciprocal_().mul_(0.5).exp_()
+        z.sum().backward()
+        a = m.zeros(5, 3)
+        a.fill_diagonal_(2.0, wrap=True)
+        b = m.zeros(3, 3, 3)
+        b.fill_diagonal_(1.0)
+        got.append([str(err.value)[:140], y.detach().numpy(), z.detach().numpy(), x.grad.numpy(), a.numpy(), b.numpy()])
+    assert got[1][0] == got[0][0]
+    for want, have in zip(got[0][1:], got[1][1:], strict=True):
+        np.testing.assert_allclose(have, want, rtol=1e-12)
+    w = gradc.empty(2000, dtype=gradc.float64).uniform_(-2, 3)
+    assert w.min().item() >= -2 and w.max().item() < 3 and abs(w.mean().item() - 0.5) < 0.2
+    n = gradc.empty(4000).normal_(1.0, 2.0)
+    assert abs(n.mean().item() - 1.0) < 0.2 and abs(n.std().item() - 2.0) < 0.2
+    assert set(gradc.empty(100).bernoulli_(0.5).tolist()) <= {0.0, 1.0}
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation."):
+        gradc.ones(2, requires_grad=True).uniform_()
