@@ -742,3 +742,32 @@ def test_attention_compiles_and_norm_modules_print(compiled_vs_eager):
         assert repr(eval("gradc.nn." + mod)) == repr(eval("torch.nn." + mod, {"torch": torch}))
     with pytest.raises(ValueError, match=r"num_channels \(4\) must be divisible by num_groups \(3\)"):
         gradc.nn.GroupNorm(3, 4)
+
+
+def test_optimizer_state_dict_round_trip():
+    """state_dict has PyTorch's layout (state by parameter position, groups listing positions);
+    a fresh optimizer loaded from it continues exactly where the first one would have."""
+    rng = np.random.default_rng(3)
+    x = gradc.tensor(rng.standard_normal((5, 3)))
+
+    def loss(w):
+        return ((x @ w).tanh() ** 2).sum()
+    w1 = gradc.nn.Parameter(gradc.tensor(rng.standard_normal((3, 2))))
+    opt = gradc.optim.Adam([w1], lr=0.1)
+    for _ in range(3):
+        opt.zero_grad()
+        loss(w1).backward()
+        opt.step()
+    sd = opt.state_dict()
+    assert list(sd["state"]) == [0] and sd["param_groups"][0]["params"] == [0] and sd["state"][0]["step"] == 3
+    w2 = gradc.nn.Parameter(w1.detach().clone())
+    opt2 = gradc.optim.Adam([w2], lr=0.5)
+    opt2.load_state_dict(sd)
+    assert opt2.param_groups[0]["lr"] == 0.1
+    for w, o in ((w1, opt), (w2, opt2)):
+        o.zero_grad()
+        loss(w).backward()
+        o.step()
+    np.testing.assert_array_equal(w2.detach().numpy(), w1.detach().numpy())
+    with pytest.raises(ValueError, match="different number of parameter groups"):
+        opt2.load_state_dict({"state": {}, "param_groups": []})

@@ -24,6 +24,41 @@ class Optimizer:
             self.param_groups.append(group)
         self.state: dict = {}
 
+    def state_dict(self):
+        """PyTorch's layout: ``state`` keyed by each parameter's position across the groups,
+        ``param_groups`` with those positions in place of the parameters."""
+        index, groups = {}, []
+        for g in self.param_groups:
+            packed = {k: v for k, v in g.items() if k != "params"}
+            packed["params"] = [index.setdefault(id(p), len(index)) for p in g["params"]]
+            groups.append(packed)
+        params = {id(p): p for g in self.param_groups for p in g["params"]}
+        state = {index[pid]: {k: (v.clone() if hasattr(v, "clone") else v) for k, v in st.items()}
+                 for pid, st in self.state.items() if pid in params}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        for mine, saved in zip(self.param_groups, groups):
+            if len(mine["params"]) != len(saved["params"]):
+                raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                                 "optimizer's group")
+        self.state = {}
+        for mine, saved in zip(self.param_groups, groups):
+            for p, i in zip(mine["params"], saved["params"]):
+                if i in state_dict["state"]:
+                    self.state[id(p)] = {k: (v.clone() if hasattr(v, "clone") else v)
+                                         for k, v in state_dict["state"][i].items()}
+            mine.update({k: v for k, v in saved.items() if k != "params"})
+
+    def add_param_group(self, param_group):
+        group = dict(self.defaults)
+        group.update(param_group)
+        group["params"] = list(group["params"]) if not hasattr(group["params"], "shape") else [group["params"]]
+        self.param_groups.append(group)
+
     def zero_grad(self, set_to_none=True):
         for g in self.param_groups:
             for p in g["params"]:
