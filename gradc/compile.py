@@ -336,15 +336,17 @@ class CompiledFunction:
             structure["single"] = not isinstance(out, (tuple, list))
             return (out,) if structure["single"] else tuple(out)
 
-        func = trace(flat, specs, name=self.__name__)
+        func = trace(flat, specs, name=self.__name__, lift_captured=True)
         func.loc = _definition_location(self.fn) or func.loc     # the user's def, not this wrapper
         return func, len(func.outputs), structure["single"]
 
     def _build(self, args, key):
         t0 = time.perf_counter()
         func, n_out, single = self._trace(args, key)
+        captured = list(func.meta.get("captured", ()))
         wrt = [i for i, k in enumerate(key[0]) if k[3] and key[2]]
-        devices = {str(t.device) for t in args if isinstance(t, Tensor)}
+        wrt += [len(key[0]) + j for j, t in enumerate(captured) if t.requires_grad and key[2]]
+        devices = {str(t.device) for t in list(args) + captured if isinstance(t, Tensor)}
         target = self.target
         if target == "auto":
             target = "cuda" if any(d.startswith("cuda") for d in devices) else "cpu"
@@ -354,6 +356,9 @@ class CompiledFunction:
                                + (" (all tensor arguments must be on one device)" if self.target == "auto" else ""))
         backend = self._backend if self._ir is not None else _backend(target)
         spec = _Specialization(func, wrt, self.memory, backend, n_out, self.backward)
+        spec.captured = captured
+        spec.captured_keys = [_captured_key(t) for t in captured]
+        spec.constants = list(func.meta.get("constants", ()))
         spec.single = single
         spec.device = next((t.device for t in args if isinstance(t, Tensor)), CPU)
         spec.total_seconds = time.perf_counter() - t0
@@ -364,8 +369,11 @@ class CompiledFunction:
             args = self._positional(args, kwargs)
         key, tensors = self._key(args)
         spec = self._cache.get(key)
+        stale = self._stale_capture(spec) if spec is not None else None
+        if stale is not None:
+            spec = None
         if spec is None:
-            reason = self._why(key)
+            reason = stale or self._why(key)
             try:
                 spec = self._build(args, key)
             except Exception as e:
@@ -379,6 +387,8 @@ class CompiledFunction:
             self.log.append(msg)
             log.info(msg)
         self._last_key = key
+        if spec.captured:
+            tensors = tensors + spec.captured
         arrays = [t._data for t in tensors]
         results = spec.forward.run(arrays)
         n = spec.n_outputs
@@ -395,6 +405,20 @@ class CompiledFunction:
                 if spec.out_types[k] is not None:      # a floating point output
                     t._grad_fn, t._output_nr, t._requires_grad = node, k, True
         return result[0] if spec.single else tuple(result)
+
+    @staticmethod
+    def _stale_capture(spec) -> str | None:
+        """Why a specialisation's captured tensors no longer fit it, or None: a lifted one changed
+        shape, dtype, device or requires_grad; a 0-d one baked in as a constant was modified."""
+        for j, (t, old) in enumerate(zip(spec.captured, spec.captured_keys)):
+            new = _captured_key(t)
+            for field, a, b in zip(("shape", "dtype", "device", "requires_grad"), old, new):
+                if a != b:
+                    return f"captured tensor {j}: {field} changed from {_fmt(a)} to {_fmt(b)}"
+        for t, version in spec.constants:
+            if t._version != version:
+                return "a captured 0-d tensor (compiled in as a constant) was modified in place"
+        return None
 
     def _positional(self, args, kwargs) -> tuple:
         """``args`` and ``kwargs`` as the positional arguments of the function, defaults filled
@@ -426,6 +450,10 @@ class CompiledFunction:
         if spec is None:
             raise RuntimeError(f"{self.__name__} has not been called yet")
         return spec
+
+
+def _captured_key(t) -> tuple:
+    return (tuple(t.shape), t.dtype.name, str(t.device), t.requires_grad)
 
 
 def _fmt(v):

@@ -374,3 +374,58 @@ def test_remainder_fmod_floor_divide_compiled_equal_eager(compiled_vs_eager):
         return ((x % y) * x + gradc.fmod(x, y) * y).sum() + (x.detach() // y.detach()).sum()
     rng = np.random.default_rng(9)
     compiled_vs_eager(f, rng.standard_normal((5, 4)) * 5, rng.standard_normal(4) + 3, rtol=1e-12)
+
+
+def test_captured_parameters_are_arguments_not_constants():
+    """A compiled loss that reaches a module through a closure (the usual training loop): the
+    parameters become implicit arguments, so the compiled function sees each optimizer step
+    without recompiling, gradients reach them exactly as eagerly, and an eager op on a
+    parameter inside the function (W * W) is traced, not computed once at trace time."""
+    rng = np.random.default_rng(4)
+    model = gradc.nn.Sequential(gradc.nn.Linear(3, 4), gradc.nn.Tanh(), gradc.nn.Linear(4, 1)).double()
+    W = gradc.nn.Parameter(gradc.tensor(rng.standard_normal((3, 3))))
+    x = gradc.tensor(rng.standard_normal((5, 3)))
+    loss = gradc.compile(lambda x: (model(x @ (W * W)) ** 2).mean())
+    opt = gradc.optim.SGD(list(model.parameters()) + [W], lr=0.1)
+    for _ in range(3):
+        opt.zero_grad()
+        got = loss(x)
+        got.backward()
+        compiled_grads = [p.grad.numpy().copy() for p in opt.param_groups[0]["params"]]
+        opt.zero_grad()
+        want = (model(x @ (W * W)) ** 2).mean()
+        want.backward()
+        assert got.item() == pytest.approx(want.item(), rel=1e-12)
+        for c, p in zip(compiled_grads, opt.param_groups[0]["params"]):
+            np.testing.assert_allclose(c, p.grad.numpy(), rtol=1e-10, atol=1e-14)
+        opt.step()
+    assert len(loss.log) == 1
+    assert any(type(n).__name__ == "AccumulateGrad" for n, _ in got.grad_fn.next_functions)
+    traced = str(loss.ir().traced)
+    assert "%captured0" in traced and "gradc.mul %captured" in traced
+    assert "shape = [3, 3]" not in traced and "shape = [4, 3]" not in traced      # no parameter baked in
+
+
+def test_captured_tensor_changes_recompile_with_a_reason():
+    lin = gradc.nn.Linear(3, 2)
+    scale = gradc.tensor(2.0)                      # 0-d: compiled in as a constant, guarded
+    f = gradc.compile(lambda x: (lin(x) * scale).sum())
+    x = gradc.ones(4, 3)
+    f(x)
+    lin.requires_grad_(False)
+    f(x)
+    assert "captured tensor 0: requires_grad changed from True to False" in f.explain()
+    scale.add_(1.0)
+    assert f(x).item() == pytest.approx((lin(x) * 3.0).sum().item(), rel=1e-6)
+    assert "a captured 0-d tensor (compiled in as a constant) was modified in place" in f.explain()
+
+
+def test_captured_parameter_modified_before_backward_raises_pytorchs_error():
+    w = gradc.nn.Parameter(gradc.ones(3))
+    f = gradc.compile(lambda x: (x * w).exp().sum())
+    out = f(gradc.ones(3))
+    with gradc.no_grad():
+        w.mul_(2)
+    with pytest.raises(RuntimeError, match="one of the variables needed for gradient computation has been modified "
+                                           "by an inplace operation"):
+        out.backward()

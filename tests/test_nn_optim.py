@@ -771,3 +771,62 @@ def test_optimizer_state_dict_round_trip():
     np.testing.assert_array_equal(w2.detach().numpy(), w1.detach().numpy())
     with pytest.raises(ValueError, match="different number of parameter groups"):
         opt2.load_state_dict({"state": {}, "param_groups": []})
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(key_padding_mask="kpm"), dict(attn_mask="float"), dict(attn_mask="causal"),
+                                dict(average_attn_weights=False), dict(need_weights=False),
+                                dict(attn_mask="float", key_padding_mask="kpm"), dict(is_causal=True, attn_mask="causal")],
+                         ids=["plain", "padding", "float-mask", "bool-mask", "per-head", "no-weights", "both", "causal"])
+def test_multihead_attention_matches_pytorch(kw):
+    """PyTorch's weights loaded into gradc's module: outputs, attention weights, and the gradients
+    of the inputs and every parameter agree (sequence-first, float64)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    E, H, L, S, N = 8, 2, 3, 5, 2
+    tm = torch.nn.MultiheadAttention(E, H, dtype=torch.float64)
+    gm = gradc.nn.MultiheadAttention(E, H, dtype=gradc.float64)
+    assert repr(gm) == repr(tm) and list(gm.state_dict()) == list(tm.state_dict())
+    gm.load_state_dict({k: gradc.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    q, k, v = rng.standard_normal((L, N, E)), rng.standard_normal((S, N, E)), rng.standard_normal((S, N, E))
+    kpm = np.zeros((N, S), bool)
+    kpm[0, 4] = kpm[1, 0] = True
+    masks = {"kpm": kpm, "float": rng.standard_normal((L, S)), "causal": np.triu(np.ones((L, S), bool), 1)}
+    got = []
+    for m, mod in ((torch, tm), (gradc, gm)):
+        ts = [m.tensor(a, requires_grad=True) for a in (q, k, v)]
+        args = {n: (m.tensor(masks[a]) if isinstance(a, str) else a) for n, a in kw.items()}
+        out, w = mod(*ts, **args)
+        loss = (out * m.arange(out.numel(), dtype=m.float64).reshape(out.shape)).sum()
+        if w is not None:
+            loss = loss + (w ** 2).sum()
+        mod.zero_grad()
+        loss.backward()
+        got.append([out.detach().numpy()] + ([] if w is None else [w.detach().numpy()]) + [t.grad.numpy() for t in ts]
+                   + [p.grad.numpy() for p in mod.parameters()])
+    for want, have in zip(*got, strict=True):
+        assert have.shape == want.shape
+        np.testing.assert_allclose(have, want, rtol=1e-9, atol=1e-11)
+
+
+def test_multihead_attention_batch_first_unbatched_and_compiled(compiled_vs_eager):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    tm = torch.nn.MultiheadAttention(8, 4, batch_first=True, dtype=torch.float64)
+    gm = gradc.nn.MultiheadAttention(8, 4, batch_first=True, dtype=gradc.float64)
+    gm.load_state_dict({k: gradc.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    for shape in [(2, 3, 8), (3, 8)]:
+        x = rng.standard_normal(shape)
+        (to, tw), (go, gw) = tm(*(torch.tensor(x),) * 3), gm(*(gradc.tensor(x),) * 3)
+        np.testing.assert_allclose(go.detach().numpy(), to.detach().numpy(), rtol=1e-10)
+        np.testing.assert_allclose(gw.detach().numpy(), tw.detach().numpy(), rtol=1e-10)
+    params = [p.detach().numpy() for p in gm.parameters()]
+    x = gradc.tensor(rng.standard_normal((2, 3, 8)))
+
+    def loss(wi, bi, wo, bo):
+        for p, new in zip(gm.parameters(), (wi, bi, wo, bo)):
+            object.__setattr__(gm if p is gm.in_proj_weight or p is gm.in_proj_bias else gm.out_proj,
+                               "weight" if p is gm.in_proj_weight or p is gm.out_proj.weight else "bias", new) \
+                if False else None
+        return F.scaled_dot_product_attention(*(F.linear(x, wi[i * 8:(i + 1) * 8], bi[i * 8:(i + 1) * 8])
+                                                for i in range(3)), is_causal=True).tanh().sum() + (wo * bo).sum()
+    compiled_vs_eager(loss, *params)

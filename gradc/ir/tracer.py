@@ -12,8 +12,12 @@ package (the user's line).
   so mixing them traces. A captured eager tensor (a closure variable, a
   factory result such as ``gradc.ones(3)``) becomes a ``gradc.constant`` whose
   ``value`` attribute holds its data as nested Python lists (a scalar for 0-d),
-  with ``shape`` and ``dtype`` attributes; it is captured as a constant, so no
-  gradient flows to it. Python scalars become 0-d constants (``_scalar``).
+  with ``shape`` and ``dtype`` attributes, so no gradient flows to it. With
+  ``lift_captured`` (``@gradc.compile``) a captured tensor that requires grad or
+  has more than one element becomes an extra function argument instead, and an
+  eager op on a tensor that requires grad is recorded too (``dispatch.capturing``):
+  a module's parameters are read afresh at every call and get gradients.
+  Python scalars become 0-d constants (``_scalar``).
 - In-place ops are functionalized: after ``x.add_(1)`` or ``x[0] = 2`` the proxy
   stands for the new value (``_assign_inplace``). Views (reshape, permute,
   expand, basic indexing) do not alias under tracing, so in-place on a view
@@ -41,6 +45,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd import grad_mode
+from ..ops import dispatch
 from ..ops.registry import NONDIFF, VIEW, ShapeError
 from ..tensor import CPU, Tensor
 from .core import Builder, Function, Value
@@ -97,10 +102,13 @@ def _data_dependent(what: str):
 class _Trace:
     """The function being recorded, its builder, and the eager tensors captured so far."""
 
-    def __init__(self, func: Function):
+    def __init__(self, func: Function, lift: bool = False):
         self.func = func
         self.builder = Builder(func.body)
         self._captured: dict[int, tuple] = {}   # id(tensor) -> (tensor, version, value)
+        self.lift = lift
+        self.lifted: list[Tensor] = []          # captured tensors made function arguments, in order
+        self.constants: list[tuple] = []        # (tensor, version) of those made constants
 
     def emit(self, name: str, operands, attrs):
         loc = user_location()
@@ -117,11 +125,33 @@ class _Trace:
 
     def capture(self, t: Tensor) -> Value:
         entry = self._captured.get(id(t))
-        if entry is not None and entry[0] is t and entry[1] == t._version:
+        if entry is not None and entry[0] is t and (entry[1] == t._version or entry[1] is None):
             return entry[2]
+        if self.lift and (t.requires_grad or t.numel() > 1):
+            v = self._lift(t)
+            self._captured[id(t)] = (t, None, v)
+            return v
         v = self.constant(np.asarray(t._data), t.dtype)
         self._captured[id(t)] = (t, t._version, v)
+        self.constants.append((t, t._version))
         return v
+
+    def apply_captured(self, op, inputs, attrs, node_name=None):
+        """Record an op whose inputs are all eager tensors (``dispatch.capturing``): each becomes
+        a captured value of this trace, wrapped as a proxy."""
+        from ..autograd import grad_mode
+        proxies = [Proxy(self.capture(x), self, requires_grad=x.requires_grad and grad_mode.is_grad_enabled(),
+                         leaf=True) if isinstance(x, Tensor) else x for x in inputs]
+        return Proxy._apply(op, proxies, attrs, node_name)
+
+    def _lift(self, t: Tensor) -> Value:
+        """A new function argument for captured tensor ``t`` (read afresh at every call)."""
+        from ..autograd import grad_mode
+        wants_grad = t.requires_grad and grad_mode.is_grad_enabled()
+        arg = self.func.body.add_argument(TensorType(tuple(t.shape), t.dtype), f"captured{len(self.lifted)}")
+        self.func.arg_attrs.append({"gradc.requires_grad": True} if wants_grad else {})
+        self.lifted.append(t)
+        return arg
 
     def operand(self, x) -> Value:
         """The IR value for an op input or function output."""
@@ -271,12 +301,19 @@ def _param_names(fn) -> list:
     return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
-def trace(fn, specs, name: str | None = None) -> Function:
+def trace(fn, specs, name: str | None = None, lift_captured: bool = False) -> Function:
     """Record ``fn(*args)`` as a Function; ``specs`` gives one entry per positional argument.
 
     An ``ArgSpec`` entry becomes a function argument (named by ``ArgSpec.name`` or
     else the parameter's name; ``{"gradc.requires_grad": True}`` in its arg_attrs
     when it requires grad); any other entry is passed to ``fn`` unchanged.
+
+    ``lift_captured`` (what ``@gradc.compile`` uses): an eager tensor the function captures
+    that requires grad or has more than one element (a module's parameters and buffers, a
+    mask) becomes an extra argument after the given ones, named ``captured<k>``, instead of
+    a constant: the compiled function reads its current value at every call, and gradients
+    reach it.  ``func.meta["captured"]`` lists those tensors; ``func.meta["constants"]``
+    lists ``(tensor, version)`` of the captured tensors baked in as constants (0-d ones).
     """
     specs = list(specs)
     params = _param_names(fn)
@@ -293,7 +330,7 @@ def trace(fn, specs, name: str | None = None) -> Function:
         arg_attrs.append({"gradc.requires_grad": True} if s.requires_grad else {})
         positions.append(i)
     func = Function(_symbol_name(fn, name), types, names, arg_attrs=arg_attrs)
-    tr = _Trace(func)
+    tr = _Trace(func, lift=lift_captured)
     args, k = [], 0
     for s in specs:
         if isinstance(s, ArgSpec):
@@ -301,7 +338,13 @@ def trace(fn, specs, name: str | None = None) -> Function:
             k += 1
         else:
             args.append(s)
-    out = fn(*args)
+    if lift_captured:
+        dispatch.capturing.append(tr)
+    try:
+        out = fn(*args)
+    finally:
+        if lift_captured:
+            dispatch.capturing.pop()
     if isinstance(out, (Proxy, Tensor)):
         structure, outs = "single", [out]
     elif isinstance(out, (tuple, list)):
@@ -316,6 +359,8 @@ def trace(fn, specs, name: str | None = None) -> Function:
     func.loc = _definition_location(fn)
     func.meta["output_structure"] = structure
     func.meta["tensor_arg_positions"] = positions
+    func.meta["captured"] = tr.lifted
+    func.meta["constants"] = tr.constants
     return func
 
 

@@ -2,6 +2,7 @@
 from . import functional, init, utils
 from .activation import (CELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LogSoftmax, Mish, PReLU,
                          ReLU6, Softmax, Softmin, Softshrink, Softsign, Tanhshrink, Threshold)
+from .attention import MultiheadAttention
 from .containers import ModuleDict, ModuleList
 from .modules import (GroupNorm, KLDivLoss, RMSNorm, AvgPool2d, BatchNorm1d, BatchNorm2d, BatchNorm3d, BCELoss, BCEWithLogitsLoss, Conv1d, Conv2d, CrossEntropyLoss, Dropout, ELU, Embedding,
                       Flatten, GELU, HuberLoss, Identity, L1Loss, LayerNorm, LeakyReLU, Linear, LogSigmoid, MaxPool2d,
@@ -13,5 +14,5 @@ __all__ = ["Module", "Parameter", "Linear", "Sequential", "ReLU", "Tanh", "Sigmo
            "Embedding", "LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss",
            "BCELoss", "BCEWithLogitsLoss", "ModuleList", "ModuleDict", "Softmax", "LogSoftmax", "Softmin", "GLU", "ReLU6", "Hardsigmoid", "Hardswish",
            "Mish", "SELU", "CELU", "Softsign", "Tanhshrink", "Hardtanh", "Threshold", "Hardshrink", "Softshrink", "PReLU",
-           "GroupNorm", "RMSNorm", "KLDivLoss",
+           "GroupNorm", "RMSNorm", "KLDivLoss", "MultiheadAttention",
            "functional", "init", "utils"]

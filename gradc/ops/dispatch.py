@@ -36,6 +36,14 @@ def grad_fn_name(name: str, edges=None) -> GradFnName:
     return n
 
 
+# The traces of ``@gradc.compile`` being recorded (innermost last).  While one is, an eager op on a
+# tensor that requires grad (a module's parameter the function reached through a closure) is
+# recorded in it too, with its eager inputs captured as function arguments, rather than computed
+# once while tracing: the compiled function then sees the parameter's current value at every
+# call, and its gradient.
+capturing: list = []
+
+
 def apply(name: str, *inputs, _name: str | None = None, **attrs):
     """Apply table op ``name`` to tensor-like ``inputs`` with ``attrs``.
 
@@ -51,4 +59,7 @@ def apply(name: str, *inputs, _name: str | None = None, **attrs):
     if owner is None:
         raise TypeError(f"gradc.{name}: expected at least one tensor input, got "
                         + ", ".join(type(x).__name__ for x in inputs))
+    if capturing and owner._dispatch_priority == 1 and any(
+            isinstance(x, TensorLikeMeta) and x.requires_grad for x in inputs):
+        return capturing[-1].apply_captured(op, list(inputs), attrs, _name)
     return owner._apply(op, list(inputs), attrs, _name)
