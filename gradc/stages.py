@@ -338,7 +338,7 @@ def build(fn, specs, *, name: str | None = None, memory: str = "min-memory", pip
         except (PassError, ValueError) as e:
             raise StageError(str(e)) from None
     try:
-        traced = trace(fn, list(specs), name=name)
+        traced = trace(fn, list(specs), name=name, lift_captured=True)     # as @gradc.compile traces
     except Exception as e:
         raise StageError(f"tracing {name or getattr(fn, '__name__', 'function')} failed: {_one_line(e)}") from None
     from .passes.autodiff import default_wrt
