@@ -830,3 +830,66 @@ def test_multihead_attention_batch_first_unbatched_and_compiled(compiled_vs_eage
         return F.scaled_dot_product_attention(*(F.linear(x, wi[i * 8:(i + 1) * 8], bi[i * 8:(i + 1) * 8])
                                                 for i in range(3)), is_causal=True).tanh().sum() + (wo * bo).sum()
     compiled_vs_eager(loss, *params)
+
+
+_S = np.random.default_rng(31)
+_X4, _X3 = _S.standard_normal((2, 3, 5, 7)), _S.standard_normal((2, 3, 9))
+RESAMPLING = [("F.adaptive_avg_pool2d(x, (2, 3))", _X4), ("F.adaptive_avg_pool2d(x, (4, None))", _X4),
+              ("F.adaptive_avg_pool1d(x, 4)", _X3), ("F.interpolate(x, size=(3, 5))", _X4),
+              ("F.interpolate(x, scale_factor=1.7)", _X4), ("F.interpolate(x, size=(8, 4), mode='nearest-exact')", _X4),
+              ("F.interpolate(x, size=(8, 11), mode='bilinear')", _X4),
+              ("F.interpolate(x, size=(8, 11), mode='bilinear', align_corners=True)", _X4),
+              ("F.interpolate(x, scale_factor=1.5, mode='bilinear')", _X4), ("F.interpolate(x, size=4, mode='linear')", _X3),
+              ("F.interpolate(x, scale_factor=0.5, mode='linear', align_corners=True)", _X3),
+              ("F.interpolate(x, size=(2, 3), mode='area')", _X4), ("F.avg_pool1d(x, 3, 2, 1)", _X3),
+              ("F.max_pool1d(x, 3, 2)", _X3), ("m.nn.Upsample(scale_factor=2, mode='bilinear')(x)", _X4),
+              ("m.nn.AdaptiveAvgPool2d((2, 2))(x)", _X4)]
+
+
+@pytest.mark.parametrize("expr,data", RESAMPLING, ids=[e for e, _ in RESAMPLING])
+def test_resampling_matches_pytorch(expr, data):
+    """interpolate (nearest, nearest-exact, linear, bilinear with and without align_corners,
+    area; by size and by scale factor), adaptive average pooling and the 1-D pools."""
+    torch = pytest.importorskip("torch")
+    got = []
+    for m in (torch, gradc):
+        x = m.tensor(data, requires_grad=True)
+        y = eval(expr, {"F": m.nn.functional, "m": m, "x": x})
+        (y * m.arange(y.numel(), dtype=m.float64).reshape(y.shape)).sum().backward()
+        got.append([y.detach().numpy(), x.grad.numpy()])
+    for want, have in zip(*got, strict=True):
+        assert have.shape == want.shape
+        np.testing.assert_allclose(have, want, rtol=1e-10, atol=1e-12)
+
+
+DISTANCES = ["F.pairwise_distance(a, p)", "F.margin_ranking_loss(a[:, 0], p[:, 0], t)",
+             "F.hinge_embedding_loss(a, t[:, None] * m.ones(4, 5, dtype=m.float64))",
+             "F.cosine_embedding_loss(a, p, t, margin=0.2)", "F.triplet_margin_loss(a, p, n, swap=True)",
+             "m.nn.TripletMarginLoss(margin=0.5, p=1)(a, p, n)", "m.nn.MarginRankingLoss(0.1)(a[:, 0], p[:, 0], t)",
+             "m.nn.PairwiseDistance(p=1, keepdim=True)(a, p)"]
+
+
+@pytest.mark.parametrize("expr", DISTANCES)
+def test_distance_losses_match_pytorch(expr):
+    torch = pytest.importorskip("torch")
+    arrays = [_S.standard_normal((4, 5)) for _ in range(3)]
+    got = []
+    for m in (torch, gradc):
+        a, p, n = (m.tensor(v, requires_grad=True) for v in arrays)
+        y = eval(expr, {"F": m.nn.functional, "m": m, "a": a, "p": p, "n": n, "t": m.tensor([1.0, -1, 1, -1])})
+        (y * m.arange(y.numel(), dtype=m.float64).reshape(y.shape)).sum().backward()
+        got.append([y.detach().numpy()] + [np.zeros(1) if q.grad is None else q.grad.numpy() for q in (a, p, n)])
+    for want, have in zip(*got, strict=True):
+        np.testing.assert_allclose(have, want, rtol=1e-10, atol=1e-12)
+
+
+def test_resampling_modules_print_and_compile(compiled_vs_eager):
+    torch = pytest.importorskip("torch")
+    for mod in ("Upsample(scale_factor=2)", "AdaptiveAvgPool2d((2, 3))", "AdaptiveAvgPool2d(1)", "AvgPool1d(2)",
+                "MaxPool1d(3, 2)", "Upsample(size=(3, 4), mode='bilinear')"):
+        assert repr(eval("gradc.nn." + mod)) == repr(eval("torch.nn." + mod, {"torch": torch}))
+    with pytest.raises(ValueError, match="only one of size or scale_factor should be defined"):
+        F.interpolate(gradc.ones(1, 1, 4), size=2, scale_factor=2)
+    rng = np.random.default_rng(2)
+    compiled_vs_eager(lambda x: (F.interpolate(F.adaptive_avg_pool2d(x, (3, 2)), scale_factor=2, mode="bilinear") ** 2
+                                 ).sum() + F.interpolate(x, size=(4, 4)).sum(), rng.standard_normal((1, 2, 6, 5)))

@@ -9,6 +9,8 @@ records one MseLossBackward0)."""
 from __future__ import annotations
 
 from ..compositions import avg_pool2d, conv1d, conv2d, max_pool2d, pad  # noqa: F401  (nn.functional.*)
+from ..resampling import (adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, interpolate,  # noqa: F401
+                          max_pool1d)
 
 
 def linear(x, weight, bias=None):
@@ -290,6 +292,41 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p)
     return attn @ value
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """The p-norm of ``x1 - x2 + eps`` over the last dim (PyTorch adds eps to the difference)."""
+    return (x1 - x2 + eps).norm(p, dim=-1, keepdim=keepdim)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    from ..tensor_api import where
+    loss = where(target == 1, input, input * 0.0) + where(target == -1, (margin - input).clamp(min=0), input * 0.0)
+    return _reduce(loss, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    """1 - cos where target is 1, max(0, cos - margin) where it is -1 (PyTorch's EPSILON = 1e-12
+    in the norms)."""
+    from ..tensor_api import where
+    dot = (input1 * input2).sum(-1)
+    mag = ((input1 * input1).sum(-1) + 1e-12) * ((input2 * input2).sum(-1) + 1e-12)
+    cos = dot / mag.sqrt()
+    loss = where(target == 1, 1 - cos, cos * 0.0) + where(target == -1, (cos - margin).clamp(min=0), cos * 0.0)
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = d_neg.minimum(pairwise_distance(positive, negative, p, eps))
+    return _reduce((d_pos - d_neg + margin).clamp(min=0), reduction)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,

@@ -1,0 +1,127 @@
+"""Resampling spelled with table ops: adaptive average pooling, ``interpolate`` (nearest,
+nearest-exact, linear, bilinear, area) and the 1-D pools.  Each resampling along a dim is a
+fixed matrix (PyTorch's source-index formulas, built with NumPy) applied with a matmul, or an
+``index_select`` for the nearest modes, so gradients come from those ops."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import factories
+
+
+def _adaptive_matrix(n_in, n_out):
+    """(n_out, n_in): row i averages [floor(i n_in / n_out), ceil((i + 1) n_in / n_out))."""
+    m = np.zeros((n_out, n_in))
+    for i in range(n_out):
+        a, b = (i * n_in) // n_out, -(-((i + 1) * n_in) // n_out)
+        m[i, a:b] = 1.0 / (b - a)
+    return m
+
+
+def _linear_matrix(n_in, n_out, align_corners, scale_factor):
+    """(n_out, n_in) linear interpolation weights: PyTorch's area_pixel source index."""
+    if align_corners:
+        scale = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    else:
+        scale = 1.0 / scale_factor if scale_factor else n_in / n_out
+    m = np.zeros((n_out, n_in))
+    for i in range(n_out):
+        src = scale * i if align_corners else max(scale * (i + 0.5) - 0.5, 0.0)
+        i0 = min(int(src), n_in - 1)
+        i1 = i0 + (1 if i0 < n_in - 1 else 0)
+        lam = src - i0
+        m[i, i0] += 1.0 - lam
+        m[i, i1] += lam
+    return m
+
+
+def _nearest_index(n_in, n_out, scale_factor, exact):
+    scale = 1.0 / scale_factor if scale_factor else n_in / n_out
+    i = np.arange(n_out, dtype=np.float64)
+    src = np.floor((i + 0.5) * scale) if exact else np.floor(i * scale)
+    return np.minimum(src.astype(np.int64), n_in - 1)
+
+
+def _along(x, dim, matrix):
+    """``matrix`` (n_out, n_in) applied along ``dim`` of ``x``."""
+    m = factories.tensor(matrix, dtype=x.dtype, device=x.device)
+    moved = x.transpose(dim, -1) @ m.t()
+    return moved.transpose(dim, -1)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    (n,) = (output_size,) if isinstance(output_size, int) else tuple(output_size)
+    return _along(input, -1, _adaptive_matrix(input.shape[-1], n))
+
+
+def adaptive_avg_pool2d(input, output_size):
+    h, w = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    h = input.shape[-2] if h is None else h
+    w = input.shape[-1] if w is None else w
+    out = _along(input, -2, _adaptive_matrix(input.shape[-2], h))
+    return _along(out, -1, _adaptive_matrix(input.shape[-1], w))
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resize the trailing spatial dims (1 for a 3-D input, 2 for 4-D)."""
+    spatial = input.ndim - 2
+    if spatial not in (1, 2):
+        raise NotImplementedError(f"interpolate: {input.ndim}-D input (gradc resamples 3-D and 4-D inputs)")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("only one of size or scale_factor should be defined")
+    if align_corners is not None and mode in ("nearest", "nearest-exact", "area"):
+        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
+                         "bicubic | trilinear")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported in gradc")
+    ins = list(input.shape[2:])
+    if size is not None:
+        outs = [size] * spatial if isinstance(size, int) else list(size)
+        scales = [None] * spatial
+    else:
+        scales = [scale_factor] * spatial if not isinstance(scale_factor, (tuple, list)) else list(scale_factor)
+        outs = [int(math.floor(n * s)) for n, s in zip(ins, scales)]
+        if recompute_scale_factor:
+            scales = [None] * spatial
+    if len(outs) != spatial:
+        raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
+                         f"spatial dimensions of {ins} and output size of {outs}. Please provide input tensor in "
+                         "(N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
+    x = input
+    for k, (n_in, n_out, s) in enumerate(zip(ins, outs, scales)):
+        dim = 2 + k
+        if mode in ("nearest", "nearest-exact"):
+            idx = _nearest_index(n_in, n_out, s, mode == "nearest-exact")
+            x = x.index_select(dim, factories.tensor(idx, device=x.device))
+        elif mode in ("linear", "bilinear"):
+            if (mode == "linear") != (spatial == 1):
+                raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
+                                          f"{'3' if mode == 'linear' else '4'}D input")
+            x = _along(x, dim, _linear_matrix(n_in, n_out, bool(align_corners), s))
+        elif mode == "area":
+            x = _along(x, dim, _adaptive_matrix(n_in, n_out))
+        else:
+            raise NotImplementedError(f"interpolate: mode '{mode}' is not supported in gradc (nearest, "
+                                      "nearest-exact, linear, bilinear, area)")
+    return x
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    from .compositions import _single, avg_pool2d
+    (k,), (p,) = _single(kernel_size), _single(padding)
+    s = _single(stride)[0] if stride is not None and stride != () else k
+    return avg_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), ceil_mode, count_include_pad).squeeze(-2)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    from .compositions import _single, max_pool2d
+    (k,), (p,), (d,) = _single(kernel_size), _single(padding), _single(dilation)
+    s = _single(stride)[0] if stride is not None and stride != () else k
+    out = max_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), (1, d), ceil_mode, return_indices)
+    if return_indices:
+        values, idx = out
+        return values.squeeze(-2), idx.squeeze(-2)
+    return out.squeeze(-2)
