@@ -194,8 +194,9 @@ def outline_group(func: Function, g: _Group, copies=None) -> Operation:
 
     ``copies`` maps an op duplicated into several groups to those groups: a use by an op of
     another group that has its own copy is not an output of this one."""
-    members = set(g.ops)
     copies = copies or {}
+    g.ops = _movable_ops(func, g, copies)
+    members = set(g.ops)
     inputs, outputs = [], []
     for op in g.ops:
         for v in op.operands:
@@ -219,6 +220,28 @@ def outline_group(func: Function, g: _Group, copies=None) -> Operation:
         if not any(r.uses for r in op.results):   # a duplicated op goes with its last group
             op.erase()
     return fused
+
+
+def _movable_ops(func: Function, g: _Group, copies) -> list:
+    """The group's ops that can move to its anchor: not those whose results an op outside the
+    group reads before the anchor (directly or through such an op).  They stay where they are
+    and the kernel reads their results.  (A reshape that was duplicated into a consumer group
+    dropped as not worth a kernel fed an expand placed before this group's anchor: moved into
+    the kernel, it would have been defined after its use.)"""
+    position = {op: i for i, op in enumerate(func.body.ops)}
+    anchor = position[g.anchor]
+    members = set(g.ops)
+    changed = True
+    while changed:
+        changed = False
+        for op in list(members):
+            own = copies.get(op, ())
+            early = any(u not in members and not any(u in h.ops for h in own if h is not g)
+                        and position.get(u, anchor) < anchor for r in op.results for u in r.users())
+            if early:
+                members.discard(op)
+                changed = True
+    return [op for op in g.ops if op in members]
 
 
 def kernel_signature(op: Operation):

@@ -295,3 +295,23 @@ func.func @loss_beside_column_sums(%x: tensor<8x4xf32>, %g: tensor<4xf32>) -> (t
   %3 = gradc.sum %0 {dims = [0], keepdim = false} : (tensor<8x4xf32>) -> tensor<4xf32>
   func.return %2, %3 : tensor<f32>, tensor<4xf32>
 }
+
+// -----
+
+// A reshape read by an expand before the kernel's anchor (through an index, which is not
+// fused) stays where it is: moved into the kernel it would be defined after that use.
+// CHECK-LABEL: func.func @early_outside_use
+// CHECK:         [[R:%[0-9]+]] = gradc.reshape %in2
+// CHECK-NEXT:    [[E:%[0-9]+]] = gradc.expand [[R]]
+// CHECK-NEXT:    [[I:%[0-9]+]] = gradc.index [[E]]
+// CHECK-NEXT:    gradc.fused [[R]], [[I]]
+func.func @early_outside_use(%in2: tensor<f64>) -> tensor<1x3xf64> {
+  %0 = gradc.reshape %in2 {shape = [1]} : (tensor<f64>) -> tensor<1xf64>
+  %1 = gradc.expand %0 {shape = [3]} : (tensor<1xf64>) -> tensor<3xf64>
+  %2 = gradc.index %1 {key = [["none"]]} : (tensor<3xf64>) -> tensor<1x3xf64>
+  %3 = gradc.gt %0, %2 : (tensor<1xf64>, tensor<1x3xf64>) -> tensor<1x3xi1>
+  %4 = gradc.constant {dtype = "float64", shape = [], value = 0.5} : () -> tensor<f64>
+  %5 = gradc.mul %2, %4 : (tensor<1x3xf64>, tensor<f64>) -> tensor<1x3xf64>
+  %6 = gradc.where %3, %0, %5 : (tensor<1x3xi1>, tensor<1xf64>, tensor<1x3xf64>) -> tensor<1x3xf64>
+  func.return %6 : tensor<1x3xf64>
+}
