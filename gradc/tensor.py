@@ -42,8 +42,20 @@ _new_object = object.__new__
 
 
 class _VersionCounter:
-    """How many in-place changes a tensor's storage has had (shared by its views)."""
+    """How many in-place changes a tensor's storage has had (shared by its views).  ``internal``:
+    the storage was made while ``@gradc.compile`` traced (``counter_factory`` swapped in); other
+    storage is the traced function's outside state (closures), which the tracer records ops on
+    instead of computing them once."""
     value = 0      # a class default: making a counter (one per tensor) runs no __init__
+    internal = False
+
+
+class _InternalCounter(_VersionCounter):
+    internal = True
+
+
+# what each new tensor's storage gets: ``_VersionCounter``, or ``_InternalCounter`` during a trace
+counter_factory = [_VersionCounter]
 
 
 class device:
@@ -124,7 +136,7 @@ class Tensor(TensorAPI):
             self._data = data = data.astype(self._dtype.np)
         if dev is not CPU:
             self._device = dev
-        self._version_counter = _version or _VersionCounter()
+        self._version_counter = _version or counter_factory[-1]()
         if requires_grad:
             self.requires_grad_(True)
 
@@ -306,7 +318,7 @@ class Tensor(TensorAPI):
         t = _new_object(cls)           # (made on every op and compiled call: kept lean)
         t._data = array
         t._dtype = dtypes.BY_NUMPY.get(array.dtype) or dtypes.from_numpy(array.dtype)
-        t._version_counter = _VersionCounter()
+        t._version_counter = counter_factory[-1]()
         return t
 
     def _grad_edge(self):

@@ -429,3 +429,20 @@ def test_captured_parameter_modified_before_backward_raises_pytorchs_error():
     with pytest.raises(RuntimeError, match="one of the variables needed for gradient computation has been modified "
                                            "by an inplace operation"):
         out.backward()
+
+
+def test_ops_on_outside_state_are_traced_so_compiled_eval_follows_it():
+    """A compiled evaluation closing over a BatchNorm in eval mode: its running statistics
+    (buffers, no grad) change through eager training steps between calls, and the compiled
+    function follows them without recompiling; tensors the function makes itself stay eager."""
+    rng = np.random.default_rng(6)
+    bn = gradc.nn.BatchNorm1d(3, dtype=gradc.float64)
+    x = gradc.tensor(rng.standard_normal((8, 3)))
+    evaluate = gradc.compile(lambda x: (bn(x) * gradc.arange(3.0, dtype=gradc.float64)).sum())
+    for shift in (1.0, -2.0, 5.0):
+        bn.train()
+        bn(x * 3 + shift)                       # an eager training step moves the running stats
+        bn.eval()
+        want = (bn(x) * gradc.arange(3.0, dtype=gradc.float64)).sum().item()
+        assert evaluate(x).item() == pytest.approx(want, rel=1e-12)
+    assert len(evaluate.log) == 1

@@ -15,8 +15,10 @@ package (the user's line).
   with ``shape`` and ``dtype`` attributes, so no gradient flows to it. With
   ``lift_captured`` (``@gradc.compile``) a captured tensor that requires grad or
   has more than one element becomes an extra function argument instead, and an
-  eager op on a tensor that requires grad is recorded too (``dispatch.capturing``):
-  a module's parameters are read afresh at every call and get gradients.
+  eager op on a tensor from outside the function (one that requires grad, or whose
+  storage predates the trace: ``tensor._InternalCounter`` marks storage made during
+  it) is recorded too (``dispatch.capturing``): a module's parameters and buffers
+  are read afresh at every call, and parameters get gradients.
   Python scalars become 0-d constants (``_scalar``).
 - In-place ops are functionalized: after ``x.add_(1)`` or ``x[0] = 2`` the proxy
   stands for the new value (``_assign_inplace``). Views (reshape, permute,
@@ -47,7 +49,7 @@ from .. import dtypes
 from ..autograd import grad_mode
 from ..ops import dispatch
 from ..ops.registry import NONDIFF, VIEW, ShapeError
-from ..tensor import CPU, Tensor
+from ..tensor import CPU, Tensor, _InternalCounter, counter_factory
 from .core import Builder, Function, Value
 from .emitter import IRTensor
 from .types import TensorType
@@ -340,11 +342,13 @@ def trace(fn, specs, name: str | None = None, lift_captured: bool = False) -> Fu
             args.append(s)
     if lift_captured:
         dispatch.capturing.append(tr)
+        counter_factory.append(_InternalCounter)
     try:
         out = fn(*args)
     finally:
         if lift_captured:
             dispatch.capturing.pop()
+            counter_factory.pop()
     if isinstance(out, (Proxy, Tensor)):
         structure, outs = "single", [out]
     elif isinstance(out, (tuple, list)):

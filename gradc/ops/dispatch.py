@@ -36,12 +36,17 @@ def grad_fn_name(name: str, edges=None) -> GradFnName:
     return n
 
 
-# The traces of ``@gradc.compile`` being recorded (innermost last).  While one is, an eager op on a
-# tensor that requires grad (a module's parameter the function reached through a closure) is
+# The traces of ``@gradc.compile`` being recorded (innermost last).  While one is, an eager op on
+# a tensor from outside the function (one that requires grad, such as a module's parameter, or
+# whose storage existed before the trace, such as a buffer, both reached through a closure) is
 # recorded in it too, with its eager inputs captured as function arguments, rather than computed
-# once while tracing: the compiled function then sees the parameter's current value at every
-# call, and its gradient.
+# once while tracing: the compiled function then sees their current values at every call, and
+# the parameters' gradients.  Eager ops on tensors the function itself made stay eager.
 capturing: list = []
+
+
+def _outside(x) -> bool:
+    return x.requires_grad or not x._version_counter.internal
 
 
 def apply(name: str, *inputs, _name: str | None = None, **attrs):
@@ -60,6 +65,6 @@ def apply(name: str, *inputs, _name: str | None = None, **attrs):
         raise TypeError(f"gradc.{name}: expected at least one tensor input, got "
                         + ", ".join(type(x).__name__ for x in inputs))
     if capturing and owner._dispatch_priority == 1 and any(
-            isinstance(x, TensorLikeMeta) and x.requires_grad for x in inputs):
+            isinstance(x, TensorLikeMeta) and _outside(x) for x in inputs):
         return capturing[-1].apply_captured(op, list(inputs), attrs, _name)
     return owner._apply(op, list(inputs), attrs, _name)
