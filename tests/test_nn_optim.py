@@ -893,3 +893,61 @@ def test_resampling_modules_print_and_compile(compiled_vs_eager):
     rng = np.random.default_rng(2)
     compiled_vs_eager(lambda x: (F.interpolate(F.adaptive_avg_pool2d(x, (3, 2)), scale_factor=2, mode="bilinear") ** 2
                                  ).sum() + F.interpolate(x, size=(4, 4)).sum(), rng.standard_normal((1, 2, 6, 5)))
+
+
+RECURRENT = [(cls, kw) for cls in ("RNN", "LSTM", "GRU")
+             for kw in (dict(), dict(num_layers=2), dict(bidirectional=True),
+                        dict(num_layers=2, bidirectional=True, batch_first=True), dict(bias=False), dict(initial=True),
+                        dict(unbatched=True))] + [("RNN", dict(nonlinearity="relu"))]
+
+
+@pytest.mark.parametrize("cls,kw", RECURRENT, ids=[f"{c}-{'-'.join(k) or 'plain'}" for c, k in RECURRENT])
+def test_recurrent_layers_match_pytorch(cls, kw):
+    """PyTorch's weights loaded into gradc's RNN/LSTM/GRU (same names and order, same repr):
+    outputs, final states and the gradients of the input, the initial state and every
+    parameter agree in float64."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(12)
+    kw = dict(kw)
+    initial, unbatched = kw.pop("initial", False), kw.pop("unbatched", False)
+    tm = getattr(torch.nn, cls)(3, 4, dtype=torch.float64, **kw)
+    gm = getattr(gradc.nn, cls)(3, 4, dtype=gradc.float64, **kw)
+    assert repr(gm) == repr(tm) and list(gm.state_dict()) == list(tm.state_dict())
+    gm.load_state_dict({k: gradc.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    shape = (5, 3) if unbatched else (2, 5, 3) if kw.get("batch_first") else (5, 2, 3)
+    x = rng.standard_normal(shape)
+    layers = kw.get("num_layers", 1) * (2 if kw.get("bidirectional") else 1)
+    h0 = [rng.standard_normal((layers, 2, 4)) for _ in range(2)] if initial else None
+    got = []
+    for m, mod in ((torch, tm), (gradc, gm)):
+        xt = m.tensor(x, requires_grad=True)
+        states = [m.tensor(h, requires_grad=True) for h in h0] if h0 else []
+        hx = None if not states else (tuple(states) if cls == "LSTM" else states[0])
+        out, hn = mod(xt, hx)
+        hs = hn if isinstance(hn, tuple) else (hn,)
+        loss = (out * m.arange(out.numel(), dtype=m.float64).reshape(out.shape)).sum() + sum((h ** 2).sum() for h in hs)
+        mod.zero_grad()
+        loss.backward()
+        got.append([out.detach().numpy()] + [h.detach().numpy() for h in hs] + [xt.grad.numpy()]
+                   + [s.grad.numpy() for s in states[:1 if cls != "LSTM" else 2]] + [p.grad.numpy() for p in mod.parameters()])
+    for want, have in zip(*got, strict=True):
+        assert have.shape == want.shape
+        np.testing.assert_allclose(have, want, rtol=1e-9, atol=1e-11)
+
+
+def test_lstm_compiles_as_an_unrolled_function():
+    """A compiled loss closing over an LSTM: equal to eager, gradients reach its parameters."""
+    rng = np.random.default_rng(13)
+    lstm = gradc.nn.LSTM(3, 4, dtype=gradc.float64)
+    head = gradc.nn.Linear(4, 1, dtype=gradc.float64)
+    x = gradc.tensor(rng.standard_normal((6, 2, 3)))
+    loss = gradc.compile(lambda x: (head(lstm(x)[0][-1]) ** 2).mean())
+    got = loss(x)
+    got.backward()
+    compiled = [p.grad.numpy().copy() for p in lstm.parameters()]
+    lstm.zero_grad()
+    want = (head(lstm(x)[0][-1]) ** 2).mean()
+    want.backward()
+    assert got.item() == pytest.approx(want.item(), rel=1e-12)
+    for c, p in zip(compiled, lstm.parameters()):
+        np.testing.assert_allclose(c, p.grad.numpy(), rtol=1e-10, atol=1e-14)

@@ -1,0 +1,165 @@
+"""Recurrent layers: nn.RNN, nn.LSTM and nn.GRU with PyTorch's parameters (names, shapes, gate
+order, initialisation) and outputs.  Each time step is table ops, so a compiled loss unrolls
+the sequence into one function; the input projections of all steps run as one matmul first."""
+from __future__ import annotations
+
+import math
+
+from .. import factories
+from . import functional as F
+from . import init
+from .modules import Module
+from .parameter import Parameter
+
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+class RNNBase(Module):
+    mode = "RNN_TANH"
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, proj_size=0, dtype=None, *, mode=None):
+        super().__init__()
+        if mode is not None:
+            self.mode = mode
+        if proj_size:
+            raise NotImplementedError("gradc.nn.LSTM: proj_size is not supported")
+        if not 0 <= dropout <= 1 or isinstance(dropout, bool):
+            raise ValueError("dropout should be a number in range [0, 1] representing the probability of an "
+                             "element being zeroed")
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.bias, self.batch_first, self.dropout, self.bidirectional = bias, batch_first, float(dropout), bidirectional
+        self.proj_size = 0
+        gates = _GATES[self.mode] * hidden_size
+        directions = 2 if bidirectional else 1
+        self._flat_weights_names = []
+        for layer in range(num_layers):
+            for d in range(directions):
+                sfx = f"_l{layer}" + ("_reverse" if d else "")
+                width = input_size if layer == 0 else hidden_size * directions
+                shapes = [("weight_ih", (gates, width)), ("weight_hh", (gates, hidden_size))]
+                if bias:
+                    shapes += [("bias_ih", (gates,)), ("bias_hh", (gates,))]
+                for name, shape in shapes:
+                    self.register_parameter(name + sfx, Parameter(factories.empty(*shape, dtype=dtype)))
+                    self._flat_weights_names.append(name + sfx)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for p in self.parameters():
+            init.uniform_(p, -bound, bound)
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if self.batch_first is not False:
+            s += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            s += f", bidirectional={self.bidirectional}"
+        return s
+
+    # ---- the recurrence --------------------------------------------------------------------
+    def _cell(self, gi, h, c, w_hh, b_hh):
+        """One step: ``gi`` is the input projection (with its bias) of this step."""
+        gh = h @ w_hh.t()
+        if b_hh is not None:
+            gh = gh + b_hh
+        if self.mode == "LSTM":
+            i, f, g, o = (gi + gh).chunk(4, 1)
+            c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+            return o.sigmoid() * c.tanh(), c
+        if self.mode == "GRU":
+            ri, zi, ni = gi.chunk(3, 1)
+            rh, zh, nh = gh.chunk(3, 1)
+            r, z = (ri + rh).sigmoid(), (zi + zh).sigmoid()
+            n = (ni + r * nh).tanh()
+            return (1 - z) * n + z * h, None
+        pre = gi + gh
+        return (pre.tanh() if self.mode == "RNN_TANH" else pre.relu()), None
+
+    def _direction(self, x, h, c, layer, reverse):
+        sfx = f"_l{layer}" + ("_reverse" if reverse else "")
+        w_ih, w_hh = getattr(self, "weight_ih" + sfx), getattr(self, "weight_hh" + sfx)
+        b_ih = getattr(self, "bias_ih" + sfx) if self.bias else None
+        b_hh = getattr(self, "bias_hh" + sfx) if self.bias else None
+        steps, batch = x.shape[0], x.shape[1]
+        gi_all = x.reshape(steps * batch, x.shape[2]) @ w_ih.t()
+        if b_ih is not None:
+            gi_all = gi_all + b_ih
+        gi_all = gi_all.reshape(steps, batch, gi_all.shape[1])
+        outs = [None] * steps
+        for t in (reversed(range(steps)) if reverse else range(steps)):
+            h, c = self._cell(gi_all[t], h, c, w_hh, b_hh)
+            outs[t] = h
+        from ..tensor_api import stack
+        return stack(outs, 0), h, c
+
+    def forward(self, input, hx=None):
+        from ..tensor_api import cat, stack
+        batched = input.ndim == 3
+        if input.ndim not in (2, 3):
+            raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.ndim}D instead")
+        x = input if batched else input.unsqueeze(1)
+        if batched and self.batch_first:
+            x = x.transpose(0, 1)
+        if x.shape[2] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
+                               f"{x.shape[2]}")
+        directions = 2 if self.bidirectional else 1
+        batch = x.shape[1]
+        lstm = self.mode == "LSTM"
+        if hx is None:
+            zeros = factories.zeros(self.num_layers * directions, batch, self.hidden_size, dtype=x.dtype,
+                                    device=x.device)
+            h0, c0 = zeros, (zeros if lstm else None)
+        else:
+            h0, c0 = hx if lstm else (hx, None)
+            if not batched:
+                h0 = h0.unsqueeze(1)
+                c0 = c0.unsqueeze(1) if c0 is not None else None
+        hs, cs = [], []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(directions):
+                k = layer * directions + d
+                out, h, c = self._direction(x, h0[k], c0[k] if lstm else None, layer, bool(d))
+                outs.append(out)
+                hs.append(h)
+                cs.append(c)
+            x = outs[0] if directions == 1 else cat(outs, 2)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout)
+        output = x
+        h_n = stack(hs, 0)
+        c_n = stack(cs, 0) if lstm else None
+        if batched and self.batch_first:
+            output = output.transpose(0, 1)
+        if not batched:
+            output = output.squeeze(1)
+            h_n = h_n.squeeze(1)
+            c_n = c_n.squeeze(1) if c_n is not None else None
+        return output, ((h_n, c_n) if lstm else h_n)
+
+
+class RNN(RNNBase):
+    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, dtype=None):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype=dtype,
+                         mode="RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU")
+        self.nonlinearity = nonlinearity         # (PyTorch's repr does not show it)
+
+
+class LSTM(RNNBase):
+    mode = "LSTM"
+
+
+class GRU(RNNBase):
+    mode = "GRU"
