@@ -579,6 +579,44 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return out if input.ndim == 3 else out.squeeze(0)
 
 
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """``nn.functional.conv_transpose2d``, the adjoint of conv2d: the input spread out by the stride
+    (zeros between its elements), padded by ``dilation * (k - 1) - padding`` (plus
+    ``output_padding`` at the end), then a stride-1 conv2d with the weight flipped and its
+    in/out channels swapped per group (weight (C_in, C_out / groups, kH, kW))."""
+    unbatched = input.ndim == 3
+    if unbatched:
+        input = input.unsqueeze(0)
+    n, c, h, w = input.shape
+    cin, cog, kh, kw = weight.shape
+    if c != cin:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input{list(input.shape)} "
+                           f"to have {cin} channels, but got {c} channels instead")
+    (sh, sw), (ph, pw), (oh, ow), (dh, dw) = _pair(stride), _pair(padding), _pair(output_padding), _pair(dilation)
+    if oh >= max(sh, dh) or ow >= max(sw, dw):
+        raise RuntimeError("output padding must be smaller than either stride or dilation, but got output_padding_height: "
+                           f"{oh} output_padding_width: {ow} stride_height: {sh} stride_width: {sw} dilation_height: {dh} "
+                           f"dilation_width: {dw}")
+    x = input
+    if sh > 1 or sw > 1:          # spread: (H, 1, W, 1) padded to (H, sh, W, sw), cut to (H-1)*sh + 1
+        x = pad(x.reshape(n, c, h, 1, w, 1), (0, sw - 1, 0, 0, 0, sh - 1)).reshape(n, c, h * sh, w * sw)
+        x = x[:, :, :(h - 1) * sh + 1, :(w - 1) * sw + 1]
+    eh, ew = dh * (kh - 1) - ph, dw * (kw - 1) - pw
+    x = pad(x, (ew, ew + ow, eh, eh + oh))
+    flipped = weight.reshape(groups, cin // groups, cog, kh, kw).transpose(1, 2).reshape(groups * cog, cin // groups,
+                                                                                         kh, kw).flip((2, 3))
+    out = conv2d(x, flipped, bias, 1, 0, (dh, dw), groups)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    batched = input if input.ndim == 3 else input.unsqueeze(0)
+    out = conv_transpose2d(batched.unsqueeze(2), weight.unsqueeze(2), bias, (1, _single(stride)[0]),
+                           (0, _single(padding)[0]), (0, _single(output_padding)[0]), groups,
+                           (1, _single(dilation)[0])).squeeze(2)
+    return out if input.ndim == 3 else out.squeeze(0)
+
+
 def _pool(input, kernel_size, stride, padding, dilation, fill, reduce):
     """``reduce(patches, geometry)`` of the windows of ``input`` (3-D or 4-D), where patches are
     (N, C, KH*KW, Ho, Wo) and geometry is (kernel, stride, padding, dilation, input H, W); the

@@ -951,3 +951,36 @@ def test_lstm_compiles_as_an_unrolled_function():
     assert got.item() == pytest.approx(want.item(), rel=1e-12)
     for c, p in zip(compiled, lstm.parameters()):
         np.testing.assert_allclose(c, p.grad.numpy(), rtol=1e-10, atol=1e-14)
+
+
+TRANSPOSED = [dict(), dict(stride=2), dict(stride=2, padding=1, output_padding=1), dict(stride=3, padding=2, dilation=2),
+              dict(groups=2, stride=2), dict(padding=2)]
+
+
+@pytest.mark.parametrize("dim", [1, 2])
+@pytest.mark.parametrize("kw", TRANSPOSED, ids=lambda kw: "-".join(f"{k}{v}" for k, v in kw.items()) or "plain")
+def test_conv_transpose_matches_pytorch(dim, kw):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal((2, 4, 5, 4) if dim == 2 else (2, 4, 7))
+    w = rng.standard_normal((4, 6 // kw.get("groups", 1)) + ((3, 2) if dim == 2 else (3,)))
+    b = rng.standard_normal(6)
+    got = []
+    for m in (torch, gradc):
+        xt, wt, bt = (m.tensor(a, requires_grad=True) for a in (x, w, b))
+        y = getattr(m.nn.functional, f"conv_transpose{dim}d")(xt, wt, bt, **kw)
+        (y * m.arange(y.numel(), dtype=m.float64).reshape(y.shape)).sum().backward()
+        got.append([y.detach().numpy(), xt.grad.numpy(), wt.grad.numpy(), bt.grad.numpy()])
+    for want, have in zip(*got, strict=True):
+        assert have.shape == want.shape
+        np.testing.assert_allclose(have, want, rtol=1e-10, atol=1e-10)
+
+
+def test_conv_transpose_modules_print_and_compile(compiled_vs_eager):
+    torch = pytest.importorskip("torch")
+    for mod in ("ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2)",
+                "ConvTranspose2d(2, 3, (2, 3), bias=False)", "ConvTranspose1d(2, 3, 3, stride=2, dilation=2)"):
+        assert repr(eval("gradc.nn." + mod)) == repr(eval("torch.nn." + mod, {"torch": torch}))
+    rng = np.random.default_rng(15)
+    compiled_vs_eager(lambda x, w: (F.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1) ** 2).sum(),
+                      rng.standard_normal((1, 2, 4, 3)), rng.standard_normal((2, 3, 3, 3)))

@@ -8,7 +8,8 @@ MeanBackward0 <- AbsBackward0 <- SubBackward0; mse_loss records MulBackward0 whe
 records one MseLossBackward0)."""
 from __future__ import annotations
 
-from ..compositions import avg_pool2d, conv1d, conv2d, max_pool2d, pad  # noqa: F401  (nn.functional.*)
+from ..compositions import (avg_pool2d, conv1d, conv2d, conv_transpose1d, conv_transpose2d,  # noqa: F401
+                            max_pool2d, pad)
 from ..resampling import (adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, interpolate,  # noqa: F401
                           max_pool1d)
 

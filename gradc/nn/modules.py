@@ -434,6 +434,68 @@ class Conv1d(Module):
         return s + ("" if self.bias is not None else ", bias=False")
 
 
+class _ConvTransposeNd(Module):
+    """ConvTranspose1d/2d: weight (in_channels, out_channels / groups, *kernel_size), PyTorch's init."""
+    _tuple = None
+    _fn = None
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", dtype=None):
+        super().__init__()
+        if padding_mode != "zeros":
+            raise ValueError('Only "zeros" padding mode is supported for ' + type(self).__name__)
+        t = type(self)._tuple
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size, self.stride, self.padding = t(kernel_size), t(stride), t(padding)
+        self.output_padding, self.dilation = t(output_padding), t(dilation)
+        self.weight = Parameter(factories.empty(in_channels, out_channels // groups, *self.kernel_size, dtype=dtype))
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if bias:
+            self.bias = Parameter(factories.empty(out_channels, dtype=dtype))
+            fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
+            bound = 1 / math.sqrt(fan_in)
+            init.uniform_(self.bias, -bound, bound)
+        else:
+            self.bias = None
+
+    def forward(self, x):
+        return type(self)._fn(x, self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups,
+                              self.dilation)
+
+    def extra_repr(self):
+        zero, one = (0,) * len(self.kernel_size), (1,) * len(self.kernel_size)
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != zero:
+            s += f", padding={self.padding}"
+        if self.dilation != one:
+            s += f", dilation={self.dilation}"
+        if self.output_padding != zero:
+            s += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        return s + ("" if self.bias is not None else ", bias=False")
+
+
+def _pair_of(v):
+    from ..compositions import _pair
+    return _pair(v)
+
+
+def _single_of(v):
+    from ..compositions import _single
+    return _single(v)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    _tuple = staticmethod(_pair_of)
+    _fn = staticmethod(F.conv_transpose2d)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    _tuple = staticmethod(_single_of)
+    _fn = staticmethod(F.conv_transpose1d)
+
+
 class MaxPool2d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
         super().__init__()
