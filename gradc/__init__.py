@@ -6,7 +6,7 @@ compiles forward and backward to native code.
 """
 from . import autograd, dtypes, nn, optim  # noqa: F401
 from . import cuda  # noqa: F401
-from . import special  # noqa: F401
+from . import linalg, special  # noqa: F401
 from ._printing import set_printoptions
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .dtypes import bool_ as bool  # noqa: A001  (torch.bool)

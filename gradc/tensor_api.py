@@ -338,6 +338,13 @@ class TensorAPI(TensorLikeMeta):
     def expm1(self): return self._unary("expm1")
     def erf(self): return self._unary("erf")
     def erfinv(self): return self._unary("erfinv")
+    def inverse(self): return apply("linalg_inv", self)
+    def det(self): return apply("linalg_det", self)
+
+    def logdet(self):
+        """log(det): NaN for a negative determinant, -inf for a zero one (PyTorch's)."""
+        sign, logabs = apply("linalg_slogdet", self)
+        return where(sign < 0, math.nan, where(sign == 0, -math.inf, logabs))
     def tanh(self): return self._unary("tanh")
     def sigmoid(self): return self._unary("sigmoid")
     def sin(self): return self._unary("sin")

@@ -319,3 +319,41 @@ def test_more_in_place_methods_match_pytorch():
     assert set(gradc.empty(100).bernoulli_(0.5).tolist()) <= {0.0, 1.0}
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation."):
         gradc.ones(2, requires_grad=True).uniform_()
+
+
+_L = np.random.default_rng(40)
+_SPD = _L.standard_normal((2, 3, 3)) + 3 * np.eye(3)
+LINALG = ["m.linalg.inv(a)", "m.linalg.det(a)", "m.linalg.slogdet(a).logabsdet", "m.linalg.slogdet(a).sign * a.sum()",
+          "m.linalg.solve(a, b)", "m.linalg.solve(a[0], v)", "m.linalg.solve(a, v)", "m.linalg.solve(a, b[0])",
+          "a.inverse()", "a.det()", "a[0].logdet()", "m.linalg.vector_norm(a, 3, dim=(1, 2))", "m.linalg.matrix_norm(a)",
+          "m.linalg.norm(a)", "m.linalg.norm(v, 1)"]
+
+
+@pytest.mark.parametrize("expr", LINALG)
+def test_linalg_matches_pytorch(expr):
+    arrays = dict(a=_SPD, b=_L.standard_normal((2, 3, 2)), v=_L.standard_normal(3))
+    got = []
+    for m in (torch, gradc):
+        ts = {n: m.tensor(x, requires_grad=True) for n, x in arrays.items()}
+        y = eval(expr, {"m": m, **ts})
+        (y * m.arange(y.numel(), dtype=m.float64).reshape(y.shape)).sum().backward()
+        got.append([y.detach().numpy()] + [np.zeros(1) if t.grad is None else t.grad.numpy() for t in ts.values()])
+    for want, have in zip(*got, strict=True):
+        assert have.shape == want.shape
+        np.testing.assert_allclose(have, want, rtol=1e-9, atol=1e-11)
+
+
+def test_linalg_second_derivatives_errors_and_compile(compiled_vs_eager):
+    from gradc.autograd import gradcheck, gradgradcheck
+    a, b = gradc.tensor(_SPD[0], requires_grad=True), gradc.tensor(_SPD[1, :, :2], requires_grad=True)
+    assert gradcheck(gradc.linalg.inv, (a,)) and gradgradcheck(gradc.linalg.det, (a,))
+    assert gradgradcheck(gradc.linalg.solve, (a, b))
+    with pytest.raises(RuntimeError, match="linalg.inv: A must be batches of square matrices, but they are 2 by 3"):
+        gradc.linalg.inv(gradc.ones(2, 3))
+    with pytest.raises(RuntimeError, match=r"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
+                                           r"\(2x2 and 3x1\)"):
+        gradc.linalg.solve(gradc.ones(2, 2), gradc.ones(3))
+    with pytest.raises(RuntimeError, match="linalg.inv: The input matrix is singular"):
+        gradc.linalg.inv(gradc.zeros(2, 2))
+    compiled_vs_eager(lambda x, y: (gradc.linalg.solve(x, y) ** 2).sum() + gradc.linalg.det(x) + x.inverse().trace(),
+                      _SPD[0], _SPD[1, :, :2])

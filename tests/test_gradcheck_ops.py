@@ -399,6 +399,32 @@ def _(rng):
     return (lambda a: a.cumsum(dim) * a), [T(normal(rng, shape))]
 
 
+def _well_conditioned(rng, batch=()):
+    n = int(rng.integers(1, 4))
+    return rng.standard_normal(batch + (n, n)) + (n + 1) * np.eye(n)
+
+
+@case("linalg_inv", "linalg.inv")
+def _(rng):
+    return (lambda a: gradc.linalg.inv(a)), [T(_well_conditioned(rng, (2,)))]
+
+
+@case("linalg_det", "linalg.det")
+def _(rng):
+    return (lambda a: gradc.linalg.det(a)), [T(_well_conditioned(rng))]
+
+
+@case("linalg_slogdet", "linalg.slogdet")
+def _(rng):
+    return (lambda a: gradc.linalg.slogdet(a).logabsdet), [T(_well_conditioned(rng, (2,)))]
+
+
+@case("linalg_solve", "linalg.solve")
+def _(rng):
+    a = _well_conditioned(rng)
+    return (lambda a, b: gradc.linalg.solve(a, b)), [T(a), T(rng.standard_normal((a.shape[-1], 2)))]
+
+
 @case("cumprod", "cumprod(dim)")
 def _(rng):
     shape = rand_shape(rng, 0, lo=1, hi=4)

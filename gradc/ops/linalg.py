@@ -70,3 +70,115 @@ def _matmul_forward(a, b):
 
 defop("matmul", infer=_matmul_infer, forward=_matmul_forward, vjp=_matmul_vjp, saves=("in0", "in1"),
       traits=frozenset({PURE, "matmul"}), num_inputs=2, node_name="MmBackward0")
+
+
+# ---- inverse, determinant, solve (NumPy's LAPACK in eager and compiled code) -----------------------
+def _square(name, t):
+    if t.ndim < 2 or t.shape[-1] != t.shape[-2]:
+        raise ShapeError(f"linalg.{name}: A must be batches of square matrices, but they are "
+                         f"{t.shape[-2] if t.ndim >= 2 else 1} by {t.shape[-1] if t.ndim else 1} matrices")
+    if not t.dtype.is_floating_point:
+        raise ShapeError(f"linalg.{name}: Expected a floating point or complex tensor as input. Got "
+                         f"{t.dtype.tensor_type[:-6]}")
+
+
+def _mT(x):
+    return x.transpose(-2, -1)
+
+
+def _inv_infer(types, attrs):
+    _square("inv", types[0])
+    return [types[0]]
+
+
+def _inv_forward(a):
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        raise RuntimeError("linalg.inv: The input matrix is singular, the inversion could not be completed") from None
+
+
+def _inv_vjp(ctx, g):
+    inv = ctx.output(0)
+    return [-(_mT(inv) @ g[0] @ _mT(inv))]
+
+
+defop("linalg_inv", infer=_inv_infer, forward=_inv_forward, vjp=_inv_vjp, saves=("out0",), traits=frozenset({PURE}),
+      node_name="LinalgInvExBackward0")
+
+
+def _det_infer(types, attrs):
+    _square("det", types[0])
+    return [TypeInfo(types[0].shape[:-2], types[0].dtype)]
+
+
+def _det_vjp(ctx, g):
+    """d det(A) = det(A) * inv(A)^T (invertible A)."""
+    from .dispatch import apply
+    a, det = ctx.input(0), ctx.output(0)
+    scale = (g[0] * det).unsqueeze(-1).unsqueeze(-1)
+    return [scale * _mT(apply("linalg_inv", a))]
+
+
+defop("linalg_det", infer=_det_infer, forward=lambda a: np.asarray(np.linalg.det(a)), vjp=_det_vjp,
+      saves=("in0", "out0"), traits=frozenset({PURE}), node_name="LinalgDetBackward0")
+
+
+def _slogdet_infer(types, attrs):
+    _square("slogdet", types[0])
+    t = TypeInfo(types[0].shape[:-2], types[0].dtype)
+    return [t, t]
+
+
+def _slogdet_forward(a):
+    sign, logabs = np.linalg.slogdet(a)
+    return np.asarray(sign, a.dtype), np.asarray(logabs, a.dtype)
+
+
+def _slogdet_vjp(ctx, g):
+    """Only log|det| carries a gradient: inv(A)^T."""
+    from .dispatch import apply
+    if g[1] is None:
+        return [None]
+    return [g[1].unsqueeze(-1).unsqueeze(-1) * _mT(apply("linalg_inv", ctx.input(0)))]
+
+
+defop("linalg_slogdet", infer=_slogdet_infer, forward=_slogdet_forward, vjp=_slogdet_vjp, saves=("in0",),
+      traits=frozenset({PURE}), num_outputs=2, differentiable_outputs=(1,), node_name="LinalgSlogdetBackward0")
+
+
+def _solve_infer(types, attrs):
+    a, b = types
+    _square("solve", a)
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and tuple(b.shape) == tuple(a.shape[:-1]))
+    rows = b.shape[-1] if vector else b.shape[-2]
+    if rows != a.shape[-1]:
+        cols = 1 if vector else b.shape[-1]
+        raise ShapeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
+                         f"({a.shape[-2]}x{a.shape[-1]} and {rows}x{cols})")
+    if vector:
+        return [TypeInfo(tuple(broadcast_shapes("solve", a.shape[:-2], b.shape[:-1])) + (a.shape[-1],), a.dtype)]
+    return [TypeInfo(tuple(broadcast_shapes("solve", a.shape[:-2], b.shape[:-2])) + tuple(b.shape[-2:]), a.dtype)]
+
+
+def _solve_forward(a, b):
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+    if vector:
+        return np.linalg.solve(a, b[..., None])[..., 0]
+    return np.linalg.solve(a, b)
+
+
+def _solve_vjp(ctx, g):
+    """X = A^-1 B: gB = A^-T g, gA = -gB X^T (written with solve itself, so it differentiates again)."""
+    from .dispatch import apply
+    a, x = ctx.input(0), ctx.output(0)
+    gb = apply("linalg_solve", _mT(a), g[0])
+    sa, sb = ctx.input_types[0].shape, ctx.input_types[1].shape
+    vector = len(sb) == 1 or (len(sb) == len(sa) - 1 and tuple(sb) == tuple(sa[:-1]))
+    ga = -(gb.unsqueeze(-1) @ x.unsqueeze(-2)) if vector else -(gb @ _mT(x))
+    return [unbroadcast(ga, sa) if ctx.needs_input_grad[0] else None,
+            unbroadcast(gb, sb) if ctx.needs_input_grad[1] else None]
+
+
+defop("linalg_solve", infer=_solve_infer, forward=_solve_forward, vjp=_solve_vjp, saves=("in0", "out0"),
+      traits=frozenset({PURE}), num_inputs=2, node_name="LinalgSolveExBackward0")
