@@ -984,3 +984,31 @@ def test_conv_transpose_modules_print_and_compile(compiled_vs_eager):
     rng = np.random.default_rng(15)
     compiled_vs_eager(lambda x, w: (F.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1) ** 2).sum(),
                       rng.standard_normal((1, 2, 4, 3)), rng.standard_normal((2, 3, 3, 3)))
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(norm_first=True), dict(batch_first=True, activation="gelu")],
+                         ids=["post-norm", "pre-norm", "batch-first-gelu"])
+def test_transformer_encoder_matches_pytorch(kw):
+    """Two encoder layers (dropout 0) with PyTorch's weights: same repr and state_dict keys,
+    outputs and the gradients of the input and every parameter."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(16)
+    tl = torch.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, dtype=torch.float64, **kw)
+    gl = gradc.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, dtype=gradc.float64, **kw)
+    assert repr(gl) == repr(tl) and list(gl.state_dict()) == list(tl.state_dict())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        te = torch.nn.TransformerEncoder(tl, 2, enable_nested_tensor=False)
+    ge = gradc.nn.TransformerEncoder(gl, 2)
+    ge.load_state_dict({k: gradc.tensor(v.detach().numpy()) for k, v in te.state_dict().items()})
+    x = rng.standard_normal((5, 3, 8))
+    kpm = np.zeros((3, 5), bool)
+    kpm[1, 4] = True
+    got = []
+    for m, mod in ((torch, te), (gradc, ge)):
+        xt = m.tensor(x, requires_grad=True)
+        y = mod(xt) if kw.get("batch_first") else mod(xt, src_key_padding_mask=m.tensor(kpm))
+        (y * m.arange(y.numel(), dtype=m.float64).reshape(y.shape)).sum().backward()
+        got.append([y.detach().numpy(), xt.grad.numpy()] + [p.grad.numpy() for p in mod.parameters()])
+    for want, have in zip(*got, strict=True):
+        np.testing.assert_allclose(have, want, rtol=1e-9, atol=1e-10)

@@ -2,7 +2,7 @@
 from . import functional, init, utils
 from .activation import (CELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LogSoftmax, Mish, PReLU,
                          ReLU6, Softmax, Softmin, Softshrink, Softsign, Tanhshrink, Threshold)
-from .attention import MultiheadAttention
+from .attention import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 from .containers import ModuleDict, ModuleList
 from .recurrent import GRU, LSTM, RNN
 from .modules import (ConvTranspose1d, ConvTranspose2d, AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, GroupNorm, KLDivLoss, MarginRankingLoss,
@@ -16,6 +16,6 @@ __all__ = ["Module", "Parameter", "Linear", "Sequential", "ReLU", "Tanh", "Sigmo
            "Embedding", "LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss",
            "BCELoss", "BCEWithLogitsLoss", "ModuleList", "ModuleDict", "Softmax", "LogSoftmax", "Softmin", "GLU", "ReLU6", "Hardsigmoid", "Hardswish",
            "Mish", "SELU", "CELU", "Softsign", "Tanhshrink", "Hardtanh", "Threshold", "Hardshrink", "Softshrink", "PReLU",
-           "GroupNorm", "RMSNorm", "KLDivLoss", "MultiheadAttention", "RNN", "LSTM", "GRU", "ConvTranspose1d", "ConvTranspose2d", "Upsample", "AdaptiveAvgPool1d",
+           "GroupNorm", "RMSNorm", "KLDivLoss", "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "RNN", "LSTM", "GRU", "ConvTranspose1d", "ConvTranspose2d", "Upsample", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AvgPool1d", "MaxPool1d", "PairwiseDistance", "MarginRankingLoss", "TripletMarginLoss",
            "functional", "init", "utils"]
