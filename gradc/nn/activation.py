@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import factories
 from . import functional as F
-from .modules import Module
+from .modules import ELU, Module
 from .parameter import Parameter
 
 
@@ -100,14 +100,7 @@ class Hardtanh(Module):
         return F.hardtanh(x, self.min_val, self.max_val)
 
 
-class CELU(Module):
-    def __init__(self, alpha=1.0, inplace=False):
-        super().__init__()
-        self.alpha, self.inplace = alpha, inplace
-
-    def extra_repr(self):
-        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
-
+class CELU(ELU):
     def forward(self, x):
         return F.celu(x, self.alpha)
 

@@ -368,16 +368,20 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
-class Conv2d(Module):
+class _ConvNd(Module):
+    """Conv1d/Conv2d: weight (out_channels, in_channels / groups, *kernel_size), PyTorch's init."""
+    _tuple = None
+    _fn = None
+
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
                  padding_mode="zeros", dtype=None):
         super().__init__()
         if padding_mode != "zeros":
-            raise NotImplementedError("gradc.nn.Conv2d: only padding_mode='zeros'")
-        from ..compositions import _pair
+            raise NotImplementedError(f"gradc.nn.{type(self).__name__}: only padding_mode='zeros'")
+        t = type(self)._tuple
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size, self.stride, self.dilation = _pair(kernel_size), _pair(stride), _pair(dilation)
-        self.padding = padding if isinstance(padding, str) else _pair(padding)
+        self.kernel_size, self.stride, self.dilation = t(kernel_size), t(stride), t(dilation)
+        self.padding = padding if isinstance(padding, str) else t(padding)
         self.weight = Parameter(factories.empty(out_channels, in_channels // groups, *self.kernel_size, dtype=dtype))
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if bias:
@@ -388,50 +392,38 @@ class Conv2d(Module):
             self.bias = None
 
     def forward(self, x):
-        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        return type(self)._fn(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
     def extra_repr(self):
+        zero, one = (0,) * len(self.kernel_size), (1,) * len(self.kernel_size)
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
-        if self.padding not in ((0, 0), "valid"):
+        if self.padding not in (zero, "valid"):
             s += f", padding={self.padding}"
-        if self.dilation != (1, 1):
+        if self.dilation != one:
             s += f", dilation={self.dilation}"
         if self.groups != 1:
             s += f", groups={self.groups}"
         return s + ("" if self.bias is not None else ", bias=False")
 
 
-class Conv1d(Module):
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", dtype=None):
-        super().__init__()
-        if padding_mode != "zeros":
-            raise NotImplementedError("gradc.nn.Conv1d: only padding_mode='zeros'")
-        from ..compositions import _single
-        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size, self.stride, self.dilation = _single(kernel_size), _single(stride), _single(dilation)
-        self.padding = padding if isinstance(padding, str) else _single(padding)
-        self.weight = Parameter(factories.empty(out_channels, in_channels // groups, *self.kernel_size, dtype=dtype))
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if bias:
-            self.bias = Parameter(factories.empty(out_channels, dtype=dtype))
-            bound = 1 / math.sqrt(init._fan_in(self.weight))
-            init.uniform_(self.bias, -bound, bound)
-        else:
-            self.bias = None
+def _pair_of(v):
+    from ..compositions import _pair
+    return _pair(v)
 
-    def forward(self, x):
-        return F.conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
-    def extra_repr(self):
-        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
-        if self.padding not in ((0,), "valid"):
-            s += f", padding={self.padding}"
-        if self.dilation != (1,):
-            s += f", dilation={self.dilation}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        return s + ("" if self.bias is not None else ", bias=False")
+def _single_of(v):
+    from ..compositions import _single
+    return _single(v)
+
+
+class Conv2d(_ConvNd):
+    _tuple = staticmethod(_pair_of)
+    _fn = staticmethod(F.conv2d)
+
+
+class Conv1d(_ConvNd):
+    _tuple = staticmethod(_single_of)
+    _fn = staticmethod(F.conv1d)
 
 
 class _ConvTransposeNd(Module):
@@ -474,16 +466,6 @@ class _ConvTransposeNd(Module):
         if self.groups != 1:
             s += f", groups={self.groups}"
         return s + ("" if self.bias is not None else ", bias=False")
-
-
-def _pair_of(v):
-    from ..compositions import _pair
-    return _pair(v)
-
-
-def _single_of(v):
-    from ..compositions import _single
-    return _single(v)
 
 
 class ConvTranspose2d(_ConvTransposeNd):

@@ -73,6 +73,15 @@ class Optimizer:
                 if p._grad is not None:
                     yield g, p
 
+    @staticmethod
+    def _gradient(g, p, coupled_decay=True):
+        """The step's gradient: negated for ``maximize``, plus ``weight_decay * p`` (L2) unless the
+        optimizer decays the parameter itself (AdamW)."""
+        grad = p._grad if not g["maximize"] else -p._grad
+        if coupled_decay and g["weight_decay"]:
+            grad = grad + p * g["weight_decay"]
+        return grad
+
 
 class SGD(Optimizer):
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False,
@@ -87,9 +96,7 @@ class SGD(Optimizer):
     @grad_mode.no_grad()
     def step(self):
         for g, p in self._params_with_grad():
-            d = p._grad if not g["maximize"] else -p._grad
-            if g["weight_decay"]:
-                d = d + p * g["weight_decay"]
+            d = self._gradient(g, p)
             if g["momentum"]:
                 state = self.state.setdefault(id(p), {})
                 buf = state.get("momentum_buffer")
@@ -114,11 +121,9 @@ class Adam(Optimizer):
     @grad_mode.no_grad()
     def step(self):
         for g, p in self._params_with_grad():
-            grad = p._grad if not g["maximize"] else -p._grad
+            grad = self._gradient(g, p, coupled_decay=not self._decoupled)
             if g["weight_decay"] and self._decoupled:
                 p.mul_(1 - g["lr"] * g["weight_decay"])
-            elif g["weight_decay"]:
-                grad = grad + p * g["weight_decay"]
             b1, b2 = g["betas"]
             state = self.state.setdefault(id(p), {})
             if not state:
@@ -165,9 +170,7 @@ class RMSprop(Optimizer):
     def step(self):
         from ..factories import zeros_like
         for g, p in self._params_with_grad():
-            grad = p._grad if not g["maximize"] else -p._grad
-            if g["weight_decay"]:
-                grad = grad + p * g["weight_decay"]
+            grad = self._gradient(g, p)
             state = self.state.setdefault(id(p), {})
             if not state:
                 state["step"] = 0
@@ -209,9 +212,7 @@ class Adagrad(Optimizer):
     @grad_mode.no_grad()
     def step(self):
         for g, p in self._params_with_grad():
-            grad = p._grad if not g["maximize"] else -p._grad
-            if g["weight_decay"]:
-                grad = grad + p * g["weight_decay"]
+            grad = self._gradient(g, p)
             state = self.state[id(p)]
             state["step"] += 1
             clr = g["lr"] / (1 + (state["step"] - 1) * g["lr_decay"])
