@@ -64,6 +64,47 @@ def adaptive_avg_pool2d(input, output_size):
     return _along(out, -1, _adaptive_matrix(input.shape[-1], w))
 
 
+def _window_index(n_in, n_out):
+    """(n_out, K) positions of each adaptive window [floor(i n_in / n_out), ceil((i + 1) n_in / n_out)),
+    padded to the widest window K by repeating its last position (a repeat cannot change a max)."""
+    bounds = [((i * n_in) // n_out, -(-((i + 1) * n_in) // n_out)) for i in range(n_out)]
+    k = max(b - a for a, b in bounds)
+    return np.array([[min(a + j, b - 1) for j in range(k)] for a, b in bounds], dtype=np.int64)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    (n,) = (output_size,) if isinstance(output_size, int) else tuple(output_size)
+    idx = _window_index(input.shape[-1], n)
+    picked = input.index_select(input.ndim - 1, factories.tensor(idx.reshape(-1), device=input.device))
+    values, arg = picked.reshape(*input.shape[:-1], n, idx.shape[1]).max(-1)
+    if not return_indices:
+        return values
+    starts = factories.tensor(idx[:, 0], device=input.device)
+    return values, arg + starts
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max over each adaptive window of the last two dims; ``return_indices``: the flat index
+    (row * W + col) of the maximum, the first one in row-major order on ties."""
+    h, w = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    h = input.shape[-2] if h is None else h
+    w = input.shape[-1] if w is None else w
+    ih, iw = _window_index(input.shape[-2], h), _window_index(input.shape[-1], w)
+    kh, kw = ih.shape[1], iw.shape[1]
+    rows = input.index_select(input.ndim - 2, factories.tensor(ih.reshape(-1), device=input.device))
+    both = rows.index_select(input.ndim - 1, factories.tensor(iw.reshape(-1), device=input.device))
+    lead = tuple(input.shape[:-2])
+    windows = both.reshape(*lead, h, kh, w, kw).transpose(-3, -2).reshape(*lead, h, w, kh * kw)
+    values, arg = windows.max(-1)
+    if not return_indices:
+        return values
+    rows_of = factories.tensor(ih, device=input.device).expand(*lead, h, kh)         # window slot -> row
+    cols_of = factories.tensor(iw, device=input.device).expand(*lead, h, w, kw)      # window slot -> column
+    r = rows_of.gather(-1, arg // kw)
+    c = cols_of.gather(-1, (arg % kw).unsqueeze(-1)).squeeze(-1)
+    return values, r * input.shape[-1] + c
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resize the trailing spatial dims (1 for a 3-D input, 2 for 4-D)."""

@@ -843,7 +843,11 @@ RESAMPLING = [("F.adaptive_avg_pool2d(x, (2, 3))", _X4), ("F.adaptive_avg_pool2d
               ("F.interpolate(x, scale_factor=0.5, mode='linear', align_corners=True)", _X3),
               ("F.interpolate(x, size=(2, 3), mode='area')", _X4), ("F.avg_pool1d(x, 3, 2, 1)", _X3),
               ("F.max_pool1d(x, 3, 2)", _X3), ("m.nn.Upsample(scale_factor=2, mode='bilinear')(x)", _X4),
-              ("m.nn.AdaptiveAvgPool2d((2, 2))(x)", _X4)]
+              ("m.nn.AdaptiveAvgPool2d((2, 2))(x)", _X4), ("F.adaptive_max_pool2d(x, (2, 3))", _X4),
+              ("m.nn.AdaptiveMaxPool2d((4, None))(x)", _X4), ("F.adaptive_max_pool2d(x[0], 4)", _X4),
+              ("F.adaptive_max_pool1d(x, 4)", _X3), ("m.nn.AdaptiveMaxPool1d(7)(x)", _X3),
+              ("F.adaptive_max_pool2d(x, (2, 3), return_indices=True)[1] * 1.0 + x.sum()", _X4),
+              ("F.adaptive_max_pool1d(x, 4, return_indices=True)[1] * 1.0 + x.sum()", _X3)]
 
 
 @pytest.mark.parametrize("expr,data", RESAMPLING, ids=[e for e, _ in RESAMPLING])
@@ -886,6 +890,7 @@ def test_distance_losses_match_pytorch(expr):
 def test_resampling_modules_print_and_compile(compiled_vs_eager):
     torch = pytest.importorskip("torch")
     for mod in ("Upsample(scale_factor=2)", "AdaptiveAvgPool2d((2, 3))", "AdaptiveAvgPool2d(1)", "AvgPool1d(2)",
+                "AdaptiveMaxPool2d((2, 3))", "AdaptiveMaxPool1d(3)",
                 "MaxPool1d(3, 2)", "Upsample(size=(3, 4), mode='bilinear')"):
         assert repr(eval("gradc.nn." + mod)) == repr(eval("torch.nn." + mod, {"torch": torch}))
     with pytest.raises(ValueError, match="only one of size or scale_factor should be defined"):

@@ -663,6 +663,23 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPool):
     _fn = staticmethod(F.adaptive_avg_pool2d)
 
 
+class _AdaptiveMaxPool(_AdaptiveAvgPool):
+    def __init__(self, output_size, return_indices=False):
+        super().__init__(output_size)
+        self.return_indices = return_indices
+
+    def forward(self, x):
+        return type(self)._fn(x, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPool):
+    _fn = staticmethod(F.adaptive_max_pool1d)
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPool):
+    _fn = staticmethod(F.adaptive_max_pool2d)
+
+
 class AvgPool1d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
         super().__init__()
