@@ -617,6 +617,51 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return out if input.ndim == 3 else out.squeeze(0)
 
 
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """im2col: (N, C, H, W) -> (N, C * kh * kw, L), each column one window (channel-major, then
+    the kernel's offsets in row-major order), as PyTorch's."""
+    unbatched = input.ndim == 3
+    if unbatched:
+        input = input.unsqueeze(0)
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride)
+    if ph or pw:
+        input = pad(input, (pw, pw, ph, ph))
+    n, c = input.shape[0], input.shape[1]
+    ho, wo = _out_size(input.shape[2], 0, dh, kh, sh), _out_size(input.shape[3], 0, dw, kw, sw)
+    out = _patches(input, (kh, kw), (sh, sw), (dh, dw), (ho, wo)).reshape(n, c * kh * kw, ho * wo)
+    return out.squeeze(0) if unbatched else out
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """col2im, unfold's adjoint: the columns summed back into (N, C, H, W), overlapping windows
+    adding up.  A grouped conv_transpose2d whose kernels are one-hot at each column's offset."""
+    unbatched = input.ndim == 2
+    if unbatched:
+        input = input.unsqueeze(0)
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride)
+    (h, w) = _pair(output_size)
+    n, ck, length = input.shape
+    if ck % (kh * kw):
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, but "
+                           f"got input.size(1)={ck} and kernel_size=({kh}, {kw}).")
+    ho, wo = _out_size(h, ph, dh, kh, sh), _out_size(w, pw, dw, kw, sw)
+    if ho * wo != length:
+        raise RuntimeError(f"Given output_size=({h}, {w}), kernel_size=({kh}, {kw}), dilation=({dh}, {dw}), "
+                           f"padding=({ph}, {pw}), stride=({sh}, {sw}), expected size of input's dimension 2 to match "
+                           f"the calculated number of sliding blocks {ho} * {wo} = {ho * wo}, but got "
+                           f"input.size(2)={length}.")
+    c = ck // (kh * kw)
+    onehot = np.zeros((ck, 1, kh, kw))
+    for k in range(ck):
+        onehot[k, 0, (k % (kh * kw)) // kw, k % kw] = 1.0
+    weight = factories.tensor(onehot, dtype=input.dtype, device=input.device)
+    out = conv_transpose2d(input.reshape(n, ck, ho, wo), weight, None, (sh, sw), (ph, pw), 0, c, (dh, dw))
+    covered = (out.shape[2], out.shape[3])
+    if covered != (h, w):            # windows that do not reach the bottom/right edge: zeros there
+        out = pad(out, (0, w - covered[1], 0, h - covered[0]))
+    return out.squeeze(0) if unbatched else out
+
+
 def _pool(input, kernel_size, stride, padding, dilation, fill, reduce):
     """``reduce(patches, geometry)`` of the windows of ``input`` (3-D or 4-D), where patches are
     (N, C, KH*KW, Ho, Wo) and geometry is (kernel, stride, padding, dilation, input H, W); the

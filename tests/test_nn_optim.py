@@ -1017,3 +1017,28 @@ def test_transformer_encoder_matches_pytorch(kw):
         got.append([y.detach().numpy(), xt.grad.numpy()] + [p.grad.numpy() for p in mod.parameters()])
     for want, have in zip(*got, strict=True):
         np.testing.assert_allclose(have, want, rtol=1e-9, atol=1e-10)
+
+
+FOLDS = [("F.unfold(x, (2, 3), padding=1, stride=2)", (2, 3, 4, 5)), ("F.unfold(x, 2, dilation=2)", (1, 2, 5, 6)),
+         ("F.unfold(x, 3)", (3, 4, 4)), ("F.fold(x, (4, 5), (2, 3), padding=1, stride=2)", (2, 18, 9)),
+         ("F.fold(x, (5, 6), 2, dilation=2)", (1, 8, 12)), ("F.fold(x, (5, 5), 2, stride=2)", (1, 8, 4)),
+         ("F.fold(F.unfold(x, 3, padding=1), (4, 5), 3, padding=1)", (2, 3, 4, 5)), ("m.nn.Fold((4, 4), 2)(x)", (2, 12, 9)),
+         ("m.nn.Unfold(2, stride=2)(x)", (2, 3, 4, 6))]
+
+
+@pytest.mark.parametrize("expr,shape", FOLDS, ids=[e for e, _ in FOLDS])
+def test_unfold_and_fold_match_pytorch(expr, shape):
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(17).standard_normal(shape)
+    got = []
+    for m in (torch, gradc):
+        xt = m.tensor(x, requires_grad=True)
+        y = eval(expr, {"F": m.nn.functional, "m": m, "x": xt})
+        (y * m.arange(y.numel(), dtype=m.float64).reshape(y.shape)).sum().backward()
+        got.append([y.detach().numpy(), xt.grad.numpy()])
+    for want, have in zip(*got, strict=True):
+        assert have.shape == want.shape
+        np.testing.assert_allclose(have, want, rtol=1e-12, atol=1e-12)
+    assert repr(gradc.nn.Fold((4, 5), 2)) == repr(torch.nn.Fold((4, 5), 2))
+    with pytest.raises(RuntimeError, match="divisible by the product of kernel_size"):
+        F.fold(gradc.ones(1, 5, 4), (4, 5), 2)

@@ -9,7 +9,7 @@ records one MseLossBackward0)."""
 from __future__ import annotations
 
 from ..compositions import (avg_pool2d, conv1d, conv2d, conv_transpose1d, conv_transpose2d,  # noqa: F401
-                            max_pool2d, pad)
+                            fold, max_pool2d, pad, unfold)
 from ..resampling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,  # noqa: F401
                           adaptive_max_pool2d, avg_pool1d, interpolate, max_pool1d)
 
