@@ -11,11 +11,21 @@ import numpy as np
 from . import factories
 
 
+def _adaptive_bounds(n_in, n_out):
+    """PyTorch's adaptive windows: [floor(i n_in / n_out), ceil((i + 1) n_in / n_out)) for each i."""
+    return [((i * n_in) // n_out, -(-((i + 1) * n_in) // n_out)) for i in range(n_out)]
+
+
+def _adaptive_sizes(input, output_size, dims):
+    """The output size of each of the last ``dims`` dims (an int for all; None keeps that dim)."""
+    sizes = (output_size,) * dims if isinstance(output_size, int) else tuple(output_size)
+    return [input.shape[input.ndim - dims + k] if n is None else n for k, n in enumerate(sizes)]
+
+
 def _adaptive_matrix(n_in, n_out):
-    """(n_out, n_in): row i averages [floor(i n_in / n_out), ceil((i + 1) n_in / n_out))."""
+    """(n_out, n_in): row i averages adaptive window i."""
     m = np.zeros((n_out, n_in))
-    for i in range(n_out):
-        a, b = (i * n_in) // n_out, -(-((i + 1) * n_in) // n_out)
+    for i, (a, b) in enumerate(_adaptive_bounds(n_in, n_out)):
         m[i, a:b] = 1.0 / (b - a)
     return m
 
@@ -52,28 +62,26 @@ def _along(x, dim, matrix):
 
 
 def adaptive_avg_pool1d(input, output_size):
-    (n,) = (output_size,) if isinstance(output_size, int) else tuple(output_size)
+    (n,) = _adaptive_sizes(input, output_size, 1)
     return _along(input, -1, _adaptive_matrix(input.shape[-1], n))
 
 
 def adaptive_avg_pool2d(input, output_size):
-    h, w = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
-    h = input.shape[-2] if h is None else h
-    w = input.shape[-1] if w is None else w
+    h, w = _adaptive_sizes(input, output_size, 2)
     out = _along(input, -2, _adaptive_matrix(input.shape[-2], h))
     return _along(out, -1, _adaptive_matrix(input.shape[-1], w))
 
 
 def _window_index(n_in, n_out):
-    """(n_out, K) positions of each adaptive window [floor(i n_in / n_out), ceil((i + 1) n_in / n_out)),
-    padded to the widest window K by repeating its last position (a repeat cannot change a max)."""
-    bounds = [((i * n_in) // n_out, -(-((i + 1) * n_in) // n_out)) for i in range(n_out)]
+    """(n_out, K) positions of each adaptive window, padded to the widest window K by repeating
+    its last position (a repeat cannot change a max)."""
+    bounds = _adaptive_bounds(n_in, n_out)
     k = max(b - a for a, b in bounds)
     return np.array([[min(a + j, b - 1) for j in range(k)] for a, b in bounds], dtype=np.int64)
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
-    (n,) = (output_size,) if isinstance(output_size, int) else tuple(output_size)
+    (n,) = _adaptive_sizes(input, output_size, 1)
     idx = _window_index(input.shape[-1], n)
     picked = input.index_select(input.ndim - 1, factories.tensor(idx.reshape(-1), device=input.device))
     values, arg = picked.reshape(*input.shape[:-1], n, idx.shape[1]).max(-1)
@@ -86,9 +94,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     """Max over each adaptive window of the last two dims; ``return_indices``: the flat index
     (row * W + col) of the maximum, the first one in row-major order on ties."""
-    h, w = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
-    h = input.shape[-2] if h is None else h
-    w = input.shape[-1] if w is None else w
+    h, w = _adaptive_sizes(input, output_size, 2)
     ih, iw = _window_index(input.shape[-2], h), _window_index(input.shape[-1], w)
     kh, kw = ih.shape[1], iw.shape[1]
     rows = input.index_select(input.ndim - 2, factories.tensor(ih.reshape(-1), device=input.device))

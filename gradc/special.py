@@ -1,6 +1,8 @@
 """``torch.special``: the special functions under their ``special`` names (``gradc.special.erf``)."""
 from __future__ import annotations
 
+from .arithmetic import logit  # noqa: F401  (special.logit is torch.logit)
+
 
 def erf(x): return x.erf()
 def erfinv(x): return x.erfinv()
@@ -11,10 +13,3 @@ def expit(x): return x.sigmoid()
 def logsumexp(x, dim, keepdim=False): return x.logsumexp(dim, keepdim)
 def softmax(x, dim, dtype=None): return x.softmax(dim, dtype=dtype)
 def log_softmax(x, dim, dtype=None): return x.log_softmax(dim, dtype=dtype)
-
-
-def logit(x, eps=None):
-    """log(x / (1 - x)), with x clamped to [eps, 1 - eps] when ``eps`` is given."""
-    if eps is not None:
-        x = x.clamp(eps, 1 - eps)
-    return (x / (1 - x)).log()

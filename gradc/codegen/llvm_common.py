@@ -833,7 +833,16 @@ SCRATCH_MIN_SAVING = 2
 # gamma, beta, dx and two column sums) ran 0.48-0.57 ns per element on one thread without
 # keeping dL/dxhat (5 cheap ops recomputed), 0.60-0.63 with it (AMD EPYC, 32 KiB L1, in-process A/B).
 SCRATCH_ROW_BUDGET = 16 * 1024
-_ITEM_BYTES = {"f32": 4, "f64": 8, "i64": 8, "i1": 1}
+_ITEM_BYTES = ALIGN          # an element's bytes in memory (i1 as one byte) are also its alignment
+
+
+def _writers(kernel: Kernel) -> dict:
+    """{output name: the stores that write it}."""
+    writers: dict = {}
+    for s in kernel.body:
+        if isinstance(s, Store):
+            writers.setdefault(s.buffer.name, []).append(s)
+    return writers
 
 
 def row_bytes(kernel: Kernel) -> int:
@@ -865,10 +874,7 @@ def scratch_plan(kernel: Kernel, passes=None) -> dict:
     work = RowWork(kernel)
     values = stored_values(kernel)
     dense = contiguous_strides(kernel.space)
-    writers: dict = {}
-    for s in kernel.body:
-        if isinstance(s, Store):
-            writers.setdefault(s.buffer.name, []).append(s)
+    writers = _writers(kernel)
     earlier = work.cone([r.operand for _, looped, _ in passes for r in looped]
                         + [values[id(s)] for _, _, stores in passes[:-1] for s in stores])
     needed = [values[id(s)] for s in final]
@@ -1054,24 +1060,22 @@ STREAMING_MIN_BYTES = 8 << 20
 CACHE_LINE = 64
 
 
-def streaming_stores(kernel: Kernel, plan: dict) -> frozenset:
+def streaming_stores(kernel: Kernel, plan: dict, passes=None) -> frozenset:
     """Names of the outputs the store pass may write with non-temporal stores: written only
     there (not an accumulation, not a kept value's row, no one-hot addend added to it after
     the loop: those read the lines back), in whole cache lines (each row along
     the one reduced axis is contiguous, a multiple of ``CACHE_LINE`` bytes, and so is each
-    step of the outer axes), and at least ``STREAMING_MIN_BYTES``; all of one float type."""
+    step of the outer axes), and at least ``STREAMING_MIN_BYTES``; all of one float type.
+    ``passes``: the kernel's ``pass_plan``, if the caller has it."""
     red = kernel.reduce_axes
     if len(red) != 1:
         return frozenset()
     n = kernel.space[red[0]]
     kept = {st.buffer.name for st in plan.values()}
     acc = {r.result.id for r in kernel.accumulations}
-    writers: dict = {}
-    for s in kernel.body:
-        if isinstance(s, Store):
-            writers.setdefault(s.buffer.name, []).append(s)
+    writers = _writers(kernel)
     out = set()
-    for s in pass_plan(kernel)[-1][2]:
+    for s in (pass_plan(kernel) if passes is None else passes)[-1][2]:
         buf, idx = s.buffer, s.index
         item = _ITEM_BYTES[buf.dtype]
         if (buf.dtype not in ("f32", "f64") or len(writers[buf.name]) != 1 or buf.name in kept

@@ -210,7 +210,11 @@ def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str
     # outer points together so the inner loop is unit-stride over them.
     lanes_axis = lanes_axis_of(k)
     x86 = llvm.get_process_triple().startswith(("x86_64", "i686", "i386"))
-    streaming = streaming_stores(k, scratch_plan(k)) if k.reductions and x86 else frozenset()
+    if k.reductions and x86:
+        passes = pass_plan(k)
+        streaming = streaming_stores(k, scratch_plan(k, passes), passes)
+    else:
+        streaming = frozenset()
     # accumulations: their stored elements are set to 0 before the loop over their first axis
     acc_stores = {ax: [] for ax in outer}
     for s in k.body:

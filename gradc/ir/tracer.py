@@ -141,14 +141,12 @@ class _Trace:
     def apply_captured(self, op, inputs, attrs, node_name=None):
         """Record an op whose inputs are all eager tensors (``dispatch.capturing``): each becomes
         a captured value of this trace, wrapped as a proxy."""
-        from ..autograd import grad_mode
         proxies = [Proxy(self.capture(x), self, requires_grad=x.requires_grad and grad_mode.is_grad_enabled(),
                          leaf=True) if isinstance(x, Tensor) else x for x in inputs]
         return Proxy._apply(op, proxies, attrs, node_name)
 
     def _lift(self, t: Tensor) -> Value:
         """A new function argument for captured tensor ``t`` (read afresh at every call)."""
-        from ..autograd import grad_mode
         wants_grad = t.requires_grad and grad_mode.is_grad_enabled()
         arg = self.func.body.add_argument(TensorType(tuple(t.shape), t.dtype), f"captured{len(self.lifted)}")
         self.func.arg_attrs.append({"gradc.requires_grad": True} if wants_grad else {})

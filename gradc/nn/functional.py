@@ -193,18 +193,31 @@ def _check_param_dtypes(input, *params, bias=None):
         raise RuntimeError(f"expected scalar type {dt.tensor_type[:-6]} but found {bias.dtype.tensor_type[:-6]}")
 
 
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    """(x - mean) / sqrt(var + eps) over the trailing ``normalized_shape`` dims (biased variance),
-    then ``* weight + bias``: a composition that ``@gradc.compile`` fuses into one row kernel
-    (PyTorch records one NativeLayerNormBackward0 node)."""
+def _trailing_dims(input, normalized_shape) -> tuple:
+    """The (negative) dims of ``normalized_shape`` at the end of ``input``, PyTorch's error if
+    they are not there."""
     ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if not ns or len(ns) > input.ndim or tuple(input.shape[input.ndim - len(ns):]) != ns:
         raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
                            f"[*, {', '.join(map(str, ns))}], but got input of size{list(input.shape)}")
+    return tuple(range(-len(ns), 0))
+
+
+def _moments(x, dims):
+    """(mean, x - mean, biased variance) over ``dims``, kept as size-1 dims."""
+    mean = x.mean(dims, keepdim=True)
+    centered = x - mean
+    return mean, centered, (centered * centered).mean(dims, keepdim=True)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """(x - mean) / sqrt(var + eps) over the trailing ``normalized_shape`` dims (biased variance),
+    then ``* weight + bias``: a composition that ``@gradc.compile`` fuses into one row kernel
+    (PyTorch records one NativeLayerNormBackward0 node)."""
+    dims = _trailing_dims(input, normalized_shape)
     _check_param_dtypes(input, weight, bias=bias)
-    dims = tuple(range(-len(ns), 0))
-    centered = input - input.mean(dims, keepdim=True)
-    y = centered * ((centered * centered).mean(dims, keepdim=True) + eps).rsqrt()
+    _, centered, var = _moments(input, dims)
+    y = centered * (var + eps).rsqrt()
     if weight is not None:
         y = y * weight
     return y + bias if bias is not None else y
@@ -218,9 +231,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")
     _check_param_dtypes(input, weight, bias=bias)
-    g = input.reshape(n, num_groups, -1)
-    centered = g - g.mean(-1, keepdim=True)
-    y = (centered * ((centered * centered).mean(-1, keepdim=True) + eps).rsqrt()).reshape(*input.shape)
+    _, centered, var = _moments(input.reshape(n, num_groups, -1), -1)
+    y = (centered * (var + eps).rsqrt()).reshape(*input.shape)
     shape = [1, c] + [1] * (input.ndim - 2)
     if weight is not None:
         y = y * weight.reshape(shape)
@@ -230,14 +242,10 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """x / sqrt(mean(x^2) + eps) over the trailing ``normalized_shape`` dims, times ``weight``;
     ``eps`` defaults to the dtype's machine epsilon, as PyTorch's."""
-    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if not ns or len(ns) > input.ndim or tuple(input.shape[input.ndim - len(ns):]) != ns:
-        raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
-                           f"[*, {', '.join(map(str, ns))}], but got input of size{list(input.shape)}")
+    dims = _trailing_dims(input, normalized_shape)
     if eps is None:
         import numpy as np
         eps = float(np.finfo(input.dtype.np).eps)
-    dims = tuple(range(-len(ns), 0))
     y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
     return y * weight if weight is not None else y
 
@@ -353,9 +361,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if count == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size "
                              f"torch.Size([{', '.join(str(d) for d in input.shape)}])")
-        mean = input.mean(dims, keepdim=True)
-        centered = input - mean
-        var = (centered * centered).mean(dims, keepdim=True)
+        mean, centered, var = _moments(input, dims)
         if running_mean is not None or running_var is not None:
             if getattr(input, "_data", None) is None:
                 raise NotImplementedError(
@@ -523,6 +529,12 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     return _reduce(loss, reduction)
 
 
+def _check_class_weight(weight, c):
+    if weight is not None and (weight.ndim != 1 or weight.shape[0] != c):
+        raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no classes but got "
+                           f"weight tensor of shape: {list(weight.shape)}")
+
+
 def _class_targets(input, target, weight, ignore_index):
     """Check ``target`` as class indices for ``input`` ((N, C, d1, ...) or unbatched (C,)), with
     PyTorch's errors; an eager target is checked for classes out of range too."""
@@ -540,9 +552,7 @@ def _class_targets(input, target, weight, ignore_index):
         want = [input.shape[0]] + list(input.shape[2:])
         if list(target.shape) != want:
             raise RuntimeError(f"Expected target size {want}, got {list(target.shape)}")
-    if weight is not None and (weight.ndim != 1 or weight.shape[0] != c):
-        raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no classes but got "
-                           f"weight tensor of shape: {list(weight.shape)}")
+    _check_class_weight(weight, c)
     data = getattr(target, "_data", None)          # eager tensors only: a tracer proxy has no values
     if data is not None:
         import numpy as np
@@ -591,9 +601,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         if not target.dtype.is_floating_point:
             raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
                                f"{target.dtype.tensor_type[:-6]}")
-        if weight is not None and (weight.ndim != 1 or weight.shape[0] != c):
-            raise RuntimeError(f"weight tensor should be defined either for all {c} classes or no classes but "
-                               f"got weight tensor of shape: {list(weight.shape)}")
+        _check_class_weight(weight, c)
         t = target * (1 - label_smoothing) + label_smoothing / c if label_smoothing > 0 else target
         terms = logp * t
         if weight is not None:

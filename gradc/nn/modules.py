@@ -348,18 +348,26 @@ class Module:
         return lines[0] + ")"
 
 
+def _default_parameters(weight_shape, n_bias, bias, dtype):
+    """(weight, bias or None) initialised as PyTorch's Linear and convolutions do: kaiming
+    uniform with a = sqrt(5), then the bias uniform in +-1/sqrt(fan_in) (the weight first, so
+    the generator's draws are PyTorch's order)."""
+    weight = Parameter(factories.empty(*weight_shape, dtype=dtype))
+    init.kaiming_uniform_(weight, a=math.sqrt(5))
+    if not bias:
+        return weight, None
+    b = Parameter(factories.empty(n_bias, dtype=dtype))
+    fan_in = init._fan_in(weight)
+    bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+    init.uniform_(b, -bound, bound)
+    return weight, b
+
+
 class Linear(Module):
     def __init__(self, in_features, out_features, bias=True, dtype=None):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        self.weight = Parameter(factories.empty(out_features, in_features, dtype=dtype))
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if bias:
-            self.bias = Parameter(factories.empty(out_features, dtype=dtype))
-            bound = 1 / math.sqrt(in_features) if in_features > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
-        else:
-            self.bias = None
+        self.weight, self.bias = _default_parameters((out_features, in_features), out_features, bias, dtype)
 
     def forward(self, x):
         return F.linear(x, self.weight, self.bias)
@@ -382,14 +390,8 @@ class _ConvNd(Module):
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size, self.stride, self.dilation = t(kernel_size), t(stride), t(dilation)
         self.padding = padding if isinstance(padding, str) else t(padding)
-        self.weight = Parameter(factories.empty(out_channels, in_channels // groups, *self.kernel_size, dtype=dtype))
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if bias:
-            self.bias = Parameter(factories.empty(out_channels, dtype=dtype))
-            bound = 1 / math.sqrt(init._fan_in(self.weight))
-            init.uniform_(self.bias, -bound, bound)
-        else:
-            self.bias = None
+        self.weight, self.bias = _default_parameters((out_channels, in_channels // groups, *self.kernel_size),
+                                                     out_channels, bias, dtype)
 
     def forward(self, x):
         return type(self)._fn(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
@@ -440,15 +442,8 @@ class _ConvTransposeNd(Module):
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size, self.stride, self.padding = t(kernel_size), t(stride), t(padding)
         self.output_padding, self.dilation = t(output_padding), t(dilation)
-        self.weight = Parameter(factories.empty(in_channels, out_channels // groups, *self.kernel_size, dtype=dtype))
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if bias:
-            self.bias = Parameter(factories.empty(out_channels, dtype=dtype))
-            fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
-            bound = 1 / math.sqrt(fan_in)
-            init.uniform_(self.bias, -bound, bound)
-        else:
-            self.bias = None
+        self.weight, self.bias = _default_parameters((in_channels, out_channels // groups, *self.kernel_size),
+                                                     out_channels, bias, dtype)
 
     def forward(self, x):
         return type(self)._fn(x, self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups,
