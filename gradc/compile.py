@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import capture_paths
 from .autograd import grad_mode
 from .autograd.node import FREED_MESSAGE, Node, version_error
 from .ir.clone import clone_function
@@ -359,6 +360,10 @@ class CompiledFunction:
         spec.captured = captured
         spec.captured_keys = [_captured_key(t) for t in captured]
         spec.constants = list(func.meta.get("constants", ()))
+        # where each captured tensor was found, to read the one there now at every call
+        spec.captured_paths = capture_paths.find_paths(self.fn, captured, Tensor) if self.fn is not None else []
+        spec.constant_paths = (capture_paths.find_paths(self.fn, [t for t, _ in spec.constants], Tensor)
+                               if self.fn is not None else [])
         spec.single = single
         spec.device = next((t.device for t in args if isinstance(t, Tensor)), CPU)
         spec.total_seconds = time.perf_counter() - t0
@@ -369,9 +374,13 @@ class CompiledFunction:
             args = self._positional(args, kwargs)
         key, tensors = self._key(args)
         spec = self._cache.get(key)
-        stale = self._stale_capture(spec) if spec is not None else None
-        if stale is not None:
-            spec = None
+        captured = None
+        stale = None
+        if spec is not None and (spec.captured or spec.constants):
+            captured = self._current_captured(spec)
+            stale = self._stale_capture(spec, captured)
+            if stale is not None:
+                spec = None
         if spec is None:
             reason = stale or self._why(key)
             try:
@@ -383,12 +392,13 @@ class CompiledFunction:
                     return self.fn(*args)
                 raise
             self._cache[key] = spec
+            captured = spec.captured
             msg = f"compiled {self.__name__} ({reason}) in {spec.total_seconds * 1e3:.1f} ms"
             self.log.append(msg)
             log.info(msg)
         self._last_key = key
-        if spec.captured:
-            tensors = tensors + spec.captured
+        if captured:
+            tensors = tensors + captured
         arrays = [t._data for t in tensors]
         results = spec.forward.run(arrays)
         n = spec.n_outputs
@@ -406,16 +416,35 @@ class CompiledFunction:
                     t._grad_fn, t._output_nr, t._requires_grad = node, k, True
         return result[0] if spec.single else tuple(result)
 
-    @staticmethod
-    def _stale_capture(spec) -> str | None:
+    def _current_captured(self, spec) -> list:
+        """The captured tensors this call reads: what each one's access path (``capture_paths``)
+        leads to now, so ``model.weight = Parameter(...)`` after compiling is seen; a tensor no
+        path reached, or whose path is broken now, is the one captured at trace time."""
+        current = list(spec.captured)
+        for j, path in enumerate(spec.captured_paths):
+            if path is not None:
+                t = capture_paths.resolve(self.fn, path)
+                if isinstance(t, Tensor):
+                    current[j] = t
+        return current
+
+    def _stale_capture(self, spec, captured) -> str | None:
         """Why a specialisation's captured tensors no longer fit it, or None: a lifted one changed
-        shape, dtype, device or requires_grad; a 0-d one baked in as a constant was modified."""
-        for j, (t, old) in enumerate(zip(spec.captured, spec.captured_keys)):
+        shape, dtype, device or requires_grad (or was rebound to one that differs so); a 0-d one
+        baked in as a constant was modified or rebound."""
+        for j, (t, old) in enumerate(zip(captured, spec.captured_keys)):
             new = _captured_key(t)
             for field, a, b in zip(("shape", "dtype", "device", "requires_grad"), old, new):
                 if a != b:
-                    return f"captured tensor {j}: {field} changed from {_fmt(a)} to {_fmt(b)}"
-        for t, version in spec.constants:
+                    where = _path_text(spec.captured_paths[j])
+                    return (f"captured tensor {j}{f' ({where})' if where else ''}: {field} changed from "
+                            f"{_fmt(a)} to {_fmt(b)}")
+        for (t, version), path in zip(spec.constants, spec.constant_paths):
+            if path is not None:
+                now = capture_paths.resolve(self.fn, path)
+                if isinstance(now, Tensor) and now is not t:
+                    return (f"a captured 0-d tensor (compiled in as a constant) was rebound: "
+                            f"{_path_text(path)} is another tensor")
             if t._version != version:
                 return "a captured 0-d tensor (compiled in as a constant) was modified in place"
         return None
@@ -450,6 +479,33 @@ class CompiledFunction:
         if spec is None:
             raise RuntimeError(f"{self.__name__} has not been called yet")
         return spec
+
+
+def _path_text(path) -> str:
+    """An access path as the user would write it: ``model._modules['0']._parameters['weight']``
+    reads ``model[0].weight``."""
+    if path is None:
+        return ""
+    text = ""
+    for step in path:
+        kind = step[0]
+        if kind in ("cell", "global"):
+            text = step[2] if kind == "cell" else step[1]
+        elif kind == "self":
+            text = "self"
+        elif kind == "self-code":
+            text = f"{text or 'self'}.forward: {step[3] if step[1] == 'cell' else step[2]}"
+        elif kind == "attr":
+            name = step[1]
+            if name not in ("_parameters", "_buffers", "_modules"):
+                text = f"{text}[{name}]" if name.isdigit() else f"{text}.{name}"
+        else:
+            key = step[1]
+            if isinstance(key, str) and key.isidentifier():
+                text = f"{text}.{key}"
+            else:
+                text = f"{text}[{key if isinstance(key, int) or key.isdigit() else repr(key)}]"
+    return text
 
 
 def _captured_key(t) -> tuple:

@@ -414,10 +414,80 @@ def test_captured_tensor_changes_recompile_with_a_reason():
     f(x)
     lin.requires_grad_(False)
     f(x)
-    assert "captured tensor 0: requires_grad changed from True to False" in f.explain()
+    assert "captured tensor 0 (lin.weight): requires_grad changed from True to False" in f.explain()
     scale.add_(1.0)
     assert f(x).item() == pytest.approx((lin(x) * 3.0).sum().item(), rel=1e-6)
     assert "a captured 0-d tensor (compiled in as a constant) was modified in place" in f.explain()
+
+
+def test_rebound_parameter_is_read_afresh_and_gets_the_gradient():
+    """``model[0].weight = nn.Parameter(...)`` after compiling: the compiled loss reads the new
+    parameter (as eager code would), without recompiling when its type is unchanged, and the
+    gradient goes to the new parameter, not the old one."""
+    rng = np.random.default_rng(8)
+    model = gradc.nn.Sequential(gradc.nn.Linear(3, 4), gradc.nn.Tanh(), gradc.nn.Linear(4, 1)).double()
+    x = gradc.tensor(rng.standard_normal((5, 3)))
+    loss = gradc.compile(lambda x: (model(x) ** 2).mean())
+    loss(x).backward()
+    old = model[0].weight
+    old_grad = old.grad.numpy().copy()
+    model[0].weight = gradc.nn.Parameter(gradc.tensor(rng.standard_normal((4, 3))))
+    got = loss(x)
+    got.backward()
+    want = (model(x) ** 2).mean()
+    assert got.item() == pytest.approx(want.item(), rel=1e-12)
+    new_grad = model[0].weight.grad.numpy().copy()
+    model[0].weight.grad = None
+    want.backward()
+    np.testing.assert_allclose(new_grad, model[0].weight.grad.numpy(), rtol=1e-10)
+    np.testing.assert_array_equal(old.grad.numpy(), old_grad)          # the old one got nothing more
+    assert len(loss.log) == 1
+    model[0].weight = gradc.nn.Parameter(gradc.tensor(rng.standard_normal((4, 3))).float())
+    loss(x)
+    assert "captured tensor 0 (model[0].weight): dtype changed from float64 to float32" in loss.explain()
+
+
+def test_rebound_global_and_constant_are_seen():
+    """A global rebound to a new module, and a captured 0-d tensor (compiled in as a constant)
+    rebound to another tensor: the next call follows both."""
+    ns = {"gradc": gradc}
+    exec("net = gradc.nn.Linear(2, 1)\nscale = gradc.tensor(2.0)\n"
+         "def loss(x):\n    return (net(x) * scale).sum()\n", ns)
+    f = gradc.compile(ns["loss"])
+    x = gradc.ones(3, 2)
+    f(x)
+    ns["net"] = gradc.nn.Linear(2, 1)
+    assert f(x).item() == pytest.approx((ns["net"](x) * 2.0).sum().item(), rel=1e-6)
+    assert len(f.log) == 1
+    ns["scale"] = gradc.tensor(5.0)
+    assert f(x).item() == pytest.approx((ns["net"](x) * 5.0).sum().item(), rel=1e-6)
+    assert "a captured 0-d tensor (compiled in as a constant) was rebound: scale is another tensor" in f.explain()
+
+
+def test_capture_paths_walk_closures_objects_and_containers():
+    from gradc import capture_paths
+    from gradc.tensor import Tensor
+    a, b, c, hidden = gradc.ones(2), gradc.ones(3), gradc.ones(4), gradc.ones(5)
+
+    class Holder:
+        def __init__(self):
+            self.table = {"k": [a, (b,)]}
+    h = Holder()
+
+    def helper():
+        return c
+
+    def fn():
+        return h, helper
+
+    paths = capture_paths.find_paths(fn, [a, b, c, hidden], Tensor)
+    assert paths[0] == (("cell", 0, "h"), ("attr", "table"), ("item", "k"), ("item", 0))
+    assert paths[1] == (("cell", 0, "h"), ("attr", "table"), ("item", "k"), ("item", 1), ("item", 0))
+    assert paths[2] == (("cell", 1, "helper"), ("cell", 0, "c"))
+    assert paths[3] is None
+    assert [capture_paths.resolve(fn, p) for p in paths[:3]] == [a, b, c]
+    h.table = {}
+    assert capture_paths.resolve(fn, paths[0]) is None
 
 
 def test_captured_parameter_modified_before_backward_raises_pytorchs_error():

@@ -1,0 +1,147 @@
+"""Where a compiled function's captured tensors come from, so each call reads the current one.
+
+A compiled function that reaches tensors through a closure or a global (``model(x)`` in a
+training loop's loss) takes them as implicit arguments (``ir/tracer.py``).  Holding on to the
+tensor objects themselves is not enough: ``model.fc.weight = nn.Parameter(...)``, or rebinding
+the global ``model`` to a new network, puts a *new* object where the function looks, and eager
+code would use it.  PyTorch's dynamo guards on such "sources"; gradc does the same in a small way:
+
+* ``find_paths(fn, tensors)`` walks, breadth first, from the function's closure cells and the
+  globals its code names (and, for a bound method or a callable object, from ``__self__``/the
+  object) through functions' closures and globals, objects' ``__dict__`` (an ``nn.Module``'s
+  ``_parameters``/``_buffers``/``_modules`` tables are plain dicts there), lists, tuples and
+  dicts, and records the shortest access path to each captured tensor;
+* ``resolve(fn, path)`` follows a path again at call time and returns what is there now (None
+  when the path is broken).
+
+A tensor no path reaches (made by a helper at trace time, say, or deep in a long list) keeps
+being read from the object captured at trace time.  The walk is bounded (``MAX_OBJECTS``
+objects, ``MAX_ITEMS`` per container) so tracing stays cheap.
+"""
+from __future__ import annotations
+
+import types
+from collections import deque
+from itertools import islice
+
+MAX_OBJECTS = 20000        # objects visited at most per trace
+MAX_ITEMS = 256            # elements looked at per list, tuple, dict or __dict__ (a data set is no model)
+
+# A path is a tuple of steps from a root: ("cell", i, name) a closure cell of the function being
+# walked, ("global", name) a global its code names, ("self",) a bound method's object,
+# ("attr", name) an entry of an object's __dict__, ("item", key) a list/tuple/dict element,
+# ("self-code", "cell"|"global", ...) a closure cell or global of a callable object's forward.
+
+_ATOMS = (str, bytes, int, float, complex, bool, type(None), type, types.ModuleType,
+          types.BuiltinFunctionType, types.CodeType)
+
+
+def _code_names(code) -> set:
+    """Global names a code object and the code nested in it (lambdas, comprehensions) use."""
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= _code_names(c)
+    return names
+
+
+def _function_children(fn):
+    """(step, value) for a Python function's closure cells and the globals its code names."""
+    code = fn.__code__
+    for i, cell in enumerate(fn.__closure__ or ()):
+        try:
+            yield ("cell", i, code.co_freevars[i]), cell.cell_contents
+        except ValueError:              # an empty cell
+            continue
+    g = fn.__globals__
+    for name in sorted(_code_names(code)):
+        if name in g:
+            yield ("global", name), g[name]
+
+
+def _library(obj) -> bool:
+    """gradc's own functions and classes hold no user tensors: the walk does not enter them."""
+    return (getattr(obj, "__module__", None) or "").startswith("gradc.")
+
+
+def _children(obj, tensor_type):
+    if isinstance(obj, types.FunctionType):
+        if not _library(obj):
+            yield from _function_children(obj)
+    elif isinstance(obj, types.MethodType):
+        yield ("self",), obj.__self__
+        yield from _children(obj.__func__, tensor_type)
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj[:MAX_ITEMS]):
+            yield ("item", i), v
+    elif isinstance(obj, dict):
+        for k, v in list(islice(obj.items(), MAX_ITEMS)):
+            if isinstance(k, (str, int)):
+                yield ("item", k), v
+    elif not isinstance(obj, tensor_type):
+        d = getattr(obj, "__dict__", None)
+        if isinstance(d, dict):
+            for k, v in list(islice(d.items(), MAX_ITEMS)):
+                yield ("attr", k), v
+            call = getattr(type(obj), "forward", None) or getattr(type(obj), "__call__", None)
+            if isinstance(call, types.FunctionType) and not _library(call):   # what the object runs
+                yield from (((("self-code",) + step), v) for step, v in _function_children(call))
+
+
+def find_paths(fn, tensors, tensor_type) -> list:
+    """For each tensor of ``tensors``, the shortest access path from ``fn`` to it, or None."""
+    want = {id(t): k for k, t in enumerate(tensors)}
+    paths: list = [None] * len(tensors)
+    left = len(want)
+    if not left:
+        return paths
+    seen = {id(fn)}
+    queue = deque([(fn, ())])
+    visited = 0
+    while queue and left and visited < MAX_OBJECTS:
+        obj, path = queue.popleft()
+        visited += 1
+        try:
+            children = list(_children(obj, tensor_type))
+        except Exception:              # an odd object whose attributes cannot be listed
+            continue
+        for step, value in children:
+            if id(value) in seen or isinstance(value, _ATOMS):
+                continue
+            seen.add(id(value))
+            p = path + (step,)
+            k = want.get(id(value))
+            if k is not None and tensors[k] is value:
+                paths[k] = p
+                left -= 1
+            if not isinstance(value, tensor_type):
+                queue.append((value, p))
+    return paths
+
+
+def resolve(fn, path):
+    """What ``path`` leads to from ``fn`` now, or None if a step is missing."""
+    obj = fn
+    try:
+        for step in path:
+            kind = step[0]
+            if kind == "self-code":          # a callable object's forward/__call__ code
+                func = getattr(type(obj), "forward", None) or getattr(type(obj), "__call__", None)
+                obj = _function_step(func, step[1:])
+            elif kind in ("cell", "global"):
+                obj = _function_step(obj.__func__ if isinstance(obj, types.MethodType) else obj, step)
+            elif kind == "self":
+                obj = obj.__self__
+            elif kind == "attr":
+                obj = obj.__dict__[step[1]]
+            else:
+                obj = obj[step[1]]
+    except (AttributeError, KeyError, IndexError, TypeError, ValueError):
+        return None
+    return obj
+
+
+def _function_step(fn, step):
+    if step[0] == "cell":
+        return fn.__closure__[step[1]].cell_contents
+    return fn.__globals__[step[1]]
