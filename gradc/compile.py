@@ -15,6 +15,14 @@ backward unless ``retain_graph``; inputs saved for backward are version-checked;
 so double backward works. The executors run on the CPU backend (LLVM) or, for
 tensors on ``cuda``, the CUDA backend (PTX kernels through ``cuda_driver``); the
 default ``target="auto"`` follows the arguments' device.
+
+State the function reaches outside its arguments is guarded or followed at every call:
+captured tensors are implicit arguments found again through their access paths
+(``capture_paths``); the ``training`` flag of every module called in the trace is guarded
+(each mode keeps its specialisation, up to ``MAX_VARIANTS`` per key); in-place writes into
+tensors from outside the function (a BatchNorm's running statistics) are compiled as a
+second, forward-only function (``_state_function``) whose results are written back after
+each call, bumping the tensors' versions as eager code would.
 """
 from __future__ import annotations
 
@@ -31,10 +39,13 @@ from .autograd import grad_mode
 from .autograd.node import FREED_MESSAGE, Node, version_error
 from .ir.clone import clone_function
 from .ir.core import Function
+from .ops.registry import RANDOM
+from .passes.dce import eliminate_dead_code
 from .codegen.cuda_driver import DeviceArray
 from .tensor import CPU, Tensor
 
 log = logging.getLogger("gradc.compile")
+MAX_VARIANTS = 8        # specialisations kept per guard key that differ in captured state or module modes
 
 TARGETS = ("auto", "cpu", "cuda", "interp")
 # after autodiff (or on a forward-only function), before partition and fuse
@@ -78,6 +89,10 @@ def optimize(func: Function) -> Function:
 
 class _Specialization:
     """Everything compiled for one guard key."""
+    state = None        # a forward-only _Specialization computing the in-place writes' values
+    guarded = False     # captured tensors, constants or module modes to check at each call
+    unread_inputs = frozenset()   # inputs nothing reads (a BatchNorm's running statistics, written only)
+    state_slots = ()    # for each of them, the index of the captured tensor it writes
 
     def __init__(self, func: Function, wrt, memory: str, backend, n_outputs: int, backward: str = "auto"):
         from .executor import Executor
@@ -91,16 +106,21 @@ class _Specialization:
         self.n_outputs = n_outputs
         self.backend = backend
         self.memory = memory
-        self.precompute = bool(self.wrt) and backward != "separate" and is_scalar_loss(func)
+        # a function that draws random numbers (dropout) keeps its draws for backward: it is never
+        # run again for a retained graph's second backward, as the precomputed form would be
+        self.random = any(op.has_trait(RANDOM) for op in func.body.ops)
+        self.precompute = (bool(self.wrt) and backward != "separate" and not self.random
+                           and is_scalar_loss(func))
         self.saved_inputs = {}     # residual index -> input index, for residuals that are inputs
         if backward == "precompute" and self.wrt and not self.precompute:
             raise ValueError(f"@gradc.compile(backward='precompute'): {func.name} must return one 0-d "
-                             "floating point tensor")
+                             "floating point tensor" + (" and draw no random numbers" if self.random else ""))
         if self.precompute:
             # One pass computes the loss and its gradients for a cotangent of 1; backward
             # scales them by the real cotangent (a scalar: the gradient is linear in it).
             joint = optimize(differentiate(func, self.wrt))
             self.joint = joint
+            self.unread_inputs = _unread_arguments(joint, len(func.args))
             fwd = optimize(with_unit_cotangent(joint))
             fuse(fwd)
             self.precomputed = fwd
@@ -109,6 +129,7 @@ class _Specialization:
         elif self.wrt:
             joint = optimize(differentiate(func, self.wrt))
             self.joint = joint
+            self.unread_inputs = _unread_arguments(joint, len(func.args))
             self.partition = partition(joint, memory)
             fuse(self.partition.forward)
             fuse(self.partition.backward)
@@ -158,6 +179,7 @@ class CompiledFunctionBackward(Node):
         self._spec = spec
         self._inputs = inputs          # saved inputs, with the versions they had (checked by _unpack)
         self._versions = [t._version_counter.value for t in inputs]
+        self._unread = spec.unread_inputs   # not read by the computation: never version-checked
         self._residuals = residuals
         self._next = next_functions
         self._output_types = out_types
@@ -166,8 +188,9 @@ class CompiledFunctionBackward(Node):
 
     def _unpack(self):
         """The saved inputs, after PyTorch's check that none was modified in place since."""
-        for t, v in zip(self._inputs, self._versions):
-            if t._version_counter.value != v:
+        unread = self._unread
+        for k, (t, v) in enumerate(zip(self._inputs, self._versions)):
+            if t._version_counter.value != v and k not in unread:
                 raise version_error(t, v)
         return self._inputs
 
@@ -192,6 +215,10 @@ class CompiledFunctionBackward(Node):
                        Tensor(np.zeros(t.shape, dtype=t.dtype.np))._to_device(self._device))
         inputs = self._unpack()
         if grad_mode.is_grad_enabled():   # create_graph=True: differentiate the adjoint too
+            if spec.random:
+                raise RuntimeError(f"backward(create_graph=True) through @gradc.compile({spec.traced.name}), which "
+                                   "draws random numbers (dropout), is not supported: the differentiated backward "
+                                   "would draw new ones; compute higher derivatives eagerly or without dropout")
             return list(spec.grad_function()(*inputs, *cts))
         if spec.precompute:
             return self._scaled_precomputed(inputs, cts[0])
@@ -256,6 +283,7 @@ class CompiledFunction:
         self.__name__ = name or getattr(fn, "__name__", "compiled")
         self.__doc__ = getattr(fn, "__doc__", None)
         self._cache: dict = {}
+        self._variants: dict = {}       # key -> the specialisations with guards beyond the key, newest last
         self._last_key = None
         self.log: list[str] = []
         self._ir = None
@@ -356,10 +384,17 @@ class CompiledFunction:
             raise RuntimeError(f"@gradc.compile({self.__name__}): target {target} got a tensor on {wrong[0]}"
                                + (" (all tensor arguments must be on one device)" if self.target == "auto" else ""))
         backend = self._backend if self._ir is not None else _backend(target)
+        writes = func.meta.get("state_writes", ())
+        state = _state_function(func, writes) if writes else None
         spec = _Specialization(func, wrt, self.memory, backend, n_out, self.backward)
+        if state is not None:
+            spec.state = _Specialization(state, [], self.memory, backend, len(writes))
+            spec.state_slots = [next(j for j, c in enumerate(captured) if c is t) for t, _ in writes]
         spec.captured = captured
         spec.captured_keys = [_captured_key(t) for t in captured]
         spec.constants = list(func.meta.get("constants", ()))
+        spec.modules = list(func.meta.get("modules", ()))
+        spec.guarded = bool(captured or spec.constants or spec.modules)
         # where each captured tensor was found, to read the one there now at every call
         spec.captured_paths = capture_paths.find_paths(self.fn, captured, Tensor) if self.fn is not None else []
         spec.constant_paths = (capture_paths.find_paths(self.fn, [t for t, _ in spec.constants], Tensor)
@@ -376,11 +411,17 @@ class CompiledFunction:
         spec = self._cache.get(key)
         captured = None
         stale = None
-        if spec is not None and (spec.captured or spec.constants):
+        if spec is not None and spec.guarded:
             captured = self._current_captured(spec)
             stale = self._stale_capture(spec, captured)
-            if stale is not None:
+            if stale is not None:       # another specialisation of this key may fit (model.train()/eval())
                 spec = None
+                for other in self._variants.get(key, ()):
+                    now = self._current_captured(other)
+                    if self._stale_capture(other, now) is None:
+                        spec, captured, stale = other, now, None
+                        self._cache[key] = other
+                        break
         if spec is None:
             reason = stale or self._why(key)
             try:
@@ -392,6 +433,10 @@ class CompiledFunction:
                     return self.fn(*args)
                 raise
             self._cache[key] = spec
+            if spec.guarded:
+                variants = self._variants.setdefault(key, [])
+                variants.append(spec)
+                del variants[:-MAX_VARIANTS]
             captured = spec.captured
             msg = f"compiled {self.__name__} ({reason}) in {spec.total_seconds * 1e3:.1f} ms"
             self.log.append(msg)
@@ -401,6 +446,8 @@ class CompiledFunction:
             tensors = tensors + captured
         arrays = [t._data for t in tensors]
         results = spec.forward.run(arrays)
+        if spec.state is not None:
+            _write_state(spec, captured, spec.state.forward.run(arrays))
         n = spec.n_outputs
         outs = _own(results[:n], arrays, spec.copy_outputs) if spec.copy_outputs else results[:n]
         dev = spec.device
@@ -447,6 +494,10 @@ class CompiledFunction:
                             f"{_path_text(path)} is another tensor")
             if t._version != version:
                 return "a captured 0-d tensor (compiled in as a constant) was modified in place"
+        for m, training in spec.modules:
+            if m.training != training:
+                where = _path_text(capture_paths.find_paths(self.fn, [m], Tensor)[0]) if self.fn is not None else ""
+                return f"{where or type(m).__name__}.training changed from {training} to {m.training}"
         return None
 
     def _positional(self, args, kwargs) -> tuple:
@@ -479,6 +530,45 @@ class CompiledFunction:
         if spec is None:
             raise RuntimeError(f"{self.__name__} has not been called yet")
         return spec
+
+
+def _unread_arguments(joint: Function, n_primals: int) -> frozenset:
+    """Positions of the primal arguments the optimized joint function does not read: tensors
+    the traced function only writes in place (``state_writes``).  An in-place change to one of
+    them before backward is no error (PyTorch saves no such tensor): two compiled calls that
+    update the same running statistics share one backward."""
+    return frozenset(i for i, a in enumerate(joint.args[:n_primals]) if not a.uses)
+
+
+def _state_function(func: Function, writes) -> Function:
+    """The part of ``func`` that computes the new values of the tensors it writes in place
+        (``state_writes``: a BatchNorm's running statistics), as a function of the same arguments;
+    ``func`` itself keeps its outputs (the writes are dead code there, removed by DCE)."""
+    outs = list(func.outputs)
+    func.set_outputs(outs + [v for _, v in writes])
+    state = clone_function(func, func.name + "_state")
+    func.set_outputs(outs)
+    state.set_outputs(state.outputs[len(outs):])
+    state.arg_attrs = [{} for _ in state.arg_attrs]
+    eliminate_dead_code(state)
+    if any(op.has_trait(RANDOM) for op in state.body.ops):
+        raise NotImplementedError(
+            f"@gradc.compile({func.name}): an in-place update of state from outside the function (a "
+            "BatchNorm's running statistics) depends on random numbers (dropout before it): not supported, "
+            "as the update would draw its own; move the dropout after the normalisation or run eagerly")
+    return state
+
+
+def _write_state(spec, captured, values) -> None:
+    """Carry out a compiled call's in-place writes into tensors from outside the function, each
+    a change of its version (as ``t.add_(...)`` eagerly)."""
+    for j, a in zip(spec.state_slots, values):
+        t = captured[j]
+        if isinstance(t._data, DeviceArray):
+            t._data.driver.copy(t._data, a)
+        else:
+            np.copyto(t._data, a, casting="unsafe")
+        t._version_counter.value += 1
 
 
 def _path_text(path) -> str:

@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 
 from . import dtypes
+from .ops import dispatch
 from .tensor import Tensor, check_device
 from .tensor_api import _shape_args
 
@@ -230,19 +231,22 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     return _finish(values.astype(dt.np), dt, requires_grad, device)
 
 
-def _random(sample, size, dtype, requires_grad, device):
+def _random(op, sample, size, dtype, requires_grad, device):
     dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
     if not dt.is_floating_point:
         raise RuntimeError(f"\"{sample.__name__}\" not implemented for '{dt.tensor_type[:-6]}'")
-    return _finish(sample(_shape_args(size)).astype(dt.np), dt, requires_grad, device)
+    shape = _shape_args(size)
+    if dispatch.capturing and not requires_grad:      # traced by @gradc.compile: a draw at every call
+        return dispatch.capturing[-1].draw(op, shape, dt)
+    return _finish(sample(shape).astype(dt.np), dt, requires_grad, device)
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
-    return _random(lambda shape: _rng.random(shape), size, dtype, requires_grad, device)
+    return _random("rand_like", lambda shape: _rng.random(shape), size, dtype, requires_grad, device)
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
-    return _random(lambda shape: _rng.standard_normal(shape), size, dtype, requires_grad, device)
+    return _random("randn_like", lambda shape: _rng.standard_normal(shape), size, dtype, requires_grad, device)
 
 
 def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False):

@@ -348,6 +348,8 @@ class Tensor(TensorAPI):
         tracking = grad_mode.is_grad_enabled()
         if tracking and self._requires_grad and self._grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if type(result)._dispatch_priority > 1:       # a traced value written into an eager tensor
+            return result._trace.write_state(self, result)
         base = self._base
         rebase = tracking and base is not None and (base._requires_grad or result._requires_grad)
         if rebase and base._requires_grad and base._grad_fn is None:

@@ -464,6 +464,99 @@ def test_rebound_global_and_constant_are_seen():
     assert "a captured 0-d tensor (compiled in as a constant) was rebound: scale is another tensor" in f.explain()
 
 
+def test_module_mode_is_guarded_and_each_mode_keeps_its_specialisation():
+    """model.train()/model.eval() after compiling: the mode of every module called in the trace
+    is guarded (dropout, batch statistics depend on it); switching back reuses the earlier
+    specialisation instead of compiling again."""
+    rng = np.random.default_rng(9)
+    model = gradc.nn.Sequential(gradc.nn.Linear(3, 3), gradc.nn.BatchNorm1d(3)).double()
+    f = gradc.compile(lambda x: model(x))
+    x = gradc.tensor(rng.standard_normal((6, 3)))
+    model.eval()
+    np.testing.assert_allclose(f(x).detach().numpy(), model(x).detach().numpy(), rtol=1e-12)
+    model.train()
+    got = f(x)
+    model.eval()                    # the eager reference must not update the running stats twice
+    assert "model.training changed from False to True" in f.explain()
+    np.testing.assert_allclose(got.detach().numpy(), gradc.nn.functional.batch_norm(
+        model[0](x), None, None, model[1].weight, model[1].bias, training=True).detach().numpy(), rtol=1e-12)
+    for mode in (True, False, True, False):
+        model.train(mode)
+        f(x)
+    assert len(f.log) == 2
+
+
+def test_inplace_writes_to_outside_tensors_happen_at_every_call():
+    """``steps.add_(1)`` and ``ema.mul_(0.9).add_(...)`` on tensors from outside the compiled
+    function (under no_grad, as a module updates its buffers): each call carries the writes
+    out, the trace after the write reads the new value, and a captured 0-d counter becomes an
+    argument (no recompile as it changes).  The write bumps the tensor's version."""
+    steps = gradc.tensor(0)
+    ema = gradc.zeros(3, dtype=gradc.float64)
+
+    def f(x):
+        with gradc.no_grad():
+            steps.add_(1)
+            ema.mul_(0.9).add_(x.detach() * 0.1)
+        return (x * ema).sum() + steps
+
+    cf = gradc.compile(f)
+    want_ema = np.zeros(3)
+    for k in range(1, 4):
+        x = gradc.tensor([1.0, 2.0, float(k)], dtype=gradc.float64, requires_grad=True)
+        v0 = ema._version
+        out = cf(x)
+        want_ema = 0.9 * want_ema + 0.1 * x.detach().numpy()
+        np.testing.assert_allclose(ema.numpy(), want_ema, rtol=1e-14)
+        assert steps.item() == k and ema._version > v0
+        assert out.item() == pytest.approx(float(x.detach().numpy() @ want_ema) + k, rel=1e-12)
+        out.backward()
+        np.testing.assert_allclose(x.grad.numpy(), want_ema, rtol=1e-14)
+    assert len(cf.log) == 1
+    w = gradc.nn.Parameter(gradc.ones(3))
+    g = gradc.compile(lambda x: w.add_(x))
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+        g(gradc.ones(3))
+
+
+def test_inplace_into_a_tensor_made_in_the_function_is_read_back():
+    def f(x):
+        buf = gradc.zeros(3, dtype=gradc.float64)
+        buf.add_(x)
+        return (buf * 2).sum()
+    x = gradc.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    out = gradc.compile(f)(x)
+    assert out.item() == 12.0
+    out.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, 2.0])
+
+
+def test_random_factories_in_compiled_code_draw_at_every_call():
+    """``gradc.randn_like``/``gradc.rand`` inside a compiled function (the reparameterisation
+    trick) become draws in the IR: the same numbers as eager code under the same seed, new ones
+    at each call, and gradients through them as eagerly."""
+    def sample(mu, log_std):
+        eps = gradc.randn_like(mu)
+        return ((mu + eps * log_std.exp()) ** 2).sum() + gradc.rand(3, dtype=gradc.float64).sum()
+
+    f = gradc.compile(sample)
+    rng = np.random.default_rng(10)
+    mu_v, ls_v = rng.standard_normal(4), rng.standard_normal(4)
+    got = []
+    for run in (f, sample):
+        gradc.manual_seed(5)
+        mu, ls = (gradc.tensor(v, requires_grad=True) for v in (mu_v, ls_v))
+        out = run(mu, ls)
+        out.backward()
+        got.append([out.item(), mu.grad.numpy(), ls.grad.numpy()])
+    for c, e in zip(*got):
+        np.testing.assert_allclose(c, e, rtol=1e-12)
+    traced = str(f.ir().traced)
+    assert "gradc.randn_like" in traced and "gradc.rand_like" in traced
+    mu, ls = (gradc.tensor(v) for v in (mu_v, ls_v))
+    assert f(mu, ls).item() != f(mu, ls).item()
+
+
 def test_capture_paths_walk_closures_objects_and_containers():
     from gradc import capture_paths
     from gradc.tensor import Tensor

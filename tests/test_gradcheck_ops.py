@@ -778,6 +778,7 @@ def _nondiff_cases():
         "logical_and": lambda: (x > 0) & (x < 1), "logical_or": lambda: (x > 0) | (x < -1),
         "logical_not": lambda: (x > 0).logical_not(),
         "argmax": lambda: x.argmax(1), "argmin": lambda: x.argmin(),
+        "rand_like": lambda: apply("rand_like", x), "randn_like": lambda: apply("randn_like", x),
     }
 
 

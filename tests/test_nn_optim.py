@@ -341,7 +341,7 @@ def test_embedding_module_compiled_and_errors():
 
 def test_dropout_eager_semantics():
     """Zeros with probability p, survivors scaled by 1 / (1 - p), PyTorch's MulBackward0 with no
-    edge to the mask; the input itself when not training or p == 0; an error when traced."""
+    edge to the mask; the input itself when not training or p == 0."""
     gradc.manual_seed(3)
     x = gradc.ones(20000, requires_grad=True)
     y = F.dropout(x, 0.25)
@@ -359,10 +359,69 @@ def test_dropout_eager_semantics():
     assert d(x) is x
     with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"):
         F.dropout(x, 1.5)
-    with pytest.raises(NotImplementedError, match="no random-number op"):
-        gradc.compile(lambda t: F.dropout(t, 0.5).sum())(x)
     eval_mode = gradc.compile(lambda t: F.dropout(t, 0.5, training=False).sum())
     assert eval_mode(x).item() == 20000.0
+
+
+@pytest.mark.parametrize("memory", ["min-memory", "save-all"])
+def test_dropout_compiled_draws_like_eager_and_backward_uses_its_mask(memory):
+    """Under @gradc.compile dropout draws from gradc's generator exactly as eagerly (same seed,
+    same mask, same loss and gradients), draws a new mask at every call, and backward uses the
+    mask of its own forward: a retained graph's second backward gives the same gradients, even
+    after later calls drew other masks.  Double backward through the draw raises."""
+    rng = np.random.default_rng(7)
+    lin = gradc.nn.Linear(6, 5).double()
+    drop = gradc.nn.Dropout(0.4)
+    loss = gradc.compile(lambda x: (drop(lin(x)).tanh() ** 2).sum(), memory=memory)
+    xs = [rng.standard_normal((9, 6)) for _ in range(3)]
+    outs = []
+    for k, xv in enumerate(xs):
+        got = []
+        for run in (loss, lambda x: (drop(lin(x)).tanh() ** 2).sum()):
+            gradc.manual_seed(100 + k)
+            x = gradc.tensor(xv, requires_grad=True)
+            lin.zero_grad()
+            out = run(x)
+            out.backward(retain_graph=True)
+            got.append([out.item(), x.grad.numpy().copy(), lin.weight.grad.numpy().copy()])
+            if run is loss:
+                outs.append((out, x))
+        for c, e in zip(*got):
+            np.testing.assert_allclose(c, e, rtol=1e-12, atol=1e-15)
+    assert outs[0][0].item() != outs[1][0].item()
+    first, x0 = outs[0]                        # two calls later: backward still uses call 1's mask
+    g0 = x0.grad.numpy().copy()
+    x0.grad = None
+    first.backward()
+    np.testing.assert_array_equal(x0.grad.numpy(), g0)
+    assert "gradc.rand_like" in str(loss.ir().traced) and len(loss.log) == 1
+    x = gradc.tensor(xs[0], requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"create_graph=True\) through @gradc.compile.*draws random numbers"), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore")         # PyTorch's note on backward(create_graph=True), once
+        loss(x).backward(create_graph=True)
+
+
+def test_transformer_layer_trains_compiled_with_dropout():
+    """A TransformerEncoderLayer with its default dropout (0.1) in training mode: a compiled
+    loss equals the eager one under the same seed, gradients included; eval mode recompiles
+    without draws."""
+    rng = np.random.default_rng(8)
+    layer = gradc.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dtype=gradc.float64, batch_first=True)
+    x = gradc.tensor(rng.standard_normal((3, 5, 8)))
+    loss = gradc.compile(lambda x: (layer(x) ** 2).mean())
+    got = []
+    for run in (loss, lambda x: (layer(x) ** 2).mean()):
+        gradc.manual_seed(11)
+        layer.zero_grad()
+        out = run(x)
+        out.backward()
+        got.append([out.item()] + [p.grad.numpy().copy() for p in layer.parameters()])
+    for c, e in zip(*got):
+        np.testing.assert_allclose(c, e, rtol=1e-10, atol=1e-13)
+    layer.eval()
+    loss(x)
+    assert len(loss.log) == 2 and "gradc.rand_like" not in str(loss.ir().traced)
 
 
 def test_one_hot_matches_pytorch():
@@ -491,9 +550,66 @@ def test_batch_norm_matches_pytorch(cls, shape, kw):
         np.testing.assert_allclose(h, w, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("cls,shape", [("BatchNorm1d", (4, 3)), ("BatchNorm2d", (2, 3, 4, 5))])
+@pytest.mark.parametrize("kw", [dict(), dict(momentum=None), dict(track_running_stats=False)],
+                         ids=["default", "cumulative", "no-stats"])
+@pytest.mark.parametrize("returns", ["output", "loss"])
+def test_batch_norm_training_compiled_matches_pytorch(cls, shape, kw, returns):
+    """A compiled forward in training mode updates the running statistics and num_batches_tracked
+    as PyTorch's eager step does (the in-place writes run after each call), three steps, then
+    an eval-mode call: the module's mode is guarded, so it recompiles with the running statistics.
+    ``returns``: the compiled function returns the normalised tensor (its backward runs later,
+    mixed with eager ops) or the scalar loss (forward and gradients in one pass)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    xs = [rng.standard_normal(shape) for _ in range(4)]
+    weights = np.arange(np.prod(shape)).reshape(shape) % 5
+    got = []
+    for m in (torch, gradc):
+        bn = getattr(m.nn, cls)(3, dtype=m.float64, **kw)
+        w = m.tensor(weights, dtype=m.float64)
+        if m is gradc:
+            step = gradc.compile((lambda x: bn(x)) if returns == "output" else (lambda x: (bn(x) * w).sum()))
+        else:
+            step = (lambda x: bn(x)) if returns == "output" else (lambda x: (bn(x) * w).sum())
+        outs = []
+        for i, xv in enumerate(xs):
+            if i == 3:
+                bn.eval()
+            x = m.tensor(xv, requires_grad=True)
+            y = step(x)
+            (y * w).sum().backward() if returns == "output" else y.backward()
+            outs += [y.detach().numpy(), x.grad.numpy()] + [p.grad.numpy() for p in bn.parameters()]
+            outs += [v.numpy().copy() for v in bn.state_dict().values()]
+            bn.zero_grad()
+        got.append(outs)
+    for w_, h in zip(*got, strict=True):
+        np.testing.assert_allclose(h, w_, rtol=1e-10, atol=1e-12)
+    assert len(step.log) == 2 and "training changed from True to False" in step.log[1]
+
+
+def test_batch_norm_compiled_twice_before_one_backward():
+    """Two compiled training calls through one BatchNorm, then one backward of their sum (a
+    siamese step): the second call's update of the running statistics is no in-place error for
+    the first call's backward (nothing reads them there, as in PyTorch), and gradients and
+    statistics equal eager ones."""
+    rng = np.random.default_rng(12)
+    x1, x2 = (gradc.tensor(rng.standard_normal((5, 3))) for _ in range(2))
+    got = []
+    for compiled in (True, False):
+        gradc.manual_seed(0)
+        model = gradc.nn.Sequential(gradc.nn.Linear(3, 3), gradc.nn.BatchNorm1d(3)).double()
+        f = (lambda x: (model(x) ** 2).mean())
+        f = gradc.compile(f) if compiled else f
+        (f(x1) + f(x2)).backward()
+        got.append([p.grad.numpy() for p in model.parameters()] + [v.numpy() for v in model.state_dict().values()])
+    for c, e in zip(*got):
+        np.testing.assert_allclose(c, e, rtol=1e-12, atol=1e-15)
+
+
 def test_batch_norm_compiled_and_errors(compiled_vs_eager):
-    """Eval mode and batch statistics without running ones compile; training with running
-    statistics under @gradc.compile raises a clear error (it would update module state)."""
+    """Eval mode and batch statistics without running ones compile (training with running
+    statistics: ``test_batch_norm_training_compiled_matches_pytorch``)."""
     rng = np.random.default_rng(2)
     bn = gradc.nn.BatchNorm2d(3, dtype=gradc.float64)
     bn(gradc.tensor(rng.standard_normal((4, 3, 2, 2))))              # running stats off their defaults
@@ -503,9 +619,6 @@ def test_batch_norm_compiled_and_errors(compiled_vs_eager):
                       rng.random(3), rng.random(3))
     compiled_vs_eager(lambda x, w: (F.batch_norm(x, None, None, w, None, training=True) ** 3).sum(),
                       rng.standard_normal((5, 3)), rng.random(3))
-    bn.train()
-    with pytest.raises(NotImplementedError, match="cannot update the module's running_mean/running_var"):
-        gradc.compile(lambda x: bn(x).sum())(gradc.randn(4, 3, 2, 2, dtype=gradc.float64))
     with pytest.raises(ValueError, match=r"expected 2D or 3D input \(got 4D input\)"):
         gradc.nn.BatchNorm1d(3)(gradc.ones(2, 3, 4, 5))
     with pytest.raises(ValueError, match=r"Expected more than 1 value per channel when training, got input size "

@@ -21,7 +21,11 @@ package (the user's line).
   are read afresh at every call, and parameters get gradients.
   Python scalars become 0-d constants (``_scalar``).
 - In-place ops are functionalized: after ``x.add_(1)`` or ``x[0] = 2`` the proxy
-  stands for the new value (``_assign_inplace``). Views (reshape, permute,
+  stands for the new value (``_assign_inplace``). A traced value written into an eager
+  tensor (``running_mean.mul_(0.9)`` on a module's buffer) is ``_Trace.write_state``:
+  the trace reads the new value from then on, and a write into a tensor from outside the
+  function is listed in ``func.meta["state_writes"]`` for ``@gradc.compile`` to carry out.
+  Modules called in the trace are listed with their ``training`` flag (``meta["modules"]``). Views (reshape, permute,
   expand, basic indexing) do not alias under tracing, so in-place on a view
   raises ``TraceError``, and using a view after its base was modified in place
   raises ``TraceError`` too (eager code would see the update).
@@ -111,6 +115,9 @@ class _Trace:
         self.lift = lift
         self.lifted: list[Tensor] = []          # captured tensors made function arguments, in order
         self.constants: list[tuple] = []        # (tensor, version) of those made constants
+        self.state_writes: dict[int, tuple] = {}   # id(tensor) -> (tensor, new value): in-place writes
+        self.rewritten: set[int] = set()        # ids of eager tensors a traced value was written into
+        self.modules: dict[int, tuple] = {}     # id(module) -> (module, its training flag): modules called
 
     def emit(self, name: str, operands, attrs):
         loc = user_location()
@@ -144,6 +151,45 @@ class _Trace:
         proxies = [Proxy(self.capture(x), self, requires_grad=x.requires_grad and grad_mode.is_grad_enabled(),
                          leaf=True) if isinstance(x, Tensor) else x for x in inputs]
         return Proxy._apply(op, proxies, attrs, node_name)
+
+    def draw(self, op: str, shape, dtype) -> "Proxy":
+        """``gradc.rand``/``randn`` called in the trace: the random op ``op`` (``ops/random.py``)
+        on a broadcast zero of ``shape``, so each run of the function draws anew."""
+        zero = Proxy(self.constant(np.zeros((), dtype.np), dtype), self)
+        return dispatch.apply(op, zero.expand(*shape) if shape else zero)
+
+    def note_module(self, module) -> None:
+        """``module`` was called in the trace: its ``training`` flag chose what was recorded
+        (dropout, batch statistics), so ``@gradc.compile`` guards on it."""
+        self.modules.setdefault(id(module), (module, module.training))
+
+    def write_state(self, t: Tensor, result) -> Tensor:
+        """An in-place write of traced ``result`` into eager tensor ``t`` (``t.mul_(...)`` with
+        ``t`` from outside the function: a BatchNorm's running statistics, a step counter).
+        The rest of the trace reads the new value; for a tensor from outside the function the
+        write is recorded (``func.meta["state_writes"]``) and ``@gradc.compile`` carries it
+        out after each call, as eager code would have.  ``t`` becomes a function argument (a
+        0-d one captured as a constant is turned into one), so each call reads its current value."""
+        if t._base is not None:
+            raise TraceError("in-place modification of a view of a tensor from outside the function is not "
+                             "supported under @gradc.compile; write into the base tensor, at "
+                             f"{user_location()}")
+        value = self.operand(result)
+        self.rewritten.add(id(t))
+        if not self.lift or t._version_counter.internal:       # made during the trace: nothing to write back
+            self._captured[id(t)] = (t, None, value)
+            return t
+        entry = self._captured.get(id(t))
+        if entry is None or entry[0] is not t:
+            self._lift(t)
+        elif entry[1] is not None:             # compiled in as a constant: make it an argument
+            arg = self._lift(t)
+            entry[2].replace_all_uses_with(arg)
+            entry[2].owner.erase()
+            self.constants = [(c, v) for c, v in self.constants if c is not t]
+        self._captured[id(t)] = (t, None, value)
+        self.state_writes[id(t)] = (t, value)
+        return t
 
     def _lift(self, t: Tensor) -> Value:
         """A new function argument for captured tensor ``t`` (read afresh at every call)."""
@@ -363,6 +409,8 @@ def trace(fn, specs, name: str | None = None, lift_captured: bool = False) -> Fu
     func.meta["tensor_arg_positions"] = positions
     func.meta["captured"] = tr.lifted
     func.meta["constants"] = tr.constants
+    func.meta["state_writes"] = list(tr.state_writes.values())
+    func.meta["modules"] = list(tr.modules.values())
     return func
 
 

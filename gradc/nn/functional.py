@@ -274,7 +274,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     """softmax(q k^T * scale + bias) v over the last two dims: ``scale`` defaults to
     1/sqrt(q.size(-1)); ``is_causal`` masks keys after each query (top-left aligned); a bool
     ``attn_mask`` keeps where True, a float one is added.  ``dropout_p`` > 0 follows
-    ``dropout`` (eager only).  ``enable_gqa`` repeats key/value heads to the query's."""
+    ``dropout`` (a fresh mask per call, compiled too).  ``enable_gqa`` repeats key/value heads to the query's."""
     import math
 
     from ..tensor_api import where
@@ -344,8 +344,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     biased variance when ``training`` (then ``running_mean``/``running_var``, if given, move
     towards the batch's mean and unbiased variance by ``momentum``, in place), else with the
     running statistics; then ``* weight + bias`` per channel.  A composition (PyTorch records
-    one NativeBatchNormBackward0).  Under ``@gradc.compile`` the running statistics cannot be
-    updated (the IR has no in-place write to a module's state): training with them raises."""
+    one NativeBatchNormBackward0).  Under ``@gradc.compile`` the update of the running statistics
+    is recorded as an in-place write of the compiled function and carried out at each call."""
     if input.ndim < 2:
         raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
     c = input.shape[1]
@@ -363,11 +363,6 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                              f"torch.Size([{', '.join(str(d) for d in input.shape)}])")
         mean, centered, var = _moments(input, dims)
         if running_mean is not None or running_var is not None:
-            if getattr(input, "_data", None) is None:
-                raise NotImplementedError(
-                    "batch_norm(training=True) with running statistics under @gradc.compile: the compiled "
-                    "function cannot update the module's running_mean/running_var in place; call .eval() "
-                    "on the module, or construct it with track_running_stats=False")
             from ..autograd import no_grad
             with no_grad():
                 if running_mean is not None:
@@ -389,16 +384,14 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability ``p`` and scale the rest by 1 / (1 - p): ``input * mask``
     (PyTorch's MulBackward0 with no edge to the mask); the input itself when not training or p == 0.
-    Eager only: the IR has no random-number op, so a traced call in training mode raises."""
+    The mask comes from ``rand_like`` (``ops/random.py``), so under ``@gradc.compile`` each call
+    draws a new one and backward uses the mask its forward drew."""
     if not 0 <= p <= 1:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:
         return input
-    if getattr(input, "_data", None) is None:
-        raise NotImplementedError("dropout(training=True) under @gradc.compile: the IR has no random-number op; "
-                                  "apply dropout outside the compiled function or pass training=False")
-    from .. import factories
-    keep = factories.rand(*input.shape, dtype=input.dtype, device=input.device) >= p
+    from ..ops import apply
+    keep = apply("rand_like", input.detach()) >= p       # gradc.rand's stream; an IR op when compiled
     mask = keep.to(input.dtype) * (1.0 / (1.0 - p)) if p < 1 else keep.to(input.dtype)
     return input * mask
 

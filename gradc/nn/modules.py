@@ -5,6 +5,7 @@ import math
 from collections import OrderedDict, namedtuple
 
 from .. import factories
+from ..ops import dispatch
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -155,6 +156,8 @@ class Module:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
+        if dispatch.capturing:           # traced by @gradc.compile: guard on self.training
+            dispatch.capturing[-1].note_module(self)
         for hook in list(self._forward_pre_hooks.values()):
             res = hook(self, args)
             if res is not None:
@@ -564,11 +567,14 @@ class _BatchNorm(Module):
             want = " or ".join(f"{d}D" for d in self._dims)
             raise ValueError(f"expected {want} input (got {x.ndim}D input)")
         factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats and getattr(x, "_data", None) is not None:
+        if self.training and self.track_running_stats:
             with _no_grad():
-                self.num_batches_tracked.add_(1)
-            if self.momentum is None:
-                factor = 1.0 / float(self.num_batches_tracked.item())
+                self.num_batches_tracked.add_(1)      # under @gradc.compile: a write done at each call
+            if self.momentum is None:                 # the cumulative average
+                if getattr(x, "_data", None) is None:
+                    factor = 1.0 / self.num_batches_tracked.to(self.running_mean.dtype)
+                else:
+                    factor = 1.0 / float(self.num_batches_tracked.item())
         use_batch = self.training or (self.running_mean is None and self.running_var is None)
         keep = not self.training or self.track_running_stats
         return F.batch_norm(x, self.running_mean if keep else None, self.running_var if keep else None,

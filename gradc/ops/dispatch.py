@@ -65,6 +65,6 @@ def apply(name: str, *inputs, _name: str | None = None, **attrs):
         raise TypeError(f"gradc.{name}: expected at least one tensor input, got "
                         + ", ".join(type(x).__name__ for x in inputs))
     if capturing and owner._dispatch_priority == 1 and any(
-            isinstance(x, TensorLikeMeta) and _outside(x) for x in inputs):
+            isinstance(x, TensorLikeMeta) and (_outside(x) or id(x) in capturing[-1].rewritten) for x in inputs):
         return capturing[-1].apply_captured(op, list(inputs), attrs, _name)
     return owner._apply(op, list(inputs), attrs, _name)

@@ -19,6 +19,7 @@ REDUCTION = "reduction"      # reduces over attrs['dims']
 VIEW = "view"                # a pure reshaping of memory (reshape, transpose, expand, ...)
 NONDIFF = "nondiff"          # has no gradient (comparisons, argmax, ...)
 CONSTANT = "constant"        # materialises attrs['value']
+RANDOM = "random"            # draws random numbers each run (ops/random.py): not PURE, never recomputed
 
 
 class ShapeError(RuntimeError):

@@ -1,15 +1,16 @@
 """dce: dead code elimination.
 
 Removes ops whose results are all unused and that have no effect besides their
-results: table ops with the ``pure`` trait, and ``gradc.fused`` ops whose body
-holds only such ops. Blocks are swept back to front (so a dead chain goes in one
+results: table ops with the ``pure`` trait, unused random draws (``random``: dropping one
+only changes which numbers later draws get), and ``gradc.fused`` ops whose body holds only
+such ops. Blocks are swept back to front (so a dead chain goes in one
 sweep), region bodies before their op, and sweeps repeat until nothing changes.
 ``func.return``, ``gradc.yield`` and function arguments are never removed.
 """
 from __future__ import annotations
 
 from ..ir.core import FUSED, YIELD, Block, Function, Operation
-from ..ops.registry import PURE
+from ..ops.registry import PURE, RANDOM
 from .manager import Pass, register_pass
 
 
@@ -18,7 +19,7 @@ def is_removable(op: Operation) -> bool:
     if op.name == FUSED:
         return all(inner.name == YIELD or is_removable(inner)
                    for r in op.regions for b in r.blocks for inner in b.ops)
-    return not op.regions and op.has_trait(PURE)
+    return not op.regions and (op.has_trait(PURE) or op.has_trait(RANDOM))
 
 
 def _sweep(block: Block) -> bool:
