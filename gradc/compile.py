@@ -93,6 +93,7 @@ class _Specialization:
     guarded = False     # captured tensors, constants or module modes to check at each call
     unread_inputs = frozenset()   # inputs nothing reads (a BatchNorm's running statistics, written only)
     state_slots = ()    # for each of them, the index of the captured tensor it writes
+    n_state_outputs = 0  # or: the forward's last outputs are those values (they depend on a draw)
 
     def __init__(self, func: Function, wrt, memory: str, backend, n_outputs: int, backward: str = "auto"):
         from .executor import Executor
@@ -386,9 +387,15 @@ class CompiledFunction:
         backend = self._backend if self._ir is not None else _backend(target)
         writes = func.meta.get("state_writes", ())
         state = _state_function(func, writes) if writes else None
-        spec = _Specialization(func, wrt, self.memory, backend, n_out, self.backward)
+        n_state = 0
+        if writes and state is None:      # the writes depend on this call's random draws: returned too
+            func.set_outputs(list(func.outputs) + [v for _, v in writes])
+            n_state = len(writes)
+        spec = _Specialization(func, wrt, self.memory, backend, n_out + n_state, self.backward)
+        spec.n_state_outputs = n_state
         if state is not None:
             spec.state = _Specialization(state, [], self.memory, backend, len(writes))
+        if writes:
             spec.state_slots = [next(j for j, c in enumerate(captured) if c is t) for t, _ in writes]
         spec.captured = captured
         spec.captured_keys = [_captured_key(t) for t in captured]
@@ -446,10 +453,14 @@ class CompiledFunction:
             tensors = tensors + captured
         arrays = [t._data for t in tensors]
         results = spec.forward.run(arrays)
-        if spec.state is not None:
-            _write_state(spec, captured, spec.state.forward.run(arrays))
         n = spec.n_outputs
         outs = _own(results[:n], arrays, spec.copy_outputs) if spec.copy_outputs else results[:n]
+        if spec.state is not None:
+            _write_state(spec, captured, spec.state.forward.run(arrays))
+        elif spec.n_state_outputs:
+            m = n - spec.n_state_outputs
+            _write_state(spec, captured, outs[m:])
+            outs = outs[:m]
         dev = spec.device
         result = [Tensor._wrap(a) for a in outs] if dev is CPU else [_wrap(a, dev) for a in outs]
         if spec.wrt:
@@ -540,10 +551,12 @@ def _unread_arguments(joint: Function, n_primals: int) -> frozenset:
     return frozenset(i for i, a in enumerate(joint.args[:n_primals]) if not a.uses)
 
 
-def _state_function(func: Function, writes) -> Function:
+def _state_function(func: Function, writes) -> Function | None:
     """The part of ``func`` that computes the new values of the tensors it writes in place
-        (``state_writes``: a BatchNorm's running statistics), as a function of the same arguments;
-    ``func`` itself keeps its outputs (the writes are dead code there, removed by DCE)."""
+    (``state_writes``: a BatchNorm's running statistics), as a function of the same arguments;
+    ``func`` itself keeps its outputs (the writes are dead code there, removed by DCE).  None
+    when the values depend on a random draw (dropout before a BatchNorm): a second function
+    would draw other numbers, so ``func``'s forward returns them as extra outputs instead."""
     outs = list(func.outputs)
     func.set_outputs(outs + [v for _, v in writes])
     state = clone_function(func, func.name + "_state")
@@ -552,10 +565,7 @@ def _state_function(func: Function, writes) -> Function:
     state.arg_attrs = [{} for _ in state.arg_attrs]
     eliminate_dead_code(state)
     if any(op.has_trait(RANDOM) for op in state.body.ops):
-        raise NotImplementedError(
-            f"@gradc.compile({func.name}): an in-place update of state from outside the function (a "
-            "BatchNorm's running statistics) depends on random numbers (dropout before it): not supported, "
-            "as the update would draw its own; move the dropout after the normalisation or run eagerly")
+        return None       # it would draw its own numbers: the forward itself must return the values
     return state
 
 

@@ -557,6 +557,34 @@ def test_random_factories_in_compiled_code_draw_at_every_call():
     assert f(mu, ls).item() != f(mu, ls).item()
 
 
+def test_inplace_sampling_in_compiled_code_draws_at_every_call():
+    """``noise.normal_()`` on an outside buffer and ``empty(...).uniform_()`` inside a compiled
+    function: draws in the IR with eager's stream (same seed, same numbers, and the buffer holds
+    this call's noise afterwards), new numbers at every call."""
+    noise = gradc.zeros(4, dtype=gradc.float64)
+
+    def f(x):
+        with gradc.no_grad():
+            noise.normal_(0.0, 0.1)
+        u = gradc.empty(4, dtype=gradc.float64).uniform_(-1, 1)
+        keep = gradc.empty(4, dtype=gradc.float64).bernoulli_(0.5)
+        return ((x + noise) ** 2 * keep).sum() + u.sum()
+
+    cf = gradc.compile(f)
+    got = []
+    for run in (cf, f):
+        gradc.manual_seed(3)
+        x = gradc.ones(4, dtype=gradc.float64, requires_grad=True)
+        out = run(x)
+        out.backward()
+        got.append([out.item(), noise.numpy().copy(), x.grad.numpy()])
+    for c, e in zip(*got):
+        np.testing.assert_allclose(c, e, rtol=1e-13)
+    first = noise.numpy().copy()
+    cf(gradc.ones(4, dtype=gradc.float64))
+    assert not np.array_equal(first, noise.numpy())
+
+
 def test_capture_paths_walk_closures_objects_and_containers():
     from gradc import capture_paths
     from gradc.tensor import Tensor
