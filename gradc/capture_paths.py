@@ -10,7 +10,8 @@ code would use it.  PyTorch's dynamo guards on such "sources"; gradc does the sa
   globals its code names (and, for a bound method or a callable object, from ``__self__``/the
   object) through functions' closures and globals, objects' ``__dict__`` (an ``nn.Module``'s
   ``_parameters``/``_buffers``/``_modules`` tables are plain dicts there), lists, tuples and
-  dicts, and records the shortest access path to each captured tensor;
+  dicts, and tensors' gradients (``p.grad``), and records the shortest access path to each
+  captured tensor;
 * ``resolve(fn, path)`` follows a path again at call time and returns what is there now (None
   when the path is broken).
 
@@ -78,7 +79,11 @@ def _children(obj, tensor_type):
         for k, v in list(islice(obj.items(), MAX_ITEMS)):
             if isinstance(k, (str, int)):
                 yield ("item", k), v
-    elif not isinstance(obj, tensor_type):
+    elif isinstance(obj, tensor_type):     # a tensor leads only to its gradient (a compiled
+        g = obj.__dict__.get("_grad")       # optimizer step reads p.grad, a new tensor each step)
+        if g is not None:
+            yield ("attr", "_grad"), g
+    else:
         d = getattr(obj, "__dict__", None)
         if isinstance(d, dict):
             for k, v in list(islice(d.items(), MAX_ITEMS)):
@@ -114,8 +119,7 @@ def find_paths(fn, tensors, tensor_type) -> list:
             if k is not None and tensors[k] is value:
                 paths[k] = p
                 left -= 1
-            if not isinstance(value, tensor_type):
-                queue.append((value, p))
+            queue.append((value, p))
     return paths
 
 

@@ -285,6 +285,7 @@ class CompiledFunction:
         self.__doc__ = getattr(fn, "__doc__", None)
         self._cache: dict = {}
         self._variants: dict = {}       # key -> the specialisations with guards beyond the key, newest last
+        self._rebound: set = set()      # access paths of small tensors seen rebound: lifted, not constants
         self._last_key = None
         self.log: list[str] = []
         self._ir = None
@@ -366,7 +367,8 @@ class CompiledFunction:
             structure["single"] = not isinstance(out, (tuple, list))
             return (out,) if structure["single"] else tuple(out)
 
-        func = trace(flat, specs, name=self.__name__, lift_captured=True)
+        lift = frozenset(id(t) for t in (capture_paths.resolve(self.fn, p) for p in self._rebound) if t is not None)
+        func = trace(flat, specs, name=self.__name__, lift_captured=True, lift_ids=lift)
         func.loc = _definition_location(self.fn) or func.loc     # the user's def, not this wrapper
         return func, len(func.outputs), structure["single"]
 
@@ -434,6 +436,7 @@ class CompiledFunction:
             try:
                 spec = self._build(args, key)
             except Exception as e:
+                self.log.append(f"could not compile {self.__name__} ({reason}): {type(e).__name__}: {e}")
                 if self.fallback and self.fn is not None:
                     warnings.warn(f"@gradc.compile({self.__name__}) fell back to eager mode: {e}", UserWarning,
                                   stacklevel=2)
@@ -476,21 +479,24 @@ class CompiledFunction:
 
     def _current_captured(self, spec) -> list:
         """The captured tensors this call reads: what each one's access path (``capture_paths``)
-        leads to now, so ``model.weight = Parameter(...)`` after compiling is seen; a tensor no
-        path reached, or whose path is broken now, is the one captured at trace time."""
+        leads to now, so ``model.weight = Parameter(...)`` or a new ``p.grad`` is seen (None where
+        the path no longer leads to a tensor: a recompile); a tensor no path reached is the one
+        captured at trace time."""
         current = list(spec.captured)
         for j, path in enumerate(spec.captured_paths):
             if path is not None:
                 t = capture_paths.resolve(self.fn, path)
-                if isinstance(t, Tensor):
-                    current[j] = t
+                current[j] = t if isinstance(t, Tensor) else None    # None: gone (p.grad = None)
         return current
 
     def _stale_capture(self, spec, captured) -> str | None:
         """Why a specialisation's captured tensors no longer fit it, or None: a lifted one changed
-        shape, dtype, device or requires_grad (or was rebound to one that differs so); a 0-d one
+        shape, dtype, device or requires_grad (or was rebound to one that differs so); a one-element one
         baked in as a constant was modified or rebound."""
         for j, (t, old) in enumerate(zip(captured, spec.captured_keys)):
+            if t is None:
+                where = _path_text(spec.captured_paths[j])
+                return f"captured tensor {j} ({where}) is no longer a tensor"
             new = _captured_key(t)
             for field, a, b in zip(("shape", "dtype", "device", "requires_grad"), old, new):
                 if a != b:
@@ -501,10 +507,11 @@ class CompiledFunction:
             if path is not None:
                 now = capture_paths.resolve(self.fn, path)
                 if isinstance(now, Tensor) and now is not t:
-                    return (f"a captured 0-d tensor (compiled in as a constant) was rebound: "
+                    self._rebound.add(path)     # the next trace makes it an argument (p.grad each step)
+                    return (f"a captured one-element tensor (compiled in as a constant) was rebound: "
                             f"{_path_text(path)} is another tensor")
             if t._version != version:
-                return "a captured 0-d tensor (compiled in as a constant) was modified in place"
+                return "a captured one-element tensor (compiled in as a constant) was modified in place"
         for m, training in spec.modules:
             if m.training != training:
                 where = _path_text(capture_paths.find_paths(self.fn, [m], Tensor)[0]) if self.fn is not None else ""
@@ -596,7 +603,7 @@ def _path_text(path) -> str:
         elif kind == "self-code":
             text = f"{text or 'self'}.forward: {step[3] if step[1] == 'cell' else step[2]}"
         elif kind == "attr":
-            name = step[1]
+            name = "grad" if step[1] == "_grad" else step[1]
             if name not in ("_parameters", "_buffers", "_modules"):
                 text = f"{text}[{name}]" if name.isdigit() else f"{text}.{name}"
         else:

@@ -417,7 +417,7 @@ def test_captured_tensor_changes_recompile_with_a_reason():
     assert "captured tensor 0 (lin.weight): requires_grad changed from True to False" in f.explain()
     scale.add_(1.0)
     assert f(x).item() == pytest.approx((lin(x) * 3.0).sum().item(), rel=1e-6)
-    assert "a captured 0-d tensor (compiled in as a constant) was modified in place" in f.explain()
+    assert "a captured one-element tensor (compiled in as a constant) was modified in place" in f.explain()
 
 
 def test_rebound_parameter_is_read_afresh_and_gets_the_gradient():
@@ -448,7 +448,7 @@ def test_rebound_parameter_is_read_afresh_and_gets_the_gradient():
 
 
 def test_rebound_global_and_constant_are_seen():
-    """A global rebound to a new module, and a captured 0-d tensor (compiled in as a constant)
+    """A global rebound to a new module, and a captured one-element tensor (compiled in as a constant)
     rebound to another tensor: the next call follows both."""
     ns = {"gradc": gradc}
     exec("net = gradc.nn.Linear(2, 1)\nscale = gradc.tensor(2.0)\n"
@@ -461,7 +461,7 @@ def test_rebound_global_and_constant_are_seen():
     assert len(f.log) == 1
     ns["scale"] = gradc.tensor(5.0)
     assert f(x).item() == pytest.approx((ns["net"](x) * 5.0).sum().item(), rel=1e-6)
-    assert "a captured 0-d tensor (compiled in as a constant) was rebound: scale is another tensor" in f.explain()
+    assert "a captured one-element tensor (compiled in as a constant) was rebound: scale is another tensor" in f.explain()
 
 
 def test_module_mode_is_guarded_and_each_mode_keeps_its_specialisation():
@@ -583,6 +583,38 @@ def test_inplace_sampling_in_compiled_code_draws_at_every_call():
     first = noise.numpy().copy()
     cf(gradc.ones(4, dtype=gradc.float64))
     assert not np.array_equal(first, noise.numpy())
+
+
+def test_compiled_optimizer_step_reads_each_steps_gradient():
+    """A compiled SGD step (``p.sub_(p.grad * lr)`` under no_grad) reads ``p.grad``, a new tensor
+    after every backward: the access path ends in ``.grad``, so each step uses its own gradient;
+    a one-element gradient (baked in as a constant at first) is seen rebound once and is an
+    argument from the recompile on; with ``p.grad = None`` the retrace fails as eager code does."""
+    rng = np.random.default_rng(14)
+    lin = gradc.nn.Linear(3, 1).double()
+    x, y = gradc.tensor(rng.standard_normal((5, 3))), gradc.tensor(rng.standard_normal((5, 1)))
+    loss = gradc.compile(lambda: ((lin(x) - y) ** 2).mean())
+
+    @gradc.compile
+    def sgd_step():
+        with gradc.no_grad():
+            for p in lin.parameters():
+                p.sub_(p.grad * 0.1)
+        return lin.weight.sum()
+
+    for _ in range(4):
+        lin.zero_grad()
+        loss().backward()
+        want = [(p.detach() - p.grad * 0.1).numpy() for p in lin.parameters()]
+        sgd_step()
+        for p, w in zip(lin.parameters(), want):
+            np.testing.assert_allclose(p.detach().numpy(), w, rtol=1e-14)
+    assert len(sgd_step.log) == 2 and "lin.bias.grad is another tensor" in sgd_step.log[1]
+    lin.zero_grad()
+    with pytest.raises(TypeError):
+        sgd_step()
+    assert "could not compile sgd_step (captured tensor 0 (lin.weight.grad) is no longer a tensor)" in \
+        sgd_step.explain()
 
 
 def test_capture_paths_walk_closures_objects_and_containers():

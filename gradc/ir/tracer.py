@@ -118,6 +118,7 @@ class _Trace:
         self.state_writes: dict[int, tuple] = {}   # id(tensor) -> (tensor, new value): in-place writes
         self.rewritten: set[int] = set()        # ids of eager tensors a traced value was written into
         self.modules: dict[int, tuple] = {}     # id(module) -> (module, its training flag): modules called
+        self.lift_ids = frozenset()             # ids of small tensors to lift all the same (rebound before)
 
     def emit(self, name: str, operands, attrs):
         loc = user_location()
@@ -136,7 +137,7 @@ class _Trace:
         entry = self._captured.get(id(t))
         if entry is not None and entry[0] is t and (entry[1] == t._version or entry[1] is None):
             return entry[2]
-        if self.lift and (t.requires_grad or t.numel() > 1):
+        if self.lift and (t.requires_grad or t.numel() > 1 or id(t) in self.lift_ids):
             v = self._lift(t)
             self._captured[id(t)] = (t, None, v)
             return v
@@ -169,7 +170,7 @@ class _Trace:
         The rest of the trace reads the new value; for a tensor from outside the function the
         write is recorded (``func.meta["state_writes"]``) and ``@gradc.compile`` carries it
         out after each call, as eager code would have.  ``t`` becomes a function argument (a
-        0-d one captured as a constant is turned into one), so each call reads its current value."""
+        one-element tensor captured as a constant is turned into one), so each call reads its current value."""
         if t._base is not None:
             raise TraceError("in-place modification of a view of a tensor from outside the function is not "
                              "supported under @gradc.compile; write into the base tensor, at "
@@ -347,7 +348,7 @@ def _param_names(fn) -> list:
     return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
-def trace(fn, specs, name: str | None = None, lift_captured: bool = False) -> Function:
+def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_ids=frozenset()) -> Function:
     """Record ``fn(*args)`` as a Function; ``specs`` gives one entry per positional argument.
 
     An ``ArgSpec`` entry becomes a function argument (named by ``ArgSpec.name`` or
@@ -359,7 +360,8 @@ def trace(fn, specs, name: str | None = None, lift_captured: bool = False) -> Fu
     mask) becomes an extra argument after the given ones, named ``captured<k>``, instead of
     a constant: the compiled function reads its current value at every call, and gradients
     reach it.  ``func.meta["captured"]`` lists those tensors; ``func.meta["constants"]``
-    lists ``(tensor, version)`` of the captured tensors baked in as constants (0-d ones).
+    lists ``(tensor, version)`` of the captured tensors baked in as constants (one-element ones without grad);
+    ``lift_ids``: ids of small tensors lifted all the same (``@gradc.compile`` saw them rebound).
     """
     specs = list(specs)
     params = _param_names(fn)
@@ -377,6 +379,7 @@ def trace(fn, specs, name: str | None = None, lift_captured: bool = False) -> Fu
         positions.append(i)
     func = Function(_symbol_name(fn, name), types, names, arg_attrs=arg_attrs)
     tr = _Trace(func, lift=lift_captured)
+    tr.lift_ids = lift_ids
     args, k = [], 0
     for s in specs:
         if isinstance(s, ArgSpec):
