@@ -149,3 +149,33 @@ def _function_step(fn, step):
     if step[0] == "cell":
         return fn.__closure__[step[1]].cell_contents
     return fn.__globals__[step[1]]
+
+
+SCALARS = (bool, int, float, complex, str)
+MAX_FUNCTIONS = 64         # functions looked into for scalar guards
+MAX_SCALARS = 256
+
+
+def scalar_guards(fn) -> list:
+    """``(path, value)`` for the Python scalars (bool, int, float, complex, str) in the closure
+    cells and the globals named by the code of ``fn`` and of the user functions it reaches that
+    way (``loss_fn`` calling ``helper``): the trace baked them in, so ``@gradc.compile`` compares
+    them at every call and recompiles when one changed (``temperature = 0.5`` after compiling),
+    as PyTorch's dynamo does.  Objects' attributes (a module's hyperparameters) are not guarded."""
+    root = fn.__func__ if isinstance(fn, types.MethodType) else fn
+    if not isinstance(root, types.FunctionType):
+        return []
+    guards = []
+    seen = {id(root)}
+    queue = deque([(root, ())])
+    while queue and len(seen) <= MAX_FUNCTIONS and len(guards) < MAX_SCALARS:
+        func, path = queue.popleft()
+        if _library(func):
+            continue
+        for step, value in _function_children(func):
+            if type(value) in SCALARS:
+                guards.append((path + (step,), value))
+            elif isinstance(value, types.FunctionType) and id(value) not in seen:
+                seen.add(id(value))
+                queue.append((value, path + (step,)))
+    return guards[:MAX_SCALARS]

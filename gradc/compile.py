@@ -18,7 +18,8 @@ default ``target="auto"`` follows the arguments' device.
 
 State the function reaches outside its arguments is guarded or followed at every call:
 captured tensors are implicit arguments found again through their access paths
-(``capture_paths``); the ``training`` flag of every module called in the trace is guarded
+(``capture_paths``); Python scalars in the closure cells and globals the code names are
+compared (``capture_paths.scalar_guards``); the ``training`` flag of every module called in the trace is guarded
 (each mode keeps its specialisation, up to ``MAX_VARIANTS`` per key); in-place writes into
 tensors from outside the function (a BatchNorm's running statistics) are compiled as a
 second, forward-only function (``_state_function``) whose results are written back after
@@ -46,6 +47,7 @@ from .tensor import CPU, Tensor
 
 log = logging.getLogger("gradc.compile")
 MAX_VARIANTS = 8        # specialisations kept per guard key that differ in captured state or module modes
+RECOMPILE_WARNING = 16  # compiles of one function after which it warns (a value changing every call)
 
 TARGETS = ("auto", "cpu", "cuda", "interp")
 # after autodiff (or on a forward-only function), before partition and fuse
@@ -286,6 +288,7 @@ class CompiledFunction:
         self._cache: dict = {}
         self._variants: dict = {}       # key -> the specialisations with guards beyond the key, newest last
         self._rebound: set = set()      # access paths of small tensors seen rebound: lifted, not constants
+        self._compiles = 0
         self._last_key = None
         self.log: list[str] = []
         self._ir = None
@@ -403,7 +406,8 @@ class CompiledFunction:
         spec.captured_keys = [_captured_key(t) for t in captured]
         spec.constants = list(func.meta.get("constants", ()))
         spec.modules = list(func.meta.get("modules", ()))
-        spec.guarded = bool(captured or spec.constants or spec.modules)
+        spec.scalars = capture_paths.scalar_guards(self.fn) if self.fn is not None else []
+        spec.guarded = bool(captured or spec.constants or spec.modules or spec.scalars)
         # where each captured tensor was found, to read the one there now at every call
         spec.captured_paths = capture_paths.find_paths(self.fn, captured, Tensor) if self.fn is not None else []
         spec.constant_paths = (capture_paths.find_paths(self.fn, [t for t, _ in spec.constants], Tensor)
@@ -451,6 +455,12 @@ class CompiledFunction:
             msg = f"compiled {self.__name__} ({reason}) in {spec.total_seconds * 1e3:.1f} ms"
             self.log.append(msg)
             log.info(msg)
+            self._compiles += 1
+            if self._compiles == RECOMPILE_WARNING:
+                warnings.warn(f"@gradc.compile({self.__name__}) has compiled {self._compiles} times (the last "
+                              f"because {reason}); a value that changes at every call (a Python number the "
+                              "function reads, a tensor's shape) makes every call compile: pass it as a tensor "
+                              "argument; fn.explain() lists the reasons", UserWarning, stacklevel=2)
         self._last_key = key
         if captured:
             tensors = tensors + captured
@@ -512,6 +522,10 @@ class CompiledFunction:
                             f"{_path_text(path)} is another tensor")
             if t._version != version:
                 return "a captured one-element tensor (compiled in as a constant) was modified in place"
+        for path, value in spec.scalars:
+            now = capture_paths.resolve(self.fn, path)
+            if type(now) is not type(value) or (now != value and value == value):   # (nan stays nan)
+                return f"{_path_text(path)} changed from {value!r} to {now!r}"
         for m, training in spec.modules:
             if m.training != training:
                 where = _path_text(capture_paths.find_paths(self.fn, [m], Tensor)[0]) if self.fn is not None else ""

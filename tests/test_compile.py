@@ -617,6 +617,33 @@ def test_compiled_optimizer_step_reads_each_steps_gradient():
         sgd_step.explain()
 
 
+def test_python_scalars_the_function_reads_are_guarded():
+    """A global or closure number read by the function (or by a user function it calls) was baked
+    into the trace: changing it recompiles with the name in explain(), changing it back reuses
+    the first specialisation, and a value that changes at every call warns after
+    ``RECOMPILE_WARNING`` compiles."""
+    ns = {"gradc": gradc}
+    exec("temperature = 2.0\n"
+         "def helper(x):\n    return x / temperature\n"
+         "def loss(x):\n    return helper(x).exp().sum()\n", ns)
+    f = gradc.compile(ns["loss"])
+    x = gradc.ones(3)
+    assert f(x).item() == pytest.approx(3 * np.exp(0.5), rel=1e-6)
+    ns["temperature"] = 0.5
+    assert f(x).item() == pytest.approx(3 * np.exp(2.0), rel=1e-6)
+    assert "temperature changed from 2.0 to 0.5" in f.explain()
+    ns["temperature"] = 2.0
+    f(x)
+    assert len(f.log) == 2
+
+    scale = 1
+    g = gradc.compile(lambda x: x * scale)
+    with pytest.warns(UserWarning, match=r"has compiled 16 times \(the last because scale changed from 15 to 16\)"):
+        for k in range(1, 17):
+            scale = k
+            assert g(x).tolist() == [k] * 3
+
+
 def test_capture_paths_walk_closures_objects_and_containers():
     from gradc import capture_paths
     from gradc.tensor import Tensor
