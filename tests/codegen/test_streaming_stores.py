@@ -17,8 +17,24 @@ x86 = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="
 
 @pytest.fixture
 def small_streaming(monkeypatch):
-    """Stream outputs of any size, so a test kernel stays small."""
+    """Stream outputs of any size, so a test kernel stays small (and fits no cache)."""
     monkeypatch.setattr(llvm_common, "STREAMING_MIN_BYTES", 1)
+    monkeypatch.setattr(llvm_cpu, "last_level_cache_bytes", lambda: 0)
+
+
+def test_kernels_that_fit_in_half_the_last_level_cache_store_normally(monkeypatch):
+    """All of a kernel's buffers within half the last-level cache: no streaming stores (the
+    next reader finds the output in the cache); an unknown cache size (0) streams as before;
+    ``GRADC_LLC_BYTES`` sets the size."""
+    k = _normalize(4, 1024)
+    total = sum(p.numel * 4 for p in k.params)
+    real = llvm_cpu.last_level_cache_bytes
+    monkeypatch.setattr(llvm_cpu, "_llc", [])
+    monkeypatch.setenv("GRADC_LLC_BYTES", str(2 * total))
+    assert real() == 2 * total and llvm_cpu.fits_in_last_level_cache(k)
+    for size, fits in ((2 * total - 1, False), (0, False)):
+        monkeypatch.setattr(llvm_cpu, "last_level_cache_bytes", lambda size=size: size)
+        assert llvm_cpu.fits_in_last_level_cache(k) is fits
 
 
 def _normalize(m, n, dtype="f32", keep_exp=False):
