@@ -40,12 +40,14 @@ from .autograd import grad_mode
 from .autograd.node import FREED_MESSAGE, Node, version_error
 from .ir.clone import clone_function
 from .ir.core import Function
+from .ir.tracer import module_scalars
 from .ops.registry import RANDOM
 from .passes.dce import eliminate_dead_code
 from .codegen.cuda_driver import DeviceArray
 from .tensor import CPU, Tensor
 
 log = logging.getLogger("gradc.compile")
+_GONE = "<no attribute>"
 MAX_VARIANTS = 8        # specialisations kept per guard key that differ in captured state or module modes
 RECOMPILE_WARNING = 16  # compiles of one function after which it warns (a value changing every call)
 
@@ -526,10 +528,14 @@ class CompiledFunction:
             now = capture_paths.resolve(self.fn, path)
             if type(now) is not type(value) or (now != value and value == value):   # (nan stays nan)
                 return f"{_path_text(path)} changed from {value!r} to {now!r}"
-        for m, training in spec.modules:
-            if m.training != training:
+        for m, scalars in spec.modules:
+            now = module_scalars(m)
+            if now != scalars:
                 where = _path_text(capture_paths.find_paths(self.fn, [m], Tensor)[0]) if self.fn is not None else ""
-                return f"{where or type(m).__name__}.training changed from {training} to {m.training}"
+                old, new = dict(scalars), dict(now)
+                name = next((k for k in old.keys() | new.keys() if old.get(k, _GONE) != new.get(k, _GONE)), "?")
+                return (f"{where or type(m).__name__}.{name} changed from {old.get(name, _GONE)!r} to "
+                        f"{new.get(name, _GONE)!r}")
         return None
 
     def _positional(self, args, kwargs) -> tuple:

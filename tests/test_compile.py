@@ -644,6 +644,24 @@ def test_python_scalars_the_function_reads_are_guarded():
             assert g(x).tolist() == [k] * 3
 
 
+def test_module_hyperparameters_are_guarded():
+    """A called module's Python attributes (dropout's ``p``, a norm's ``eps``) chose what was
+    traced: changing one after compiling recompiles, and explain() names it."""
+    rng = np.random.default_rng(15)
+    norm = gradc.nn.LayerNorm(4, dtype=gradc.float64)
+    drop = gradc.nn.Dropout(0.5)
+    model = gradc.nn.Sequential(norm, drop)
+    f = gradc.compile(lambda x: model(x).sum())
+    x = gradc.tensor(rng.standard_normal((3, 4)))
+    f(x)
+    drop.p = 0.0
+    norm.eps = 0.5
+    got = f(x)
+    assert got.item() == pytest.approx(model(x).sum().item(), rel=1e-12)
+    assert "changed from" in f.log[1] and ("model[1].p" in f.log[1] or "model[0].eps" in f.log[1])
+    assert "gradc.rand_like" not in str(f.ir().traced)
+
+
 def test_capture_paths_walk_closures_objects_and_containers():
     from gradc import capture_paths
     from gradc.tensor import Tensor

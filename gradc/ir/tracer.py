@@ -25,7 +25,8 @@ package (the user's line).
   tensor (``running_mean.mul_(0.9)`` on a module's buffer) is ``_Trace.write_state``:
   the trace reads the new value from then on, and a write into a tensor from outside the
   function is listed in ``func.meta["state_writes"]`` for ``@gradc.compile`` to carry out.
-  Modules called in the trace are listed with their ``training`` flag (``meta["modules"]``). Views (reshape, permute,
+  Modules called in the trace are listed with their scalar attributes, ``training`` among
+  them (``meta["modules"]``). Views (reshape, permute,
   expand, basic indexing) do not alias under tracing, so in-place on a view
   raises ``TraceError``, and using a view after its base was modified in place
   raises ``TraceError`` too (eager code would see the update).
@@ -117,7 +118,7 @@ class _Trace:
         self.constants: list[tuple] = []        # (tensor, version) of those made constants
         self.state_writes: dict[int, tuple] = {}   # id(tensor) -> (tensor, new value): in-place writes
         self.rewritten: set[int] = set()        # ids of eager tensors a traced value was written into
-        self.modules: dict[int, tuple] = {}     # id(module) -> (module, its training flag): modules called
+        self.modules: dict = {}                 # id(module) -> module, for the modules called
         self.lift_ids = frozenset()             # ids of small tensors to lift all the same (rebound before)
 
     def emit(self, name: str, operands, attrs):
@@ -160,9 +161,10 @@ class _Trace:
         return dispatch.apply(op, zero.expand(*shape) if shape else zero)
 
     def note_module(self, module) -> None:
-        """``module`` was called in the trace: its ``training`` flag chose what was recorded
-        (dropout, batch statistics), so ``@gradc.compile`` guards on it."""
-        self.modules.setdefault(id(module), (module, module.training))
+        """``module`` was called in the trace: its ``training`` flag and other Python scalar
+        attributes (``p``, ``eps``, ``momentum``) chose what was recorded, so ``@gradc.compile``
+        guards on them (``module_scalars``)."""
+        self.modules.setdefault(id(module), module)
 
     def write_state(self, t: Tensor, result) -> Tensor:
         """An in-place write of traced ``result`` into eager tensor ``t`` (``t.mul_(...)`` with
@@ -348,6 +350,14 @@ def _param_names(fn) -> list:
     return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
+_SCALARS = (bool, int, float, str, type(None))
+
+
+def module_scalars(module) -> tuple:
+    """``(name, value)`` of a module's attributes that are Python scalars or None, in order."""
+    return tuple((k, v) for k, v in module.__dict__.items() if type(v) in _SCALARS)
+
+
 def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_ids=frozenset()) -> Function:
     """Record ``fn(*args)`` as a Function; ``specs`` gives one entry per positional argument.
 
@@ -413,7 +423,8 @@ def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_
     func.meta["captured"] = tr.lifted
     func.meta["constants"] = tr.constants
     func.meta["state_writes"] = list(tr.state_writes.values())
-    func.meta["modules"] = list(tr.modules.values())
+    # taken after the trace: what a compiled call leaves them as (a forward may set some)
+    func.meta["modules"] = [(m, module_scalars(m)) for m in tr.modules.values()]
     return func
 
 
