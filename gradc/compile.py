@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import operator
 import time
 import warnings
 from dataclasses import dataclass
@@ -40,14 +41,13 @@ from .autograd import grad_mode
 from .autograd.node import FREED_MESSAGE, Node, version_error
 from .ir.clone import clone_function
 from .ir.core import Function
-from .ir.tracer import module_scalars
 from .ops.registry import RANDOM
 from .passes.dce import eliminate_dead_code
 from .codegen.cuda_driver import DeviceArray
 from .tensor import CPU, Tensor
 
 log = logging.getLogger("gradc.compile")
-_GONE = "<no attribute>"
+_GONE = "<no attribute>"   # how explain() shows an attribute a module no longer has
 MAX_VARIANTS = 8        # specialisations kept per guard key that differ in captured state or module modes
 RECOMPILE_WARNING = 16  # compiles of one function after which it warns (a value changing every call)
 
@@ -407,7 +407,8 @@ class CompiledFunction:
         spec.captured = captured
         spec.captured_keys = [_captured_key(t) for t in captured]
         spec.constants = list(func.meta.get("constants", ()))
-        spec.modules = list(func.meta.get("modules", ()))
+        spec.modules = [(m, _scalar_getter(scalars), _scalar_values(scalars))
+                        for m, scalars in func.meta.get("modules", ())]
         spec.scalars = capture_paths.scalar_guards(self.fn) if self.fn is not None else []
         spec.guarded = bool(captured or spec.constants or spec.modules or spec.scalars)
         # where each captured tensor was found, to read the one there now at every call
@@ -509,8 +510,10 @@ class CompiledFunction:
             if t is None:
                 where = _path_text(spec.captured_paths[j])
                 return f"captured tensor {j} ({where}) is no longer a tensor"
-            new = _captured_key(t)
-            for field, a, b in zip(("shape", "dtype", "device", "requires_grad"), old, new):
+            if t._data.shape == old[0] and t._dtype is old[1] and t._device == old[2] and t._requires_grad == old[3]:
+                continue
+            for field, a, b in zip(("shape", "dtype", "device", "requires_grad"), _shown_key(old),
+                                   _shown_key(_captured_key(t))):
                 if a != b:
                     where = _path_text(spec.captured_paths[j])
                     return (f"captured tensor {j}{f' ({where})' if where else ''}: {field} changed from "
@@ -528,12 +531,15 @@ class CompiledFunction:
             now = capture_paths.resolve(self.fn, path)
             if type(now) is not type(value) or (now != value and value == value):   # (nan stays nan)
                 return f"{_path_text(path)} changed from {value!r} to {now!r}"
-        for m, scalars in spec.modules:
-            now = module_scalars(m)
-            if now != scalars:
+        for m, getter, values in spec.modules:
+            try:
+                same = getter(m.__dict__) == values
+            except KeyError:
+                same = False
+            if not same:
                 where = _path_text(capture_paths.find_paths(self.fn, [m], Tensor)[0]) if self.fn is not None else ""
-                old, new = dict(scalars), dict(now)
-                name = next((k for k in old.keys() | new.keys() if old.get(k, _GONE) != new.get(k, _GONE)), "?")
+                old, new = dict(zip(getter.names, values if len(getter.names) > 1 else (values,))), m.__dict__
+                name = next((k for k in getter.names if new.get(k, _GONE) != old[k]), "?")
                 return (f"{where or type(m).__name__}.{name} changed from {old.get(name, _GONE)!r} to "
                         f"{new.get(name, _GONE)!r}")
         return None
@@ -608,6 +614,28 @@ def _write_state(spec, captured, values) -> None:
         t._version_counter.value += 1
 
 
+class _ScalarGetter:
+    """``getter(module.__dict__)``: the values of the named attributes, as ``operator.itemgetter``
+    gives them (one value for one name), fast enough to run for every module at every call."""
+    __slots__ = ("names", "get")
+
+    def __init__(self, names):
+        self.names = names
+        self.get = operator.itemgetter(*names) if names else (lambda d: ())
+
+    def __call__(self, d):
+        return self.get(d)
+
+
+def _scalar_getter(scalars) -> _ScalarGetter:
+    return _ScalarGetter(tuple(k for k, _ in scalars))
+
+
+def _scalar_values(scalars):
+    values = tuple(v for _, v in scalars)
+    return values[0] if len(values) == 1 else values
+
+
 def _path_text(path) -> str:
     """An access path as the user would write it: ``model._modules['0']._parameters['weight']``
     reads ``model[0].weight``."""
@@ -636,7 +664,12 @@ def _path_text(path) -> str:
 
 
 def _captured_key(t) -> tuple:
-    return (tuple(t.shape), t.dtype.name, str(t.device), t.requires_grad)
+    return (t._data.shape, t._dtype, t._device, t._requires_grad)
+
+
+def _shown_key(key) -> tuple:
+    shape, dtype, device, requires_grad = key
+    return (tuple(shape), dtype.name, str(device), requires_grad)
 
 
 def _fmt(v):
