@@ -96,10 +96,11 @@ class _Specialization:
     state = None        # a forward-only _Specialization computing the in-place writes' values
     guarded = False     # captured tensors, constants or module modes to check at each call
     unread_inputs = frozenset()   # inputs nothing reads (a BatchNorm's running statistics, written only)
-    state_slots = ()    # for each of them, the index of the captured tensor it writes
+    state_slots = ()    # for each of them, the argument position (user tensors, then captured) it writes
     n_state_outputs = 0  # or: the forward's last outputs are those values (they depend on a draw)
 
-    def __init__(self, func: Function, wrt, memory: str, backend, n_outputs: int, backward: str = "auto"):
+    def __init__(self, func: Function, wrt, memory: str, backend, n_outputs: int, backward: str = "auto",
+                 written=frozenset()):
         from .executor import Executor
         from .passes.autodiff import differentiate
         from .passes.fuse import fuse
@@ -114,8 +115,11 @@ class _Specialization:
         # a function that draws random numbers (dropout) keeps its draws for backward: it is never
         # run again for a retained graph's second backward, as the precomputed form would be
         self.random = any(op.has_trait(RANDOM) for op in func.body.ops)
+        # ... nor is one that writes into its arguments (state_writes): a rerun would read the
+        # written values; the separate backward keeps a copy of a written input it reads
+        self.written = frozenset(written)
         self.precompute = (bool(self.wrt) and backward != "separate" and not self.random
-                           and is_scalar_loss(func))
+                           and not self.written and is_scalar_loss(func))
         self.saved_inputs = {}     # residual index -> input index, for residuals that are inputs
         if backward == "precompute" and self.wrt and not self.precompute:
             raise ValueError(f"@gradc.compile(backward='precompute'): {func.name} must return one 0-d "
@@ -184,7 +188,8 @@ class CompiledFunctionBackward(Node):
         self._spec = spec
         self._inputs = inputs          # saved inputs, with the versions they had (checked by _unpack)
         self._versions = [t._version_counter.value for t in inputs]
-        self._unread = spec.unread_inputs   # not read by the computation: never version-checked
+        self._unread = spec.unread_inputs | spec.written   # never version-checked: not read, or
+        # written by the call itself (its backward holds a copy of what it read)
         self._residuals = residuals
         self._next = next_functions
         self._output_types = out_types
@@ -224,12 +229,17 @@ class CompiledFunctionBackward(Node):
                 raise RuntimeError(f"backward(create_graph=True) through @gradc.compile({spec.traced.name}), which "
                                    "draws random numbers (dropout), is not supported: the differentiated backward "
                                    "would draw new ones; compute higher derivatives eagerly or without dropout")
+            if spec.written:
+                raise RuntimeError(f"backward(create_graph=True) through @gradc.compile({spec.traced.name}), which "
+                                   "writes into tensors in place (running statistics, an argument), is not "
+                                   "supported: the differentiated backward would read the written values")
             return list(spec.grad_function()(*inputs, *cts))
         if spec.precompute:
             return self._scaled_precomputed(inputs, cts[0])
         residuals = list(self._residuals)
         for k, i in spec.saved_inputs.items():
-            residuals[k] = inputs[i]._data
+            if i not in spec.written:          # (a written input's residual is a copy taken before the write)
+                residuals[k] = inputs[i]._data
         arrays = spec.backward.run(residuals + [c._data for c in cts])
         grads = []
         for a, fresh in zip(arrays, spec.fresh_grads):
@@ -398,12 +408,13 @@ class CompiledFunction:
         if writes and state is None:      # the writes depend on this call's random draws: returned too
             func.set_outputs(list(func.outputs) + [v for _, v in writes])
             n_state = len(writes)
-        spec = _Specialization(func, wrt, self.memory, backend, n_out + n_state, self.backward)
+        spec = _Specialization(func, wrt, self.memory, backend, n_out + n_state, self.backward,
+                               written=[pos for pos, _ in writes])
         spec.n_state_outputs = n_state
         if state is not None:
             spec.state = _Specialization(state, [], self.memory, backend, len(writes))
         if writes:
-            spec.state_slots = [next(j for j, c in enumerate(captured) if c is t) for t, _ in writes]
+            spec.state_slots = [pos for pos, _ in writes]
         spec.captured = captured
         spec.captured_keys = [_captured_key(t) for t in captured]
         spec.constants = list(func.meta.get("constants", ()))
@@ -471,23 +482,25 @@ class CompiledFunction:
         results = spec.forward.run(arrays)
         n = spec.n_outputs
         outs = _own(results[:n], arrays, spec.copy_outputs) if spec.copy_outputs else results[:n]
+        state_values = None
         if spec.state is not None:
-            _write_state(spec, captured, spec.state.forward.run(arrays))
+            state_values = spec.state.forward.run(arrays)
         elif spec.n_state_outputs:
             m = n - spec.n_state_outputs
-            _write_state(spec, captured, outs[m:])
-            outs = outs[:m]
+            state_values, outs = outs[m:], outs[:m]
         dev = spec.device
         result = [Tensor._wrap(a) for a in outs] if dev is CPU else [_wrap(a, dev) for a in outs]
         if spec.wrt:
             residuals = list(results[n:])
-            for k in spec.saved_inputs:
-                residuals[k] = None   # read from the (version-checked) input at backward time
+            for k, i in spec.saved_inputs.items():   # read from the (version-checked) input at backward
+                residuals[k] = None if i not in spec.written else _snapshot(arrays[i])
             edges = tuple([tensors[i]._grad_edge() for i in spec.wrt])
             node = CompiledFunctionBackward(spec, tensors, residuals, edges, spec.out_types)
             for k, t in enumerate(result):
                 if spec.out_types[k] is not None:      # a floating point output
                     t._grad_fn, t._output_nr, t._requires_grad = node, k, True
+        if state_values is not None:      # after the node took the versions, as eager code's order
+            _write_state(spec, tensors, state_values)
         return result[0] if spec.single else tuple(result)
 
     def _current_captured(self, spec) -> list:
@@ -602,11 +615,20 @@ def _state_function(func: Function, writes) -> Function | None:
     return state
 
 
-def _write_state(spec, captured, values) -> None:
-    """Carry out a compiled call's in-place writes into tensors from outside the function, each
-    a change of its version (as ``t.add_(...)`` eagerly)."""
+def _snapshot(a):
+    """A copy of a host or device array (a written input's value, kept for backward)."""
+    if isinstance(a, DeviceArray):
+        c = a.driver.empty(a.shape, a.dtype)
+        a.driver.copy(c, a)
+        return c
+    return np.array(a, copy=True)
+
+
+def _write_state(spec, tensors, values) -> None:
+    """Carry out a compiled call's in-place writes into its arguments and the tensors from
+    outside the function, each a change of its version (as ``t.add_(...)`` eagerly)."""
     for j, a in zip(spec.state_slots, values):
-        t = captured[j]
+        t = tensors[j]
         if isinstance(t._data, DeviceArray):
             t._data.driver.copy(t._data, a)
         else:

@@ -662,6 +662,34 @@ def test_module_hyperparameters_are_guarded():
     assert "gradc.rand_like" not in str(f.ir().traced)
 
 
+@pytest.mark.parametrize("memory", ["min-memory", "save-all"])
+def test_inplace_writes_into_arguments_reach_the_callers_tensors(memory):
+    """``buf.add_(x)`` on an argument changes the caller's tensor, as eagerly (and bumps its
+    version); an argument read for the gradient and then written in place keeps, for backward,
+    the value the forward read (eager PyTorch raises its in-place error there instead)."""
+    def f(x, buf):
+        buf.add_(x)
+        return (buf * 2).sum()
+
+    cf = gradc.compile(f, memory=memory)
+    x, buf = gradc.ones(3), gradc.zeros(3)
+    assert cf(x, buf).item() == 6.0 and buf.tolist() == [1.0, 1.0, 1.0] and buf._version == 1
+    assert cf(x, buf).item() == 12.0 and buf.tolist() == [2.0, 2.0, 2.0] and buf._version == 2
+
+    def g(x, s):
+        y = (x.exp() * s).sum()
+        with gradc.no_grad():
+            s.mul_(3.0)
+        return y
+
+    x = gradc.tensor([0.5, -1.0, 2.0], dtype=gradc.float64, requires_grad=True)
+    s = gradc.tensor([1.0, 2.0, 3.0], dtype=gradc.float64)
+    out = gradc.compile(g, memory=memory)(x, s)
+    assert s.tolist() == [3.0, 6.0, 9.0]
+    out.backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.exp([0.5, -1.0, 2.0]) * [1.0, 2.0, 3.0], rtol=1e-14)
+
+
 def test_capture_paths_walk_closures_objects_and_containers():
     from gradc import capture_paths
     from gradc.tensor import Tensor

@@ -24,7 +24,8 @@ package (the user's line).
   stands for the new value (``_assign_inplace``). A traced value written into an eager
   tensor (``running_mean.mul_(0.9)`` on a module's buffer) is ``_Trace.write_state``:
   the trace reads the new value from then on, and a write into a tensor from outside the
-  function is listed in ``func.meta["state_writes"]`` for ``@gradc.compile`` to carry out.
+  function, or into an argument (``buf.add_(x)``), is listed in ``func.meta["state_writes"]``
+  as ``(argument position, new value)`` for ``@gradc.compile`` to carry out.
   Modules called in the trace are listed with their scalar attributes, ``training`` among
   them (``meta["modules"]``). Views (reshape, permute,
   expand, basic indexing) do not alias under tracing, so in-place on a view
@@ -116,7 +117,7 @@ class _Trace:
         self.lift = lift
         self.lifted: list[Tensor] = []          # captured tensors made function arguments, in order
         self.constants: list[tuple] = []        # (tensor, version) of those made constants
-        self.state_writes: dict[int, tuple] = {}   # id(tensor) -> (tensor, new value): in-place writes
+        self.state_writes: dict = {}            # target -> (argument Value, new value): in-place writes
         self.rewritten: set[int] = set()        # ids of eager tensors a traced value was written into
         self.modules: dict = {}                 # id(module) -> module, for the modules called
         self.lift_ids = frozenset()             # ids of small tensors to lift all the same (rebound before)
@@ -191,8 +192,13 @@ class _Trace:
             entry[2].owner.erase()
             self.constants = [(c, v) for c, v in self.constants if c is not t]
         self._captured[id(t)] = (t, None, value)
-        self.state_writes[id(t)] = (t, value)
+        self.state_writes[("captured", id(t))] = (self.func.args[self._position(t)], value)
         return t
+
+    def _position(self, t: Tensor) -> int:
+        """The function argument position of lifted tensor ``t``."""
+        k = next(k for k, c in enumerate(self.lifted) if c is t)
+        return len(self.func.args) - len(self.lifted) + k
 
     def _lift(self, t: Tensor) -> Value:
         """A new function argument for captured tensor ``t`` (read afresh at every call)."""
@@ -231,6 +237,7 @@ class Proxy(IRTensor):
         self._base: Proxy | None = None     # the tensor this is a view of
         self._views: list = []              # weak references to views of this tensor
         self._stale: str | None = None      # where the base was modified in place
+        self._arg: Value | None = None      # the function argument this proxy was made for
 
     # ---- metadata ------------------------------------------------------------------------
     @property
@@ -297,6 +304,8 @@ class Proxy(IRTensor):
         self._views = []
         value = self._trace.operand(result)
         self.value = value
+        if self._arg is not None and self._trace.lift:      # the caller's tensor: written after the call
+            self._trace.state_writes[("argument", self._arg)] = (self._arg, value)
         self._requires_grad = self._requires_grad or bool(getattr(result, "requires_grad", False))
 
     # ---- conversions that need data --------------------------------------------------------
@@ -393,7 +402,9 @@ def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_
     args, k = [], 0
     for s in specs:
         if isinstance(s, ArgSpec):
-            args.append(Proxy(func.args[k], tr, requires_grad=s.requires_grad, leaf=True))
+            p = Proxy(func.args[k], tr, requires_grad=s.requires_grad, leaf=True)
+            p._arg = func.args[k]
+            args.append(p)
             k += 1
         else:
             args.append(s)
@@ -422,7 +433,7 @@ def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_
     func.meta["tensor_arg_positions"] = positions
     func.meta["captured"] = tr.lifted
     func.meta["constants"] = tr.constants
-    func.meta["state_writes"] = list(tr.state_writes.values())
+    func.meta["state_writes"] = [(func.args.index(arg), v) for arg, v in tr.state_writes.values()]
     # taken after the trace: what a compiled call leaves them as (a forward may set some)
     func.meta["modules"] = [(m, module_scalars(m)) for m in tr.modules.values()]
     return func
