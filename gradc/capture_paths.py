@@ -93,15 +93,17 @@ def _children(obj, tensor_type):
                 yield from (((("self-code",) + step), v) for step, v in _function_children(call))
 
 
-def find_paths(fn, tensors, tensor_type) -> list:
-    """For each tensor of ``tensors``, the shortest access path from ``fn`` to it, or None."""
+def find_paths(fn, tensors, tensor_type, args=()) -> list:
+    """For each tensor of ``tensors``, the shortest access path from ``fn`` (or from one of the
+    call's object arguments ``args``: a module passed in) to it, or None."""
     want = {id(t): k for k, t in enumerate(tensors)}
     paths: list = [None] * len(tensors)
     left = len(want)
     if not left:
         return paths
-    seen = {id(fn)}
-    queue = deque([(fn, ())])
+    roots = [(fn, ())] + [(a, (("arg", j),)) for j, a in enumerate(args) if _is_object_argument(a, tensor_type)]
+    seen = {id(r) for r, _ in roots}
+    queue = deque(roots)
     visited = 0
     while queue and left and visited < MAX_OBJECTS:
         obj, path = queue.popleft()
@@ -123,13 +125,20 @@ def find_paths(fn, tensors, tensor_type) -> list:
     return paths
 
 
-def resolve(fn, path):
-    """What ``path`` leads to from ``fn`` now, or None if a step is missing."""
+def _is_object_argument(a, tensor_type) -> bool:
+    return not isinstance(a, (tensor_type,) + _ATOMS)
+
+
+def resolve(fn, path, args=()):
+    """What ``path`` leads to from ``fn`` (or the call's arguments ``args``) now, or None if a
+    step is missing."""
     obj = fn
     try:
         for step in path:
             kind = step[0]
-            if kind == "self-code":          # a callable object's forward/__call__ code
+            if kind == "arg":
+                obj = args[step[1]]
+            elif kind == "self-code":          # a callable object's forward/__call__ code
                 func = getattr(type(obj), "forward", None) or getattr(type(obj), "__call__", None)
                 obj = _function_step(func, step[1:])
             elif kind in ("cell", "global"):

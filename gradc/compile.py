@@ -328,11 +328,8 @@ class CompiledFunction:
             if isinstance(a, Tensor):
                 keys.append((a._data.shape, a._dtype.name, a._device, a._requires_grad))
                 tensors.append(a)
-            elif isinstance(a, (int, float, bool, str, type(None))):
-                statics.append(a)
             else:
-                raise TypeError(f"@gradc.compile({self.__name__}): unsupported argument type {type(a).__name__} "
-                                "(pass tensors or Python scalars)")
+                statics.append(_static_key(a))
         return (tuple(keys), tuple(statics), grad_mode.is_grad_enabled()), tensors
 
     def _why(self, key) -> str:
@@ -382,7 +379,8 @@ class CompiledFunction:
             structure["single"] = not isinstance(out, (tuple, list))
             return (out,) if structure["single"] else tuple(out)
 
-        lift = frozenset(id(t) for t in (capture_paths.resolve(self.fn, p) for p in self._rebound) if t is not None)
+        lift = frozenset(id(t) for t in (capture_paths.resolve(self.fn, p, args) for p in self._rebound)
+                         if t is not None)
         func = trace(flat, specs, name=self.__name__, lift_captured=True, lift_ids=lift)
         func.loc = _definition_location(self.fn) or func.loc     # the user's def, not this wrapper
         return func, len(func.outputs), structure["single"]
@@ -416,6 +414,7 @@ class CompiledFunction:
         if writes:
             spec.state_slots = [pos for pos, _ in writes]
         spec.captured = captured
+        spec.objects = [a for a in args if not isinstance(a, (Tensor, int, float, bool, str, type(None)))]
         spec.captured_keys = [_captured_key(t) for t in captured]
         spec.constants = list(func.meta.get("constants", ()))
         spec.modules = [(m, _scalar_getter(scalars), _scalar_values(scalars))
@@ -423,8 +422,8 @@ class CompiledFunction:
         spec.scalars = capture_paths.scalar_guards(self.fn) if self.fn is not None else []
         spec.guarded = bool(captured or spec.constants or spec.modules or spec.scalars)
         # where each captured tensor was found, to read the one there now at every call
-        spec.captured_paths = capture_paths.find_paths(self.fn, captured, Tensor) if self.fn is not None else []
-        spec.constant_paths = (capture_paths.find_paths(self.fn, [t for t, _ in spec.constants], Tensor)
+        spec.captured_paths = capture_paths.find_paths(self.fn, captured, Tensor, args) if self.fn is not None else []
+        spec.constant_paths = (capture_paths.find_paths(self.fn, [t for t, _ in spec.constants], Tensor, args)
                                if self.fn is not None else [])
         spec.single = single
         spec.device = next((t.device for t in args if isinstance(t, Tensor)), CPU)
@@ -439,13 +438,13 @@ class CompiledFunction:
         captured = None
         stale = None
         if spec is not None and spec.guarded:
-            captured = self._current_captured(spec)
-            stale = self._stale_capture(spec, captured)
+            captured = self._current_captured(spec, args)
+            stale = self._stale_capture(spec, captured, args)
             if stale is not None:       # another specialisation of this key may fit (model.train()/eval())
                 spec = None
                 for other in self._variants.get(key, ()):
-                    now = self._current_captured(other)
-                    if self._stale_capture(other, now) is None:
+                    now = self._current_captured(other, args)
+                    if self._stale_capture(other, now, args) is None:
                         spec, captured, stale = other, now, None
                         self._cache[key] = other
                         break
@@ -503,7 +502,7 @@ class CompiledFunction:
             _write_state(spec, tensors, state_values)
         return result[0] if spec.single else tuple(result)
 
-    def _current_captured(self, spec) -> list:
+    def _current_captured(self, spec, args=()) -> list:
         """The captured tensors this call reads: what each one's access path (``capture_paths``)
         leads to now, so ``model.weight = Parameter(...)`` or a new ``p.grad`` is seen (None where
         the path no longer leads to a tensor: a recompile); a tensor no path reached is the one
@@ -511,11 +510,11 @@ class CompiledFunction:
         current = list(spec.captured)
         for j, path in enumerate(spec.captured_paths):
             if path is not None:
-                t = capture_paths.resolve(self.fn, path)
+                t = capture_paths.resolve(self.fn, path, args)
                 current[j] = t if isinstance(t, Tensor) else None    # None: gone (p.grad = None)
         return current
 
-    def _stale_capture(self, spec, captured) -> str | None:
+    def _stale_capture(self, spec, captured, args=()) -> str | None:
         """Why a specialisation's captured tensors no longer fit it, or None: a lifted one changed
         shape, dtype, device or requires_grad (or was rebound to one that differs so); a one-element one
         baked in as a constant was modified or rebound."""
@@ -533,7 +532,7 @@ class CompiledFunction:
                             f"{_fmt(a)} to {_fmt(b)}")
         for (t, version), path in zip(spec.constants, spec.constant_paths):
             if path is not None:
-                now = capture_paths.resolve(self.fn, path)
+                now = capture_paths.resolve(self.fn, path, args)
                 if isinstance(now, Tensor) and now is not t:
                     self._rebound.add(path)     # the next trace makes it an argument (p.grad each step)
                     return (f"a captured one-element tensor (compiled in as a constant) was rebound: "
@@ -658,6 +657,21 @@ def _scalar_values(scalars):
     return values[0] if len(values) == 1 else values
 
 
+def _static_key(a):
+    """The guard key of a non-tensor argument: a Python scalar by value; a list, tuple or dict by
+    its structure and the types of the tensors in it (their values are read through access
+    paths at each call, ``capture_paths``); any other object (a module) by identity."""
+    if isinstance(a, (int, float, bool, str, type(None))):
+        return a
+    if isinstance(a, Tensor):
+        return ("tensor", a._data.shape, a._dtype.name, str(a._device), a._requires_grad)
+    if isinstance(a, (list, tuple)):
+        return (type(a).__name__, tuple(_static_key(x) for x in a))
+    if isinstance(a, dict):
+        return ("dict", tuple((k, _static_key(v)) for k, v in a.items()))
+    return ("object", type(a).__qualname__, id(a))
+
+
 def _path_text(path) -> str:
     """An access path as the user would write it: ``model._modules['0']._parameters['weight']``
     reads ``model[0].weight``."""
@@ -666,7 +680,9 @@ def _path_text(path) -> str:
     text = ""
     for step in path:
         kind = step[0]
-        if kind in ("cell", "global"):
+        if kind == "arg":
+            text = f"<argument {step[1]}>"
+        elif kind in ("cell", "global"):
             text = step[2] if kind == "cell" else step[1]
         elif kind == "self":
             text = "self"

@@ -690,6 +690,38 @@ def test_inplace_writes_into_arguments_reach_the_callers_tensors(memory):
     np.testing.assert_allclose(x.grad.numpy(), np.exp([0.5, -1.0, 2.0]) * [1.0, 2.0, 3.0], rtol=1e-14)
 
 
+def test_modules_and_containers_as_arguments():
+    """``step(model, batch)`` with a module and a dict of tensors: the module is keyed by identity
+    and its parameters read through paths from the argument (an optimizer step needs no
+    recompile, a rebound parameter is seen); a new dict of the same structure each call needs no
+    recompile; gradients reach the parameters as eagerly; a different module recompiles."""
+    def step(model, batch):
+        x, y = batch["x"], batch["y"]
+        return ((model(x) - y) ** 2).mean()
+
+    cstep = gradc.compile(step)
+    model = gradc.nn.Sequential(gradc.nn.Linear(3, 4), gradc.nn.Tanh(), gradc.nn.Linear(4, 1)).double()
+    opt = gradc.optim.SGD(model.parameters(), lr=0.1)
+    rng = np.random.default_rng(16)
+    for _ in range(3):
+        batch = {"x": gradc.tensor(rng.standard_normal((5, 3))), "y": gradc.tensor(rng.standard_normal((5, 1)))}
+        got = []
+        for run in (cstep, step):
+            opt.zero_grad()
+            out = run(model, batch)
+            out.backward()
+            got.append([out.item()] + [p.grad.numpy().copy() for p in model.parameters()])
+        for c, e in zip(*got):
+            np.testing.assert_allclose(c, e, rtol=1e-12)
+        opt.step()
+    assert len(cstep.log) == 1
+    model[0].weight = gradc.nn.Parameter(gradc.zeros(4, 3, dtype=gradc.float64))
+    assert cstep(model, batch).item() == pytest.approx(step(model, batch).item(), rel=1e-12)
+    other = gradc.nn.Sequential(gradc.nn.Linear(3, 1)).double()
+    assert cstep(other, batch).item() == pytest.approx(step(other, batch).item(), rel=1e-12)
+    assert len(cstep.log) == 2 and "non-tensor arguments changed" in cstep.log[1]
+
+
 def test_capture_paths_walk_closures_objects_and_containers():
     from gradc import capture_paths
     from gradc.tensor import Tensor
