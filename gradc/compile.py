@@ -21,9 +21,9 @@ captured tensors are implicit arguments found again through their access paths
 (``capture_paths``); Python scalars in the closure cells and globals the code names are
 compared (``capture_paths.scalar_guards``); the ``training`` flag of every module called in the trace is guarded
 (each mode keeps its specialisation, up to ``MAX_VARIANTS`` per key); in-place writes into
-tensors from outside the function (a BatchNorm's running statistics) are compiled as a
-second, forward-only function (``_state_function``) whose results are written back after
-each call, bumping the tensors' versions as eager code would.
+the arguments and the tensors from outside the function (a BatchNorm's running statistics)
+become extra outputs of the forward, written back after each call, bumping the tensors'
+versions as eager code would.
 """
 from __future__ import annotations
 
@@ -42,7 +42,6 @@ from .autograd.node import FREED_MESSAGE, Node, version_error
 from .ir.clone import clone_function
 from .ir.core import Function
 from .ops.registry import RANDOM
-from .passes.dce import eliminate_dead_code
 from .codegen.cuda_driver import DeviceArray
 from .tensor import CPU, Tensor
 
@@ -93,11 +92,10 @@ def optimize(func: Function) -> Function:
 
 class _Specialization:
     """Everything compiled for one guard key."""
-    state = None        # a forward-only _Specialization computing the in-place writes' values
     guarded = False     # captured tensors, constants or module modes to check at each call
     unread_inputs = frozenset()   # inputs nothing reads (a BatchNorm's running statistics, written only)
-    state_slots = ()    # for each of them, the argument position (user tensors, then captured) it writes
-    n_state_outputs = 0  # or: the forward's last outputs are those values (they depend on a draw)
+    n_state_outputs = 0  # the forward's last outputs: the new values of the tensors it writes in place,
+    state_slots = ()     # and for each, the argument position (user tensors, then captured) it writes
 
     def __init__(self, func: Function, wrt, memory: str, backend, n_outputs: int, backward: str = "auto",
                  written=frozenset()):
@@ -401,18 +399,12 @@ class CompiledFunction:
                                + (" (all tensor arguments must be on one device)" if self.target == "auto" else ""))
         backend = self._backend if self._ir is not None else _backend(target)
         writes = func.meta.get("state_writes", ())
-        state = _state_function(func, writes) if writes else None
-        n_state = 0
-        if writes and state is None:      # the writes depend on this call's random draws: returned too
+        if writes:      # the forward also returns the written tensors' new values
             func.set_outputs(list(func.outputs) + [v for _, v in writes])
-            n_state = len(writes)
-        spec = _Specialization(func, wrt, self.memory, backend, n_out + n_state, self.backward,
+        spec = _Specialization(func, wrt, self.memory, backend, n_out + len(writes), self.backward,
                                written=[pos for pos, _ in writes])
-        spec.n_state_outputs = n_state
-        if state is not None:
-            spec.state = _Specialization(state, [], self.memory, backend, len(writes))
-        if writes:
-            spec.state_slots = [pos for pos, _ in writes]
+        spec.n_state_outputs = len(writes)
+        spec.state_slots = [pos for pos, _ in writes]
         spec.captured = captured
         spec.objects = [a for a in args if not isinstance(a, (Tensor, int, float, bool, str, type(None)))]
         spec.captured_keys = [_captured_key(t) for t in captured]
@@ -482,9 +474,7 @@ class CompiledFunction:
         n = spec.n_outputs
         outs = _own(results[:n], arrays, spec.copy_outputs) if spec.copy_outputs else results[:n]
         state_values = None
-        if spec.state is not None:
-            state_values = spec.state.forward.run(arrays)
-        elif spec.n_state_outputs:
+        if spec.n_state_outputs:
             m = n - spec.n_state_outputs
             state_values, outs = outs[m:], outs[:m]
         dev = spec.device
@@ -589,29 +579,9 @@ class CompiledFunction:
 
 
 def _unread_arguments(joint: Function, n_primals: int) -> frozenset:
-    """Positions of the primal arguments the optimized joint function does not read: tensors
-    the traced function only writes in place (``state_writes``).  An in-place change to one of
-    them before backward is no error (PyTorch saves no such tensor): two compiled calls that
-    update the same running statistics share one backward."""
+    """Positions of the primal arguments the optimized joint function does not read (an
+    in-place change to one before backward is no error: PyTorch saves no such tensor)."""
     return frozenset(i for i, a in enumerate(joint.args[:n_primals]) if not a.uses)
-
-
-def _state_function(func: Function, writes) -> Function | None:
-    """The part of ``func`` that computes the new values of the tensors it writes in place
-    (``state_writes``: a BatchNorm's running statistics), as a function of the same arguments;
-    ``func`` itself keeps its outputs (the writes are dead code there, removed by DCE).  None
-    when the values depend on a random draw (dropout before a BatchNorm): a second function
-    would draw other numbers, so ``func``'s forward returns them as extra outputs instead."""
-    outs = list(func.outputs)
-    func.set_outputs(outs + [v for _, v in writes])
-    state = clone_function(func, func.name + "_state")
-    func.set_outputs(outs)
-    state.set_outputs(state.outputs[len(outs):])
-    state.arg_attrs = [{} for _ in state.arg_attrs]
-    eliminate_dead_code(state)
-    if any(op.has_trait(RANDOM) for op in state.body.ops):
-        return None       # it would draw its own numbers: the forward itself must return the values
-    return state
 
 
 def _snapshot(a):
