@@ -116,6 +116,8 @@ class _Specialization:
         # ... nor is one that writes into its arguments (state_writes): a rerun would read the
         # written values; the separate backward keeps a copy of a written input it reads
         self.written = frozenset(written)
+        self.unchecked_inputs = self.written     # not version-checked: written by the call itself
+        # (its backward holds a copy of what it read), or read by nothing (set below)
         self.precompute = (bool(self.wrt) and backward != "separate" and not self.random
                            and not self.written and is_scalar_loss(func))
         self.saved_inputs = {}     # residual index -> input index, for residuals that are inputs
@@ -128,6 +130,7 @@ class _Specialization:
             joint = optimize(differentiate(func, self.wrt))
             self.joint = joint
             self.unread_inputs = _unread_arguments(joint, len(func.args))
+            self.unchecked_inputs = self.unread_inputs | self.written
             fwd = optimize(with_unit_cotangent(joint))
             fuse(fwd)
             self.precomputed = fwd
@@ -137,6 +140,7 @@ class _Specialization:
             joint = optimize(differentiate(func, self.wrt))
             self.joint = joint
             self.unread_inputs = _unread_arguments(joint, len(func.args))
+            self.unchecked_inputs = self.unread_inputs | self.written
             self.partition = partition(joint, memory)
             fuse(self.partition.forward)
             fuse(self.partition.backward)
@@ -186,8 +190,7 @@ class CompiledFunctionBackward(Node):
         self._spec = spec
         self._inputs = inputs          # saved inputs, with the versions they had (checked by _unpack)
         self._versions = [t._version_counter.value for t in inputs]
-        self._unread = spec.unread_inputs | spec.written   # never version-checked: not read, or
-        # written by the call itself (its backward holds a copy of what it read)
+        self._unread = spec.unchecked_inputs   # never version-checked
         self._residuals = residuals
         self._next = next_functions
         self._output_types = out_types
@@ -198,7 +201,7 @@ class CompiledFunctionBackward(Node):
         """The saved inputs, after PyTorch's check that none was modified in place since."""
         unread = self._unread
         for k, (t, v) in enumerate(zip(self._inputs, self._versions)):
-            if t._version_counter.value != v and k not in unread:
+            if t._version_counter.value != v and (not unread or k not in unread):
                 raise version_error(t, v)
         return self._inputs
 
@@ -398,10 +401,8 @@ class CompiledFunction:
             raise RuntimeError(f"@gradc.compile({self.__name__}): target {target} got a tensor on {wrong[0]}"
                                + (" (all tensor arguments must be on one device)" if self.target == "auto" else ""))
         backend = self._backend if self._ir is not None else _backend(target)
-        writes = func.meta.get("state_writes", ())
-        if writes:      # the forward also returns the written tensors' new values
-            func.set_outputs(list(func.outputs) + [v for _, v in writes])
-        spec = _Specialization(func, wrt, self.memory, backend, n_out + len(writes), self.backward,
+        writes = func.meta.get("state_writes", ())       # (the trace returns their new values last)
+        spec = _Specialization(func, wrt, self.memory, backend, n_out, self.backward,
                                written=[pos for pos, _ in writes])
         spec.n_state_outputs = len(writes)
         spec.state_slots = [pos for pos, _ in writes]

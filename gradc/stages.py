@@ -366,8 +366,10 @@ def build(fn, specs, *, name: str | None = None, memory: str = "min-memory", pip
     if order >= STAGES.index("optimized"):
         st.optimized = run(Module([clone_function(st.forward), clone_function(st.backward)]), "fuse")
     from .passes.precompute import is_scalar_loss
+    from .ops.registry import RANDOM
     wanted = until == "precomputed" or backward != "separate"
-    if order >= STAGES.index("precomputed") and wanted and is_scalar_loss(traced):
+    draws = any(op.has_trait(RANDOM) for op in traced.body.ops)     # as @gradc.compile: separate backward
+    if order >= STAGES.index("precomputed") and wanted and is_scalar_loss(traced) and not draws:
         st.precomputed = run(Module([clone_function(st.adjoint)]), f"precompute-grads,{OPTIMIZE},fuse")
     if backward == "precompute" and order > STAGES.index("precomputed") and st.precomputed is None:
         raise StageError(f"--backward precompute: {traced.name} must return one 0-d floating point tensor")

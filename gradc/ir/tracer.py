@@ -434,6 +434,10 @@ def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_
     func.meta["captured"] = tr.lifted
     func.meta["constants"] = tr.constants
     func.meta["state_writes"] = [(func.args.index(arg), v) for arg, v in tr.state_writes.values()]
+    # the in-place writes' new values are extra outputs after the function's own: @gradc.compile
+    # writes them back after each call (``gradc dump-ir`` shows them so)
+    if tr.state_writes:
+        func.set_outputs(list(func.outputs) + [v for _, v in tr.state_writes.values()])
     # taken after the trace: what a compiled call leaves them as (a forward may set some)
     func.meta["modules"] = [(m, module_scalars(m)) for m in tr.modules.values()]
     return func
