@@ -39,6 +39,7 @@ import numpy as np
 from . import capture_paths
 from .autograd import grad_mode
 from .autograd.node import FREED_MESSAGE, Node, version_error
+from .autograd.node import _seq as _node_seq
 from .ir.clone import clone_function
 from .ir.core import Function
 from .ops.registry import RANDOM
@@ -186,7 +187,7 @@ class CompiledFunctionBackward(Node):
     _single_node_ok = True    # the engine may run a hook-free graph of just this node directly
 
     def __init__(self, spec: _Specialization, inputs, residuals, next_functions, out_types):
-        super().__init__()
+        self._seq = next(_node_seq)     # (Node.__init__, inlined: one node per compiled call)
         self._spec = spec
         self._inputs = inputs          # saved inputs, with the versions they had (checked by _unpack)
         self._versions = [t._version_counter.value for t in inputs]
@@ -199,10 +200,11 @@ class CompiledFunctionBackward(Node):
 
     def _unpack(self):
         """The saved inputs, after PyTorch's check that none was modified in place since."""
-        unread = self._unread
-        for k, (t, v) in enumerate(zip(self._inputs, self._versions)):
-            if t._version_counter.value != v and (not unread or k not in unread):
-                raise version_error(t, v)
+        if [t._version_counter.value for t in self._inputs] != self._versions:
+            unread = self._unread
+            for k, (t, v) in enumerate(zip(self._inputs, self._versions)):
+                if t._version_counter.value != v and k not in unread:
+                    raise version_error(t, v)
         return self._inputs
 
     def release(self):
@@ -324,14 +326,22 @@ class CompiledFunction:
     # ---- guards ----------------------------------------------------------------------------
     def _key(self, args):
         """(the guard key of a call, its tensor arguments)."""
+        keys = []
+        for a in args:          # (a plain loop: on Python 3.11 a comprehension is a function call)
+            if isinstance(a, Tensor):
+                keys.append((a._data.shape, a._dtype.name, a._device._key, a._requires_grad))
+            else:
+                break
+        else:                   # tensors only: the common call
+            return (tuple(keys), (), grad_mode._state.enabled), args
         keys, statics, tensors = [], [], []
         for a in args:
             if isinstance(a, Tensor):
-                keys.append((a._data.shape, a._dtype.name, a._device, a._requires_grad))
+                keys.append((a._data.shape, a._dtype.name, a._device._key, a._requires_grad))
                 tensors.append(a)
             else:
                 statics.append(_static_key(a))
-        return (tuple(keys), tuple(statics), grad_mode.is_grad_enabled()), tensors
+        return (tuple(keys), tuple(statics), grad_mode._state.enabled), tensors
 
     def _why(self, key) -> str:
         if self._last_key is None:
@@ -469,7 +479,7 @@ class CompiledFunction:
                               "argument; fn.explain() lists the reasons", UserWarning, stacklevel=2)
         self._last_key = key
         if captured:
-            tensors = tensors + captured
+            tensors = [*tensors, *captured]
         arrays = [t._data for t in tensors]
         results = spec.forward.run(arrays)
         n = spec.n_outputs

@@ -72,7 +72,8 @@ class device:
             raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {spec}")
         self.type = spec
         self.index = index
-        self._hash = hash((spec, index or 0))    # hashed in every @gradc.compile guard key
+        self._hash = hash((spec, index or 0))
+        self._key = "cpu" if spec == "cpu" else f"{spec}:{index or 0}"   # in @gradc.compile's guard keys
 
     def __str__(self):
         return self.type if self.index is None else f"{self.type}:{self.index}"
@@ -117,7 +118,7 @@ class Tensor(TensorAPI):
     _grad = None
     _requires_grad = False
     _hooks = MappingProxyType({})
-    _accumulator = None
+    _leaf_edge = None
     _retains_grad = False
     _base = None
     _view_of = None
@@ -324,9 +325,10 @@ class Tensor(TensorAPI):
     def _grad_edge(self):
         if self._grad_fn is not None:
             return (self._grad_fn, self._output_nr)
-        if self._accumulator is None:
-            self._accumulator = AccumulateGrad(self)
-        return (self._accumulator, 0)
+        edge = self._leaf_edge
+        if edge is None:           # one AccumulateGrad per leaf, one edge tuple shared by every node
+            edge = self._leaf_edge = (AccumulateGrad(self), 0)
+        return edge
 
     def _scalar(self, value, dtype):
         t = Tensor(np.asarray(value, dtype=dtypes.as_dtype(dtype).np))

@@ -111,17 +111,17 @@ def _needed(nodes, targets):
     return {n for n in nodes if reaches(n)}
 
 
-def _plain_leaf(edge) -> bool:
-    n = edge[0]
-    return n is None or (type(n) is AccumulateGrad and not n.variable._hooks and not n._post_hooks
-                         and not n._pre_hooks)
-
-
 def _lone_node(node, flag: str) -> bool:
     """``node`` is marked ``flag``, has no hooks and feeds only leaves without hooks: its backward
     is the whole graph's, with no schedule to build."""
-    return (getattr(node, flag, False) and not node._pre_hooks and not node._post_hooks
-            and not node._tensor_pre_hooks and not node._retains_grad and all(map(_plain_leaf, node._next)))
+    if (not getattr(node, flag, False) or node._pre_hooks or node._post_hooks or node._tensor_pre_hooks
+            or node._retains_grad):
+        return False
+    for leaf_node, _ in node._next:       # (one loop, no call per edge: run at every compiled step)
+        if leaf_node is not None and (type(leaf_node) is not AccumulateGrad or leaf_node.variable._hooks
+                                      or leaf_node._post_hooks or leaf_node._pre_hooks):
+            return False
+    return True
 
 
 def _apply_to_leaves(node, apply, retain_graph, create_graph) -> None:

