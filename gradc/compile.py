@@ -159,6 +159,7 @@ class _Specialization:
         self.copy_outputs = _maybe_aliasing(fwd_func, fwd_func.outputs[:n_outputs])
         self.out_types = [v.type if v.type.dtype.is_floating_point else None
                           for v in fwd_func.outputs[:n_outputs]]
+        self.float_outputs = [k for k, t in enumerate(self.out_types) if t is not None]   # get a grad_fn
         if self.wrt:
             aliasing = _maybe_aliasing(grads_func, grads)
             self.fresh_grads = [k not in aliasing and grads.count(v) == 1 for k, v in enumerate(grads)]
@@ -211,10 +212,15 @@ class CompiledFunctionBackward(Node):
         self._residuals = None
 
     def apply_unit(self):
-        """The gradients for a cotangent of 1 (precomputed by the forward)."""
+        """(gradients, whether each is fresh) for a cotangent of 1, computed by the forward: the
+        engine hands a fresh one to its leaf as ``.grad``."""
         if self._residuals is None:
             raise RuntimeError(FREED_MESSAGE)
-        return self._scaled_precomputed(self._unpack(), None)
+        arrays = self._precomputed_arrays(self._unpack())
+        if self._device is CPU:
+            wrap = Tensor._wrap
+            return [wrap(a) for a in arrays], self._spec.fresh_grads
+        return [_wrap(a, self._device) for a in arrays], self._spec.fresh_grads
 
     def apply(self, grads, retain_graph=True):
         if self._residuals is None:
@@ -251,20 +257,23 @@ class CompiledFunctionBackward(Node):
             grads.append(t)
         return grads
 
-    def _scaled_precomputed(self, inputs, ct):
-        """Gradients computed by the forward for a cotangent of 1, times ``ct``. They are handed
-        over once (AccumulateGrad may keep them); a retained graph's next backward recomputes them
-        from the saved, version-checked inputs."""
-        spec = self._spec
+    def _precomputed_arrays(self, inputs):
+        """The gradient arrays the forward computed for a cotangent of 1. They are handed over
+        once (AccumulateGrad may keep them); a retained graph's next backward recomputes them
+        from the saved, version-checked ``inputs``."""
         arrays = self._residuals
-        owned = arrays[0] is not None
-        if not owned:
-            arrays = spec.forward.run([t._data for t in inputs])[spec.n_outputs:]
+        if arrays[0] is None:       # handed over before
+            arrays = self._spec.forward.run([t._data for t in inputs])[self._spec.n_outputs:]
         self._residuals = [None] * len(arrays)
-        scale = 1.0 if ct is None else ct.item()
+        return arrays
+
+    def _scaled_precomputed(self, inputs, ct):
+        """Gradients computed by the forward for a cotangent of 1, times ``ct``."""
+        arrays = self._precomputed_arrays(inputs)
+        scale = ct.item()
         grads = []
         on_cpu = self._device is CPU
-        for a, fresh in zip(arrays, spec.fresh_grads):
+        for a, fresh in zip(arrays, self._spec.fresh_grads):
             t = Tensor._wrap(a) if on_cpu else _wrap(a, self._device)
             if scale != 1.0:
                 if fresh and isinstance(a, np.ndarray):
@@ -415,6 +424,7 @@ class CompiledFunction:
         spec = _Specialization(func, wrt, self.memory, backend, n_out, self.backward,
                                written=[pos for pos, _ in writes])
         spec.n_state_outputs = len(writes)
+        spec.float_outputs = [k for k in spec.float_outputs if k < n_out - len(writes)]   # (not the writes)
         spec.state_slots = [pos for pos, _ in writes]
         spec.captured = captured
         spec.objects = [a for a in args if not isinstance(a, (Tensor, int, float, bool, str, type(None)))]
@@ -496,9 +506,9 @@ class CompiledFunction:
                 residuals[k] = None if i not in spec.written else _snapshot(arrays[i])
             edges = tuple([tensors[i]._grad_edge() for i in spec.wrt])
             node = CompiledFunctionBackward(spec, tensors, residuals, edges, spec.out_types)
-            for k, t in enumerate(result):
-                if spec.out_types[k] is not None:      # a floating point output
-                    t._grad_fn, t._output_nr, t._requires_grad = node, k, True
+            for k in spec.float_outputs:
+                t = result[k]
+                t._grad_fn, t._output_nr, t._requires_grad = node, k, True
         if state_values is not None:      # after the node took the versions, as eager code's order
             _write_state(spec, tensors, state_values)
         return result[0] if spec.single else tuple(result)

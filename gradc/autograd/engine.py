@@ -170,10 +170,18 @@ def run_unit_backward(node, retain_graph: bool) -> bool:
     ``_run_single_node``; False when they do not hold."""
     if not _lone_node(node, "_unit_ok"):
         return False
-    grads = node.apply_unit()      # wraps arrays the forward computed: records nothing, so grad mode can stay
+    grads, fresh = node.apply_unit()   # wraps arrays the forward computed: records nothing, so grad mode can stay
     if not retain_graph:
         node.release()
-    _to_plain_leaves(node._next, grads, False)
+    for (leaf_node, _), g, g_fresh in zip(node._next, grads, fresh):
+        if leaf_node is None or g is None:
+            continue
+        leaf = leaf_node.variable
+        if g_fresh and leaf._grad is None:
+            leaf._grad = g            # nobody else holds the new gradient: it becomes .grad
+        else:
+            g._fresh = g_fresh
+            _accumulate(leaf_node, g, False)
     return True
 
 
