@@ -9,7 +9,16 @@ import numpy as np
 from . import dtypes
 from .ops import dispatch
 from .tensor import Tensor, check_device
-from .tensor_api import _shape_args
+from .tensor_api import _shape_args as _any_shape_args
+
+
+def _shape_args(size) -> tuple:
+    """A factory's size arguments as a shape, with PyTorch's error for a negative size."""
+    shape = _any_shape_args(size)
+    for n in shape:
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(shape)}")
+    return shape
 
 _rng = np.random.default_rng()
 
@@ -68,9 +77,36 @@ def _infer_dtype(data):
     return max(found, key=lambda d: (d.category, d.itemsize))
 
 
+def _ragged_error(data) -> Exception:
+    """PyTorch's error for nested data that is not rectangular: sizes are taken from the first
+    element at each depth, and every sequence is checked against them."""
+    sizes, x = [], data
+    while isinstance(x, (list, tuple)):
+        sizes.append(len(x))
+        if not x:
+            break
+        x = x[0]
+
+    def check(x, dim):
+        if dim == len(sizes):
+            return None
+        if not isinstance(x, (list, tuple)):
+            return TypeError("not a sequence")
+        if len(x) != sizes[dim]:
+            return ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(x)})")
+        for y in x:
+            err = check(y, dim + 1)
+            if err is not None:
+                return err
+        return None
+    return check(data, 0) or ValueError("expected sequence of equal-length lists to build a tensor")
+
+
 def _to_nested(data):
     if isinstance(data, Tensor):
-        return data._data
+        if data._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return data._host().reshape(()).item()
     if isinstance(data, (list, tuple)):
         return [_to_nested(x) for x in data]
     if isinstance(data, np.generic):      # a Python value (exact): np.array([np.False_, 1], int64) raises
@@ -105,8 +141,10 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         dt = dtypes.as_dtype(dtype) if dtype is not None else _infer_dtype(data)
         try:
             array = np.array(_to_nested(data), dtype=dt.np)
-        except ValueError as e:
-            raise ValueError(f"expected sequence of equal-length lists to build a tensor ({e})") from None
+        except (ValueError, TypeError) as e:
+            if "one element" in str(e):
+                raise
+            raise _ragged_error(data) from None
     return _finish(array, dt, requires_grad, device)
 
 
@@ -182,6 +220,10 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     if end is None:
         start, end = 0, start
     values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if values[2] == 0:
+        raise RuntimeError("step must be nonzero")
+    if (values[1] - values[0]) * values[2] < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         dtype = dtypes.default_float if any(isinstance(v, float) for v in values) else dtypes.int64
     dt = dtypes.as_dtype(dtype)
@@ -252,6 +294,10 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
 def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False):
     if high is None:
         low, high = 0, low
+    elif isinstance(high, (tuple, list)) and size == ():      # randint(high, size)
+        low, high, size = 0, low, high
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.int64
     return _finish(_rng.integers(low, high, size=_shape_args((size,))).astype(dt.np), dt, requires_grad, device)
 

@@ -1,7 +1,7 @@
 """torch.* free functions over the shared tensor API (exp(x), sum(x, dim), ...)."""
 from __future__ import annotations
 
-from .tensor_api import cat, matmul, stack, where  # noqa: F401
+from .tensor_api import bmm, cat, dot, matmul, mm, stack, where  # noqa: F401
 
 
 def _method(name):
@@ -17,6 +17,8 @@ _METHODS = ["add", "sub", "mul", "div", "true_divide", "neg", "negative", "pow",
             "arctan", "arcsin", "arccos", "arcsinh", "arccosh", "arctanh", "atan2", "arctan2", "abs", "sign", "floor", "ceil", "round", "trunc", "fix", "frac", "remainder", "fmod",
             "floor_divide", "square", "reciprocal", "clamp", "clip",
             "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not",
+            "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+            "bitwise_right_shift",
             "sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "norm", "var", "std",
             "logsumexp", "cumsum", "cumprod", "sort", "argsort", "topk", "softmax", "log_softmax", "reshape", "flatten", "squeeze", "unsqueeze", "transpose",
             "permute", "t", "gather", "index_select", "narrow", "select", "clone", "detach", "masked_fill",
@@ -25,9 +27,6 @@ _METHODS = ["add", "sub", "mul", "div", "true_divide", "neg", "negative", "pow",
 for _n in _METHODS:
     globals()[_n] = _method(_n)
 
-mm = matmul
-bmm = matmul
-dot = matmul
 greater = _method("gt")
 less = _method("lt")
 concat = cat

@@ -109,6 +109,7 @@ def check_device(dev) -> device:
 class Tensor(TensorAPI):
     """An eager tensor. Create with ``gradc.tensor`` and the other factories."""
     _dispatch_priority = 1
+    __array_priority__ = 1000     # NumPy's binary ops defer to ours: np.float64(2) * x is a Tensor
     # Per-tensor state that most tensors never change lives here as class defaults, so making a
     # tensor sets three attributes (storage, dtype, version counter); each of these is set on the
     # instance when it changes. ``_hooks`` is replaced by a dict of its own on first use.
@@ -493,9 +494,13 @@ class Tensor(TensorAPI):
         return bool(self._host().reshape(()))
 
     def __float__(self):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return float(self.item())
 
     def __int__(self):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return int(self.item())
 
     def __index__(self):
@@ -506,7 +511,9 @@ class Tensor(TensorAPI):
     def __format__(self, spec):
         if self._data.ndim == 0:
             return format(self.item(), spec)
-        return format(repr(self), spec)
+        if spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
+        return repr(self)
 
     def __repr__(self, *, tensor_contents=None):
         suffix = None

@@ -82,6 +82,16 @@ def _is_scalar(x) -> bool:
     return isinstance(x, (Number, np.number, np.bool_)) and not is_tensor_like(x)
 
 
+def _can_cast(src, dst) -> bool:
+    """PyTorch's canCast for in-place results: no float into an integer or bool tensor, no
+    integer into a bool tensor."""
+    if src.is_floating_point:
+        return dst.is_floating_point
+    if src is not dtypes.bool_:
+        return dst is not dtypes.bool_
+    return True
+
+
 def norm_dim(dim: int, ndim: int) -> int:
     lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
     if not isinstance(dim, (int, np.integer)) or not lo <= dim <= hi:
@@ -191,6 +201,8 @@ class TensorAPI(TensorLikeMeta):
     def _with_alpha(self, name, other, alpha):
         """add/sub with PyTorch's ``alpha``: for two floating point tensors one op with an
         ``alpha`` attr (PyTorch's node, with an edge to each); otherwise ``other * alpha`` first."""
+        if name == "sub":
+            self._check_sub(other)
         if alpha == 1:
             return self._binary(name, other)
         if is_tensor_like(other):
@@ -201,8 +213,20 @@ class TensorAPI(TensorLikeMeta):
 
     def __add__(self, other): return self._binary("add", other)
     def __radd__(self, other): return self._binary("add", other, reverse=True)
-    def __sub__(self, other): return self._binary("sub", other)
+    def _check_sub(self, other):
+        if self.dtype is dtypes.bool_ or (is_tensor_like(other) and other.dtype is dtypes.bool_):
+            if is_tensor_like(other) and self.dtype is other.dtype:
+                raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                                   "Use the `^` or `logical_xor()` operator instead.")
+            raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                               "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+    def __sub__(self, other):
+        self._check_sub(other)
+        return self._binary("sub", other)
+
     def __rsub__(self, other):   # rsub(Tensor, Scalar): one edge
+        self._check_sub(other)
         return self._binary("sub", other, reverse=True, node_name=grad_fn_name("RsubBackward1", (1,)))
 
     def __mul__(self, other): return self._binary("mul", other)
@@ -240,8 +264,16 @@ class TensorAPI(TensorLikeMeta):
         return self._binary("pow", other, reverse=True, node_name=grad_fn_name("PowBackward2", (1,)))
 
     def __matmul__(self, other): return matmul(self, other)
+    def matmul(self, other): return matmul(self, other)
+    def mm(self, mat2): return mm(self, mat2)
+    def bmm(self, mat2): return bmm(self, mat2)
+    def dot(self, other): return dot(self, other)
     def __rmatmul__(self, other): return matmul(other, self)
-    def __neg__(self): return apply("neg", self)
+    def __neg__(self):
+        if self.dtype is dtypes.bool_:
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+                               "to invert a mask, use the `~` or `logical_not()` operator instead.")
+        return apply("neg", self)
     def __pos__(self): return self
     def __abs__(self): return self.abs()
 
@@ -263,8 +295,8 @@ class TensorAPI(TensorLikeMeta):
         return apply("div_rounding", a, b, mode=rounding_mode)
 
     divide = div
-    def neg(self): return apply("neg", self)
-    negative = neg
+    neg = __neg__
+    negative = __neg__
 
     def atan2(self, other):
         if not is_tensor_like(other):
@@ -297,20 +329,54 @@ class TensorAPI(TensorLikeMeta):
             other.ne(0) if is_tensor_like(other) else self._scalar(bool(other), dtypes.bool_))
         return apply(name, a, b)
 
-    def __and__(self, other): return self._logical("logical_and", other)
-    def __or__(self, other): return self._logical("logical_or", other)
-    __rand__ = __and__
-    __ror__ = __or__
-    logical_and = __and__
-    logical_or = __or__
+    def logical_and(self, other): return self._logical("logical_and", other)
+    def logical_or(self, other): return self._logical("logical_or", other)
+    def logical_xor(self, other): return self._logical("ne", other)
 
     def logical_not(self):
         return apply("logical_not", self if self.dtype is dtypes.bool_ else self.ne(0))
 
+    # bitwise ops of integer and bool tensors (on bool: the logical ops, which kernels fuse)
+    _BOOL_BITWISE = {"bitwise_and": "logical_and", "bitwise_or": "logical_or", "bitwise_xor": "ne"}
+
+    def _bitwise(self, name, other, reverse=False):
+        if not (is_tensor_like(other) or _is_scalar(other)):
+            return NotImplemented
+        a, b = (other, self) if reverse else (self, other)
+        (a, b), dt = promote_operands([a, b])
+        if dt.is_floating_point:
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{dt.tensor_type[:-6]}\'')
+        if dt is dtypes.bool_ and name in self._BOOL_BITWISE:
+            return apply(self._BOOL_BITWISE[name], a, b)
+        return apply(name, a, b)
+
+    def bitwise_and(self, other): return self._bitwise("bitwise_and", other)
+    def bitwise_or(self, other): return self._bitwise("bitwise_or", other)
+    def bitwise_xor(self, other): return self._bitwise("bitwise_xor", other)
+    def bitwise_left_shift(self, other): return self._bitwise("bitwise_left_shift", other)
+    def bitwise_right_shift(self, other): return self._bitwise("bitwise_right_shift", other)
+    __and__ = bitwise_and
+    __or__ = bitwise_or
+    __xor__ = bitwise_xor
+    __lshift__ = bitwise_left_shift
+    __rshift__ = bitwise_right_shift
+    def __rand__(self, other): return self._bitwise("bitwise_and", other, reverse=True)
+    def __ror__(self, other): return self._bitwise("bitwise_or", other, reverse=True)
+    def __rxor__(self, other): return self._bitwise("bitwise_xor", other, reverse=True)
+    def __rlshift__(self, other): return self._bitwise("bitwise_left_shift", other, reverse=True)
+    def __rrshift__(self, other): return self._bitwise("bitwise_right_shift", other, reverse=True)
+
+    def bitwise_not(self):
+        if self.dtype is dtypes.bool_:
+            return self.logical_not()
+        if self.dtype.is_floating_point:
+            raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{self.dtype.tensor_type[:-6]}\'')
+        return apply("bitwise_not", self)
+
     def __invert__(self):
-        if self.dtype is not dtypes.bool_:
-            raise TypeError("~ (bitwise_not) is only implemented for bool tensors in gradc")
-        return self.logical_not()
+        if self.dtype.is_floating_point:
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+        return self.bitwise_not()
 
     # ---- unary ---------------------------------------------------------------------------
     def _unary(self, name):
@@ -556,9 +622,17 @@ class TensorAPI(TensorLikeMeta):
     def view(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
             raise NotImplementedError("view(dtype) reinterpretation is not supported by gradc")
+        data = getattr(self, "_data", None)
+        if isinstance(data, np.ndarray) and not data.flags.c_contiguous and data.size:
+            try:      # PyTorch's view never copies: the strides must allow the new shape
+                np.reshape(data, _infer_shape(_shape_args(shape), self.numel(), self.shape), copy=False)
+            except ValueError:
+                raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                                   "dimension spans across two contiguous subspaces). Use .reshape(...) "
+                                   "instead.") from None
         return self.reshape(*shape)
 
-    def view_as(self, other): return self.reshape(other.shape)
+    def view_as(self, other): return self.view(other.shape)
     def reshape_as(self, other): return self.reshape(other.shape)
 
     def flatten(self, start_dim=0, end_dim=-1):
@@ -764,6 +838,8 @@ class TensorAPI(TensorLikeMeta):
         return apply("index", self, key=[_FULL] * d + [["slice", int(start), int(start + length), None]],
                      _name="SliceBackward0")
 
+    def where(self, condition, other): return where(condition, self, other)
+
     def masked_fill(self, mask, value):
         if not is_tensor_like(mask) or mask.dtype is not dtypes.bool_:
             raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
@@ -779,13 +855,32 @@ class TensorAPI(TensorLikeMeta):
 
     # ---- in-place ------------------------------------------------------------------------
     def _inplace(self, result):
+        if result is NotImplemented:
+            return NotImplemented
         if result.dtype is not self.dtype:
+            if not _can_cast(result.dtype, self.dtype):
+                raise RuntimeError(f"result type {result.dtype.tensor_type[:-6]} can't be cast to the desired "
+                                   f"output type {self.dtype.tensor_type[:-6]}")
             result = result.to(self.dtype)
         if tuple(result.shape) != tuple(self.shape):
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                                f"{list(result.shape)}")
         self._assign_inplace(result)
         return self
+
+    # x += y is in place, as PyTorch's (Python would otherwise rebind x to a new tensor)
+    def __iadd__(self, other): return self._inplace(self._binary("add", other))
+    def __isub__(self, other): return self._inplace(self.__sub__(other))
+    def __imul__(self, other): return self._inplace(self._binary("mul", other))
+    def __itruediv__(self, other): return self._inplace(self.__truediv__(other))
+    def __ifloordiv__(self, other): return self._inplace(self.__floordiv__(other))
+    def __imod__(self, other): return self._inplace(self.__mod__(other))
+    def __ipow__(self, other): return self._inplace(self.__pow__(other))
+    def __iand__(self, other): return self._inplace(self.__and__(other))
+    def __ior__(self, other): return self._inplace(self.__or__(other))
+    def __ixor__(self, other): return self._inplace(self.__xor__(other))
+    def __ilshift__(self, other): return self._inplace(self.__lshift__(other))
+    def __irshift__(self, other): return self._inplace(self.__rshift__(other))
 
     def add_(self, other, alpha=1): return self._inplace(self.add(other, alpha=alpha))
     def sub_(self, other, alpha=1): return self._inplace(self.sub(other, alpha=alpha))
@@ -1126,6 +1221,7 @@ def getitem(x, key):
 
 # ---- free functions (torch.* spellings) -------------------------------------------------
 def _first_tensor(*xs):
+    """The first tensor among ``xs`` (or in a list among them)."""
     for x in xs:
         if is_tensor_like(x):
             return x
@@ -1136,14 +1232,24 @@ def _first_tensor(*xs):
     raise TypeError("expected at least one Tensor argument")
 
 
-def where(condition, input, other):
+def where(condition, input=None, other=None):
+    if input is None and other is None:          # where(condition) is nonzero(condition, as_tuple=True)
+        from .scatter import nonzero
+        return nonzero(condition, as_tuple=True)
+    if input is None or other is None:
+        raise TypeError("where() missing 1 required positional argument: 'other'" if input is not None
+                        else "where() missing 1 required positional argument: 'input'")
     like = _first_tensor(input, other, condition)
     if not is_tensor_like(condition):
         condition = like._scalar(bool(condition), dtypes.bool_)
     elif condition.dtype is not dtypes.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with "
                            f"dtype {condition.dtype.tensor_type[:-6]}")
-    (a, b), _ = promote_operands([input, other])
+    if is_tensor_like(input) or is_tensor_like(other):
+        (a, b), _ = promote_operands([input, other])
+    else:                                        # two scalars: PyTorch's dtype of the pair
+        dt = dtypes.result_type([(dtypes.scalar_dtype(input), 0), (dtypes.scalar_dtype(other), 0)])
+        a, b = like._scalar(input, dt), like._scalar(other, dt)
     return apply("where", condition, a, b)
 
 
@@ -1152,7 +1258,7 @@ def matmul(a, b):
         raise TypeError("matmul(): argument 'other' must be Tensor")
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D")
-    (a, b), _ = promote_operands([a, b])
+    _check_same_dtype(a, b)
     if a.ndim == 1 and b.ndim == 1:
         name = "DotBackward0"
     elif a.ndim == 2 and b.ndim == 2:
@@ -1165,6 +1271,57 @@ def matmul(a, b):
     else:
         name = "UnsafeViewBackward0"
     return apply("matmul", a, b, _name=name)
+
+
+_C_TYPE = {"Float": "float", "Double": "double", "Long": "long int", "Bool": "bool"}
+
+
+def _check_same_dtype(a, b):
+    """Matrix products do not promote: PyTorch's error for mixed dtypes, as its kernel words it
+    (dot, addmv, mm or bmm, chosen by the operands' ranks)."""
+    if a.dtype is b.dtype:
+        return
+    ta, tb = a.dtype.tensor_type[:-6], b.dtype.tensor_type[:-6]
+    if a.ndim == 1 and b.ndim == 1:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {ta} and {tb}")
+    if b.ndim == 1:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {tb}, {ta}, and {tb}")
+    if b.ndim == 2:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_C_TYPE.get(ta, ta)} != "
+                           f"{_C_TYPE.get(tb, tb)}")
+    raise RuntimeError(f"expected scalar type {ta} but found {tb}")
+
+
+def mm(input, mat2):
+    if not (is_tensor_like(input) and is_tensor_like(mat2)):
+        raise TypeError("mm(): argument 'mat2' must be Tensor")
+    if input.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if mat2.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    return matmul(input, mat2)
+
+
+def bmm(input, mat2):
+    if not (is_tensor_like(input) and is_tensor_like(mat2)):
+        raise TypeError("bmm(): argument 'mat2' must be Tensor")
+    if input.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if mat2.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    _check_same_dtype(input, mat2)
+    if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{input.shape[0]}, {input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
+    return apply("matmul", input, mat2, _name="BmmBackward0")
+
+
+def dot(input, other):
+    if not (is_tensor_like(input) and is_tensor_like(other)):
+        raise TypeError("dot(): argument 'tensor' must be Tensor")
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    return matmul(input, other)
 
 
 def cat(tensors, dim=0):

@@ -771,6 +771,7 @@ def test_every_differentiable_op_has_a_case():
 def _nondiff_cases():
     from gradc.ops import apply
     x = gradc.tensor([[0.5, -1.0, 2.0], [3.0, 0.5, -2.0]], dtype=gradc.float64, requires_grad=True)
+    i = gradc.tensor([[5, -3, 12], [0, 7, -8]])
     return {
         "detach": lambda: apply("detach", x),   # eager Tensor.detach() shares storage without the table
         "eq": lambda: x == 0.5, "ne": lambda: x != 0.5, "lt": lambda: x < 0.5,
@@ -779,6 +780,9 @@ def _nondiff_cases():
         "logical_not": lambda: (x > 0).logical_not(),
         "argmax": lambda: x.argmax(1), "argmin": lambda: x.argmin(),
         "rand_like": lambda: apply("rand_like", x), "randn_like": lambda: apply("randn_like", x),
+        "bitwise_and": lambda: i & 6, "bitwise_or": lambda: i | 6, "bitwise_xor": lambda: i ^ 6,
+        "bitwise_left_shift": lambda: i << 2, "bitwise_right_shift": lambda: i >> 1,
+        "bitwise_not": lambda: ~i,
     }
 
 

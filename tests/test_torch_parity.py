@@ -642,6 +642,48 @@ ERRORS = [
     ("x = m.ones(2, 3)", "bool(x)"),
     ("x = m.ones(2, 3)", "x.max(dim=5)"),
     ("x = m.ones(2, 3)", "len(m.tensor(1.))"),
+    # in-place results keep the tensor's dtype and shape
+    ("x = m.tensor([1, 2])", "x.__iadd__(1.5)"),
+    ("x = m.tensor([True])", "x.__iadd__(1)"),
+    ("x = m.ones(3)", "x.__iadd__(m.ones(2, 3))"),
+    ("w = m.ones(2, requires_grad=True)", "w.__isub__(1)"),
+    # view never copies
+    ("x = m.arange(6.).reshape(2, 3).t()", "x.view(6)"),
+    ("x = m.arange(12.).reshape(3, 4)[:, :2]", "x.view(6)"),
+    ("x = m.arange(12.).reshape(2, 3, 2).permute(1, 0, 2)", "x.view(3, 4)"),
+    # matrix products do not promote
+    ("", "m.ones(2, 3) @ m.ones(3, 2, dtype=m.float64)"),
+    ("", "m.ones(2, 3) @ m.ones(3, 2, dtype=m.int64)"),
+    ("", "m.ones(3) @ m.ones(3, dtype=m.float64)"),
+    ("", "m.ones(2, 3) @ m.ones(3, dtype=m.float64)"),
+    ("", "m.ones(2, 2, 3, dtype=m.float64) @ m.ones(2, 3, 2)"),
+    ("", "m.mm(m.ones(2, 3), m.ones(3))"),
+    ("", "m.mm(m.ones(3), m.ones(3, 2))"),
+    ("", "m.bmm(m.ones(2, 3), m.ones(2, 3, 2))"),
+    ("", "m.bmm(m.ones(2, 2, 3), m.ones(2, 4, 2))"),
+    ("", "m.dot(m.ones(3), m.ones(3, dtype=m.int64))"),
+    ("", "m.dot(m.ones(2, 3), m.ones(3))"),
+    # bool arithmetic, bitwise ops on floats
+    ("", "m.tensor([True]) - m.tensor([True])"),
+    ("", "m.tensor([True]) - 1"),
+    ("", "1 - m.tensor([True])"),
+    ("", "-m.tensor([True])"),
+    ("", "m.ones(2) ^ 1"),
+    ("", "~m.ones(2)"),
+    ("", "m.ones(2) & m.ones(2)"),
+    # factories and conversions
+    ("", "m.arange(0, 5, 0)"),
+    ("", "m.arange(5, 0)"),
+    ("", "m.ones(-1)"),
+    ("", "m.randn(2, -1)"),
+    ("", "m.randint(5, 3, (2,))"),
+    ("", "m.tensor([[1, 2], [3, 4, 5]])"),
+    ("", "m.tensor([[1, 2], 3])"),
+    ("", "m.tensor([m.ones(2), m.ones(2)])"),
+    ("", "float(m.tensor([1., 2.]))"),
+    ("", "int(m.tensor([1, 2]))"),
+    ("", "format(m.tensor([2.5, 1.]), '.3f')"),
+    ("", "m.autograd.grad(m.ones(2).sum(), m.ones(2))"),
 ]
 
 
@@ -1111,7 +1153,69 @@ def sc_inplace_on_views(m):
     return out
 
 
-SCENARIOS = [sc_retain_graph, sc_retain_graph_autograd_grad, sc_double_backward, sc_autograd_grad_options,
+def sc_augmented_assignment(m):
+    """x += y is in place (the same tensor, its views, its version counter, leaf checks)."""
+    out = []
+    x = m.ones(3)
+    y = x
+    x += 1
+    out += [repr(y), x is y, x._version]
+    w = m.tensor([1., 2.], requires_grad=True)
+    (w ** 2).sum().backward()
+    with m.no_grad():
+        w -= 0.1 * w.grad
+    out += [repr(w), repr(w.grad)]
+    z = m.zeros(2, 3)
+    r = z[0]
+    r += 5
+    z[:, 1] += 1
+    out.append(repr(z))
+    a = m.ones(2, requires_grad=True)
+    b = a.tanh()
+    b += 1
+    out.append(err_of(lambda: b.sum().backward()))
+    b = a * 2
+    b += 1
+    b.sum().backward()
+    out += [repr(a.grad), type(b.grad_fn).__name__]
+    i = m.tensor([5, 6])
+    for op in ("//=", "%=", "**=", "<<=", ">>=", "|=", "&=", "^="):
+        exec(f"i {op} 2", {"i": i})
+        out.append(repr(i))
+    f = m.tensor([1., 2.])
+    f /= 2
+    f **= 2
+    out.append(repr(f))
+    k = m.tensor([True, False])
+    k &= m.tensor([True, True])
+    k |= m.tensor([False, True])
+    k ^= m.tensor([True, False])
+    out.append(repr(k))
+    return out
+
+
+def sc_bitwise_where_and_products(m):
+    out = []
+    i = m.tensor([5, -1, 12])
+    out += [repr(~i), repr(i & 6), repr(i | 3), repr(i ^ 3), repr(i << 2), repr(i >> 1), repr(6 & i),
+            repr(1 << m.tensor([3])), repr(i & m.tensor([True, False, True])),
+            repr(m.bitwise_xor(i, m.tensor([1, 2, 3]))), repr(m.tensor([1, 0]).logical_xor(m.tensor([1, 1]))),
+            repr(m.tensor([True]) ^ m.tensor([False])), repr(~m.tensor([True, False]))]
+    c = m.tensor([True, False])
+    out += [repr(m.where(c, 1.0, 0.0)), repr(m.where(c, 1, 0)), repr(m.where(c, 1, 0.5)),
+            repr(m.where(m.tensor([1., 0., 2.]) > 0)), repr(m.tensor([1., 2.]).where(c, 5.0))]
+    x = m.ones(2, 3, requires_grad=True)
+    out += [repr(x.t().matmul(m.ones(2))), type(x.mm(m.ones(3, 1)).grad_fn).__name__,
+            type(m.ones(2, 2, 3, requires_grad=True).bmm(m.ones(2, 3, 1)).grad_fn).__name__,
+            repr(m.ones(3).dot(m.ones(3))), tuple(m.randint(10, (3,)).shape)]
+    v = m.arange(6.).reshape(2, 3).t()
+    out += [repr(v.view(3, 2)), tuple(v.view(3, 1, 2).shape)]
+    out += [repr(np.float64(2.0) * m.ones(2)), repr(np.float32(3) + m.ones(2)), repr(np.int64(2) - m.ones(2))]
+    out += [f"{m.tensor(2.5):.2f}", f"{m.ones(2)}", repr(m.tensor([m.tensor(1.), m.tensor(2.)]))]
+    return out
+
+
+SCENARIOS = [sc_augmented_assignment, sc_bitwise_where_and_products, sc_retain_graph, sc_retain_graph_autograd_grad, sc_double_backward, sc_autograd_grad_options,
              sc_hooks, sc_hook_order_in_graph, sc_node_hooks, sc_retain_grad, sc_grad_modes, sc_accumulation,
              sc_detach_data, sc_autograd_function, sc_return_types_and_size, sc_requires_grad_flags,
              sc_backward_variants, sc_inplace_on_views]

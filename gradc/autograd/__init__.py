@@ -113,10 +113,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         retain_graph = create_graph
     if allow_unused is None:
         allow_unused = materialize_grads
+    roots = _roots(outputs)                 # PyTorch checks the outputs first
     for i, t in enumerate(inputs):
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    roots = _roots(outputs)
     root_grads = _make_grads(outputs, grads)
     capture = [t._grad_edge() for t in inputs]
     captured = run_backward(roots, root_grads, retain_graph=retain_graph, create_graph=create_graph,

@@ -8,7 +8,7 @@ import numpy as np
 from .. import dtypes
 from .quiet import quiet
 from .registry import ELEMENTWISE, NONDIFF, PURE, ShapeError, TypeInfo, defop
-from .rules import broadcast_shapes, elementwise_rule, unbroadcast, zero_grad
+from .rules import broadcast_shapes, elementwise_rule, same_dtype, unbroadcast, zero_grad
 
 EW = frozenset({PURE, ELEMENTWISE})
 
@@ -488,6 +488,27 @@ defop("logical_or", infer=_bool_rule("logical_or", 2), forward=np.logical_or,
       traits=frozenset({PURE, ELEMENTWISE, NONDIFF}), num_inputs=2)
 defop("logical_not", infer=_bool_rule("logical_not", 1), forward=np.logical_not,
       traits=frozenset({PURE, ELEMENTWISE, NONDIFF}), num_inputs=1)
+
+
+# ---- bitwise (integer and bool operands; PyTorch's &, |, ^, ~, <<, >>) -------------------------
+# Pure, not elementwise for the fuser (the kernels have no integer bit ops): compiled code runs
+# the NumPy reference as a step of its own.  The tensor API sends bool & and | to the logical ops.
+def _bitwise_rule(name):
+    def infer(types, attrs):
+        shape = broadcast_shapes(name, *(t.shape for t in types))
+        dt = same_dtype(name, types)
+        if dt.is_floating_point:
+            raise ShapeError(f"gradc.{name}: expected integer or bool operands, got {dt}")
+        return [TypeInfo(shape, dt)]
+    return infer
+
+
+_BITWISE = {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
+            "bitwise_left_shift": np.left_shift, "bitwise_right_shift": np.right_shift}
+for _name, _fn in _BITWISE.items():
+    defop(_name, infer=_bitwise_rule(_name), forward=quiet(_fn), traits=frozenset({PURE, NONDIFF}), num_inputs=2)
+defop("bitwise_not", infer=_bitwise_rule("bitwise_not"), forward=np.invert, traits=frozenset({PURE, NONDIFF}),
+      num_inputs=1)
 
 
 # ---- where -----------------------------------------------------------------------------------
