@@ -42,6 +42,7 @@ from .autograd.node import FREED_MESSAGE, Node, version_error
 from .autograd.node import _seq as _node_seq
 from .ir.clone import clone_function
 from .ir.core import Function
+from .ops import dispatch as _dispatch
 from .ops.registry import RANDOM
 from .codegen.cuda_driver import DeviceArray
 from .tensor import CPU, Tensor
@@ -119,6 +120,7 @@ class _Specialization:
         self.written = frozenset(written)
         self.unchecked_inputs = self.written     # not version-checked: written by the call itself
         # (its backward holds a copy of what it read), or read by nothing (set below)
+        self.eager_saved = saved_by_eager_autograd(func)
         self.precompute = (bool(self.wrt) and backward != "separate" and not self.random
                            and not self.written and is_scalar_loss(func))
         self.saved_inputs = {}     # residual index -> input index, for residuals that are inputs
@@ -182,6 +184,73 @@ class _Specialization:
         return self._grad_fn_compiled
 
 
+def differentiable_reach(func: Function, wrt, n_outputs: int):
+    """(the ``wrt`` arguments that some of the first ``n_outputs`` outputs depend on through
+    differentiable ops, those outputs).  As eagerly, an argument no output depends on gets no
+    gradient (None, not zeros), and an output that depends on no such argument does not
+    require grad."""
+    from .ops.registry import NONDIFF, _TABLE
+    deps = {func.args[i]: frozenset([i]) for i in wrt}
+    for op in func.body.ops:
+        opdef = _TABLE.get(op.name[len("gradc."):]) if op.name.startswith("gradc.") else None
+        if opdef is not None and opdef.has(NONDIFF):
+            continue
+        d = frozenset().union(*[deps.get(v, ()) for i, v in enumerate(op.operands)
+                                if opdef is None or opdef.input_is_differentiable(i)])
+        if d:
+            for r in op.results:
+                if r.type.dtype.is_floating_point:
+                    deps[r] = d
+    outputs = [k for k, v in enumerate(func.outputs[:n_outputs]) if deps.get(v)]
+    used = frozenset().union(*[deps[func.outputs[k]] for k in outputs])
+    return [i for i in wrt if i in used], outputs
+
+
+def saved_by_eager_autograd(func: Function) -> frozenset:
+    """The argument positions of traced ``func`` whose tensors eager autograd's nodes would save
+    (an op whose VJP reads that operand, ``OpDef.saves``, reached directly or through views):
+    modifying one of those in place before backward is PyTorch's version-counter error."""
+    from .ops.registry import NONDIFF, VIEW, _TABLE
+    root = {a: i for i, a in enumerate(func.args)}
+    grad = {a for a, attrs in zip(func.args, func.arg_attrs) if attrs.get("gradc.requires_grad")}
+    saved = set()
+    for op in func.body.ops:
+        opdef = _TABLE.get(op.name[len("gradc."):]) if op.name.startswith("gradc.") else None
+        if opdef is None:
+            continue
+        if not opdef.has(NONDIFF) and any(v in grad for v in op.operands):
+            grad.update(r for r in op.results if r.type.dtype.is_floating_point)
+        if opdef.has(VIEW) and op.operands and op.operands[0] in root:
+            for r in op.results:
+                root[r] = root[op.operands[0]]
+            continue
+        for s in opdef.saves:
+            if not s.startswith("in"):
+                continue
+            first = int(s[2:].rstrip("+"))
+            positions = range(first, len(op.operands)) if s.endswith("+") else [first]
+            for k in positions:
+                if k < len(op.operands) and op.operands[k] in root and _vjp_reads(opdef.name, op.operands, k, grad):
+                    saved.add(root[op.operands[k]])
+    return frozenset(saved)
+
+
+# operands that a product's VJP reads only for the other operands' gradients (a * 3 does not
+# save a; a / b reads a only for b's gradient)
+_READ_FOR_OTHERS = {"mul": None, "matmul": None, "div": (0,)}
+
+
+def _vjp_reads(name, operands, k, grad) -> bool:
+    """Whether eager autograd's node reads saved operand ``k`` in its backward, given which
+    operands carry gradients (``grad``)."""
+    if any(v in grad for j, v in enumerate(operands) if j != k):
+        return True
+    if operands[k] not in grad:
+        return False
+    only_for_others = _READ_FOR_OTHERS.get(name, ())
+    return not (only_for_others is None or k in only_for_others)
+
+
 class CompiledFunctionBackward(Node):
     """grad_fn of a compiled function's outputs: runs the compiled backward."""
     __module__ = "builtins"   # printed <CompiledFunctionBackward object at 0x...> like PyTorch's nodes
@@ -199,12 +268,13 @@ class CompiledFunctionBackward(Node):
         self._device = inputs[0]._device if inputs else CPU
         self._unit_ok = spec.precompute   # run_unit_backward may call apply_unit
 
-    def _unpack(self):
-        """The saved inputs, after PyTorch's check that none was modified in place since."""
+    def _unpack(self, only=None):
+        """The saved inputs, after PyTorch's check that none was modified in place since (of
+        the positions ``only``, when given)."""
         if [t._version_counter.value for t in self._inputs] != self._versions:
             unread = self._unread
             for k, (t, v) in enumerate(zip(self._inputs, self._versions)):
-                if t._version_counter.value != v and k not in unread:
+                if t._version_counter.value != v and k not in unread and (only is None or k in only):
                     raise version_error(t, v)
         return self._inputs
 
@@ -216,7 +286,7 @@ class CompiledFunctionBackward(Node):
         engine hands a fresh one to its leaf as ``.grad``."""
         if self._residuals is None:
             raise RuntimeError(FREED_MESSAGE)
-        arrays = self._precomputed_arrays(self._unpack())
+        arrays = self._precomputed_arrays()
         if self._device is CPU:
             wrap = Tensor._wrap
             return [wrap(a) for a in arrays], self._spec.fresh_grads
@@ -232,7 +302,6 @@ class CompiledFunctionBackward(Node):
                 continue
             cts.append(g if g is not None else
                        Tensor(np.zeros(t.shape, dtype=t.dtype.np))._to_device(self._device))
-        inputs = self._unpack()
         if grad_mode.is_grad_enabled():   # create_graph=True: differentiate the adjoint too
             if spec.random:
                 raise RuntimeError(f"backward(create_graph=True) through @gradc.compile({spec.traced.name}), which "
@@ -242,9 +311,10 @@ class CompiledFunctionBackward(Node):
                 raise RuntimeError(f"backward(create_graph=True) through @gradc.compile({spec.traced.name}), which "
                                    "writes into tensors in place (running statistics, an argument), is not "
                                    "supported: the differentiated backward would read the written values")
-            return list(spec.grad_function()(*inputs, *cts))
+            return list(spec.grad_function()(*self._unpack(), *cts))
         if spec.precompute:
-            return self._scaled_precomputed(inputs, cts[0])
+            return self._scaled_precomputed(cts[0])
+        inputs = self._unpack()
         residuals = list(self._residuals)
         for k, i in spec.saved_inputs.items():
             if i not in spec.written:          # (a written input's residual is a copy taken before the write)
@@ -257,19 +327,25 @@ class CompiledFunctionBackward(Node):
             grads.append(t)
         return grads
 
-    def _precomputed_arrays(self, inputs):
+    def _precomputed_arrays(self):
         """The gradient arrays the forward computed for a cotangent of 1. They are handed over
-        once (AccumulateGrad may keep them); a retained graph's next backward recomputes them
-        from the saved, version-checked ``inputs``."""
+        once (AccumulateGrad may keep them), with no version check: they were computed from
+        the inputs' values at the call, so an input modified since does not change them; only
+        the inputs that eager autograd would have saved are checked (``eager_saved``: PyTorch's
+        exp, for one, saves its result, not its input).  A retained graph's next backward
+        recomputes them from the saved inputs, which must then all be unmodified."""
         arrays = self._residuals
-        if arrays[0] is None:       # handed over before
+        if arrays[0] is not None:
+            self._unpack(self._spec.eager_saved)     # the errors eager autograd would raise
+        else:                       # handed over before
+            inputs = self._unpack()
             arrays = self._spec.forward.run([t._data for t in inputs])[self._spec.n_outputs:]
         self._residuals = [None] * len(arrays)
         return arrays
 
-    def _scaled_precomputed(self, inputs, ct):
+    def _scaled_precomputed(self, ct):
         """Gradients computed by the forward for a cotangent of 1, times ``ct``."""
-        arrays = self._precomputed_arrays(inputs)
+        arrays = self._precomputed_arrays()
         scale = ct.item()
         grads = []
         on_cpu = self._device is CPU
@@ -421,10 +497,11 @@ class CompiledFunction:
                                + (" (all tensor arguments must be on one device)" if self.target == "auto" else ""))
         backend = self._backend if self._ir is not None else _backend(target)
         writes = func.meta.get("state_writes", ())       # (the trace returns their new values last)
+        wrt, grad_outputs = differentiable_reach(func, wrt, n_out - len(writes))
         spec = _Specialization(func, wrt, self.memory, backend, n_out, self.backward,
                                written=[pos for pos, _ in writes])
         spec.n_state_outputs = len(writes)
-        spec.float_outputs = [k for k in spec.float_outputs if k < n_out - len(writes)]   # (not the writes)
+        spec.float_outputs = grad_outputs
         spec.state_slots = [pos for pos, _ in writes]
         spec.captured = captured
         spec.objects = [a for a in args if not isinstance(a, (Tensor, int, float, bool, str, type(None)))]
@@ -444,6 +521,10 @@ class CompiledFunction:
         return spec
 
     def __call__(self, *args, **kwargs):
+        if _dispatch.capturing and self.fn is not None:
+            # called while another compiled function is traced: its Python runs inline, so its
+            # ops join the caller's IR (and are fused and differentiated with them)
+            return self.fn(*args, **kwargs)
         if kwargs:        # keyword arguments (and defaults) become positional, as the trace sees them
             args = self._positional(args, kwargs)
         key, tensors = self._key(args)

@@ -439,7 +439,10 @@ class Tensor(TensorAPI):
     def contiguous(self):
         if self._data.flags.c_contiguous:
             return self
-        return self.clone()
+        t = self.clone()          # (clone keeps a dense layout's strides, as PyTorch's preserve_format)
+        if isinstance(t._data, np.ndarray) and not t._data.flags.c_contiguous:
+            t._data = np.ascontiguousarray(t._data)      # the clone's own fresh storage: row-major
+        return t
 
     def _to_device(self, dev):
         d = check_device(dev)

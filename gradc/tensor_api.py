@@ -623,8 +623,12 @@ class TensorAPI(TensorLikeMeta):
         if len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
             raise NotImplementedError("view(dtype) reinterpretation is not supported by gradc")
         data = getattr(self, "_data", None)
-        if isinstance(data, np.ndarray) and not data.flags.c_contiguous and data.size:
-            try:      # PyTorch's view never copies: the strides must allow the new shape
+        if (isinstance(data, np.ndarray) and not data.flags.c_contiguous and data.size
+                and getattr(self, "_base", None) is not None):
+            # PyTorch's view never copies: a view's strides must allow the new shape.  (Only views
+            # are checked: their strides are PyTorch's, while an op's result may be laid out
+            # otherwise by NumPy, e.g. a reduction over a permuted tensor.)
+            try:
                 np.reshape(data, _infer_shape(_shape_args(shape), self.numel(), self.shape), copy=False)
             except ValueError:
                 raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "

@@ -750,14 +750,23 @@ def test_capture_paths_walk_closures_objects_and_containers():
 
 
 def test_captured_parameter_modified_before_backward_raises_pytorchs_error():
-    w = gradc.nn.Parameter(gradc.ones(3))
-    f = gradc.compile(lambda x: (x * w).exp().sum())
-    out = f(gradc.ones(3))
-    with gradc.no_grad():
-        w.mul_(2)
-    with pytest.raises(RuntimeError, match="one of the variables needed for gradient computation has been modified "
-                                           "by an inplace operation"):
-        out.backward()
+    """Exactly when eager autograd raises: ``x * w`` saves ``w`` only for ``x``'s gradient, so
+    modifying ``w`` is an error for ``x * w * w`` (whose second product saves it for the
+    first's) and not for ``x * w`` with ``x`` not requiring grad (PyTorch's behaviour)."""
+    for body, raises in (("(x * w).exp().sum()", False), ("(x * w * w).exp().sum()", True)):
+        for compiled in (False, True):
+            w = gradc.nn.Parameter(gradc.ones(3))
+            fn = eval("lambda x: " + body, {"w": w})
+            out = (gradc.compile(fn) if compiled else fn)(gradc.ones(3))
+            with gradc.no_grad():
+                w.mul_(2)
+            if raises:
+                with pytest.raises(RuntimeError, match="one of the variables needed for gradient computation has "
+                                                       "been modified by an inplace operation"):
+                    out.backward()
+            else:
+                out.backward()
+                np.testing.assert_allclose(w.grad.numpy(), np.full(3, np.e), rtol=1e-6)
 
 
 def test_ops_on_outside_state_are_traced_so_compiled_eval_follows_it():

@@ -270,11 +270,19 @@ class Proxy(IRTensor):
         trace = next(x._trace for x in inputs if isinstance(x, Proxy))
         operands = [trace.operand(x) for x in inputs]
         created = trace.emit(op.name, operands, attrs)
-        needs = grad_mode.is_grad_enabled() and not op.has(NONDIFF) and any(
+        results = created.results
+        grad_on = grad_mode.is_grad_enabled()
+        needs = grad_on and not op.has(NONDIFF) and any(
             isinstance(x, (Proxy, Tensor)) and x.requires_grad and op.input_is_differentiable(i)
             for i, x in enumerate(inputs))
+        if not grad_on and not op.has(NONDIFF) and any(
+                isinstance(x, (Proxy, Tensor)) and x.requires_grad for x in inputs):
+            # under no_grad inside the function: the results are constants to the autodiff pass,
+            # as eager autograd records nothing (a detach in the IR)
+            results = [trace.emit("detach", [r], {}).results[0] if r.type.dtype.is_floating_point else r
+                       for r in results]
         outs = []
-        for k, r in enumerate(created.results):
+        for k, r in enumerate(results):
             rg = needs and k in op.differentiable_outputs and r.type.dtype.is_floating_point
             outs.append(Proxy(r, trace, requires_grad=rg))
         if _is_view(op, attrs) and isinstance(inputs[0], Proxy):

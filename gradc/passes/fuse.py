@@ -385,8 +385,11 @@ def merge_accumulations(func: Function) -> bool:
                 if (a is None or b is None or a[0] != b[0] or a[1] is None or b[1] is None
                         or a[1] & b[1]):
                     continue
+                # (sums that the other kernel computes with cannot become its accumulations: they
+                # are complete only after its last row)
                 if not ((_yield_only_sums(second) and _computes_with_reductions(first) and _leading(b[1]))
-                        or (_yield_only_sums(first) and _computes_with_reductions(second) and _leading(a[1]))):
+                        or (_yield_only_sums(first) and _computes_with_reductions(second) and _leading(a[1])
+                            and not any(v.owner is first for v in second.operands))):
                     continue
                 if _inputs_ready(first, second, position):
                     pair = first, second

@@ -315,3 +315,25 @@ func.func @early_outside_use(%in2: tensor<f64>) -> tensor<1x3xf64> {
   %6 = gradc.where %3, %0, %5 : (tensor<1x3xi1>, tensor<1xf64>, tensor<1x3xf64>) -> tensor<1x3xf64>
   func.return %6 : tensor<1x3xf64>
 }
+
+// -----
+
+// Column sums that a row kernel computes with stay a kernel of their own: as accumulations
+// of the row kernel they would be complete only after its last row (softmax over dim 0
+// beside a logsumexp over dim 1 had them merged, and the kernel could not be built).
+// CHECK-LABEL: func.func @column_sums_read_by_rows
+// CHECK-NEXT:    [[C:%[0-9]+]] = gradc.fused %x ({
+// CHECK-NEXT:    ^bb0([[X:%arg[0-9]+]]: tensor<4x3xf32>):
+// CHECK-NEXT:      [[S:%[0-9]+]] = gradc.sum [[X]] {dims = [0], keepdim = true}
+// CHECK-NEXT:      gradc.yield [[S]] : tensor<1x3xf32>
+// CHECK:         [[R:%[0-9]+]] = gradc.fused %x, [[C]] ({
+// CHECK:           gradc.sum %{{.*}} {dims = [1], keepdim = true}
+// CHECK:         func.return [[R]]
+func.func @column_sums_read_by_rows(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %0 = gradc.sum %x {dims = [0], keepdim = true} : (tensor<4x3xf32>) -> tensor<1x3xf32>
+  %1 = gradc.exp %x : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  %2 = gradc.sum %1 {dims = [1], keepdim = true} : (tensor<4x3xf32>) -> tensor<4x1xf32>
+  %3 = gradc.div %1, %2 : (tensor<4x3xf32>, tensor<4x1xf32>) -> tensor<4x3xf32>
+  %4 = gradc.mul %3, %0 : (tensor<4x3xf32>, tensor<1x3xf32>) -> tensor<4x3xf32>
+  func.return %4 : tensor<4x3xf32>
+}

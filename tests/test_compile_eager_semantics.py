@@ -1,0 +1,134 @@
+"""@gradc.compile keeps eager semantics where the tracer has to work for it: grad-mode blocks
+inside the function, compiled functions calling compiled functions, arguments that no output
+uses, version checks exactly where eager autograd saves a tensor, and kernels whose
+reductions run over different axes.  Each case runs eagerly and compiled and compares."""
+import numpy as np
+import pytest
+
+import gradc
+
+
+def _both(fn):
+    return (("eager", fn), ("compiled", gradc.compile(fn)))
+
+
+def test_no_grad_block_inside_the_function_stops_gradients():
+    def f(x):
+        with gradc.no_grad():
+            s = x.sum()
+            m = x.max()
+        return (x * s).sum() + m * x.mean()
+    grads = {}
+    for name, fn in _both(f):
+        x = gradc.tensor([1., 2., 3.], requires_grad=True)
+        fn(x).backward()
+        grads[name] = x.grad.tolist()
+    assert grads["eager"] == grads["compiled"] == [7.0, 7.0, 7.0]
+
+
+def test_an_argument_used_only_under_no_grad_gets_no_gradient():
+    def f(x, w):
+        with gradc.no_grad():
+            s = (w * 2).sum()
+        return x.sum() * s
+    for name, fn in _both(f):
+        x, w = gradc.ones(3, requires_grad=True), gradc.ones(3, requires_grad=True)
+        fn(x, w).backward()
+        assert w.grad is None, name
+        assert x.grad.tolist() == [6.0, 6.0, 6.0], name
+
+
+def test_a_compiled_function_called_by_a_compiled_function_is_inlined():
+    @gradc.compile
+    def act(x):
+        return 0.5 * x * (1 + (0.79788456 * (x + 0.044715 * x ** 3)).tanh())
+
+    @gradc.compile
+    def loss(x, w):
+        return act(x @ w).sum()
+
+    rng = np.random.default_rng(0)
+    x = gradc.tensor(rng.standard_normal((4, 3)))
+    w = gradc.tensor(rng.standard_normal((3, 2)), requires_grad=True)
+    got = loss(x, w)
+    got.backward()
+    w_eager = w.detach().clone().requires_grad_()
+    want = act.fn(x @ w_eager).sum()
+    want.backward()
+    assert got.item() == pytest.approx(want.item(), rel=1e-12)
+    np.testing.assert_allclose(w.grad.numpy(), w_eager.grad.numpy(), rtol=1e-12)
+XX
+    assert act(x).shape == (4, 3)                     # and act still works on its own
+
+
+def test_unused_argument_gets_none_and_outputs_without_grad_do_not_require_it():
+    def f(x, w):
+        return (x * 2).sum()
+
+    def g(x, y):
+        return x * 2, y * 3, (x > 0).float()
+
+    for name, fn in _both(f):
+        x, w = gradc.ones(3, requires_grad=True), gradc.ones(3, requires_grad=True)
+        assert gradc.autograd.grad(fn(x, w), [x, w], allow_unused=True)[1] is None, name
+        with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+            gradc.autograd.grad(fn(x, w), [x, w])
+        fn(x, w).backward()
+        assert w.grad is None and x.grad.tolist() == [2.0, 2.0, 2.0], name
+    for name, fn in _both(g):
+        a, b, c = fn(gradc.ones(3, requires_grad=True), gradc.ones(3))
+        assert (a.requires_grad, b.requires_grad, c.requires_grad) == (True, False, False), name
+        assert b.grad_fn is None and c.grad_fn is None, name
+
+
+@pytest.mark.parametrize("body,raises", [
+    ("a.exp().sum()", False),          # exp saves its result, not its input
+    ("(a * 3).sum()", False),          # a product saves an operand only for the other's gradient
+    ("(a * a).sum()", True),
+    ("a.t().sin().sum()", True),       # sin saves its input: a view of a
+    ("(a / 3).sum()", False),
+])
+def test_in_place_change_after_the_call_raises_exactly_when_eager_does(body, raises):
+    for name, fn in _both(eval("lambda a: " + body)):
+        x = gradc.tensor([[0.5, -1.0], [2.0, 0.0]], requires_grad=True)
+        a = x * 1
+        y = fn(a)
+        want = None
+        if not raises:
+            x2 = x.detach().clone().requires_grad_()
+            eval("lambda a: " + body)(x2 * 1).backward()
+            want = x2.grad.numpy()
+        a.add_(1)
+        if raises:
+            with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                y.backward()
+        else:
+            y.backward()
+            np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-6, err_msg=name)
+
+
+def test_two_outputs_reducing_over_different_axes_compile():
+    """A logsumexp over dim 1 beside a softmax over dim 0: the backward's column sums feed
+    computations of the row kernel, so they stay a kernel of their own."""
+    f = gradc.compile(lambda a: (a.logsumexp(1, keepdim=True) + a, a.softmax(0)))
+    rng = np.random.default_rng(1)
+    a = gradc.tensor(rng.standard_normal((5, 5)), requires_grad=True)
+    p, q = f(a)
+    ((p * p).sum() + (q * gradc.arange(25.).reshape(5, 5).double()).sum()).backward()
+    a2 = a.detach().clone().requires_grad_()
+    p2, q2 = a2.logsumexp(1, keepdim=True) + a2, a2.softmax(0)
+    ((p2 * p2).sum() + (q2 * gradc.arange(25.).reshape(5, 5).double()).sum()).backward()
+    np.testing.assert_allclose(p.detach().numpy(), p2.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(a.grad.numpy(), a2.grad.numpy(), rtol=1e-10)
+
+
+def test_contiguous_of_a_transpose_is_row_major_so_view_works():
+    """The attention idiom ``transpose(1, 2).contiguous().view(B, T, C)``, eagerly and compiled."""
+    def f(x):
+        return x.transpose(1, 2).contiguous().view(2, 3, 20)
+    x = gradc.randn(2, 4, 3, 5)
+    y = x.transpose(1, 2).contiguous()
+    assert y.is_contiguous() and y.stride() == (60, 20, 5, 1)
+    np.testing.assert_array_equal(gradc.compile(f)(x).numpy(), f(x).numpy())
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        x.transpose(1, 2).view(2, 3, 20)
