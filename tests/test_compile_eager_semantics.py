@@ -132,3 +132,30 @@ def test_contiguous_of_a_transpose_is_row_major_so_view_works():
     np.testing.assert_array_equal(gradc.compile(f)(x).numpy(), f(x).numpy())
     with pytest.raises(RuntimeError, match="view size is not compatible"):
         x.transpose(1, 2).view(2, 3, 20)
+
+
+@pytest.mark.parametrize("labels", [[0, 3], [0, -1]])
+def test_out_of_range_labels_raise_in_compiled_code(labels):
+    """The one-hot mask a compiled gather becomes would silently pick nothing for a bad label;
+    the compiled call raises an IndexError as the eager call does."""
+    F = gradc.nn.functional
+    logits = gradc.tensor([[2.0, 0.5, -1.0], [0.1, 0.2, 0.3]], requires_grad=True)
+    loss = gradc.compile(lambda l, t: F.cross_entropy(l, t))
+    with pytest.raises(IndexError):
+        F.cross_entropy(logits, gradc.tensor(labels))
+    with pytest.raises(IndexError, match="out of bounds for dimension 1 with size 3"):
+        loss(logits, gradc.tensor(labels))
+    good = gradc.tensor([0, 2])
+    assert loss(logits, good).item() == pytest.approx(F.cross_entropy(logits, good).item(), rel=1e-6)
+
+
+def test_out_of_range_gather_and_one_hot_raise_in_compiled_code():
+    a = gradc.arange(12.).reshape(3, 4)
+    gather = gradc.compile(lambda a, i: a.gather(1, i))
+    assert gather(a, gradc.tensor([[0], [3], [1]])).tolist() == [[0.0], [7.0], [9.0]]
+    with pytest.raises(IndexError, match="index 1000000 is out of bounds"):
+        gather(a, gradc.tensor([[0], [1000000], [1]]))
+    one_hot = gradc.compile(lambda t: gradc.nn.functional.one_hot(t, 3).float().sum(0))
+    assert one_hot(gradc.tensor([0, 2, 1])).tolist() == [1.0, 1.0, 1.0]
+    with pytest.raises(IndexError, match="index 3 is out of bounds"):
+        one_hot(gradc.tensor([0, 3]))

@@ -412,6 +412,9 @@ def one_hot(tensor, num_classes=-1):
     if num_classes < 0:
         raise RuntimeError("one_hot: num_classes must be given when the values are not known (compiled code)"
                            if data is None else "Can not infer total number of classes from empty tensor.")
+    if data is None:           # traced: the compare would silently give a zero row for a bad value
+        from ..ops.dispatch import apply
+        tensor = apply("check_index", tensor, size=int(num_classes), dim=tensor.ndim)
     return (tensor.unsqueeze(-1) == factories.arange(num_classes, device=tensor.device)).long()
 
 

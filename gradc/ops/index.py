@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import dtypes
 from ..codegen import eager_cpu
-from .registry import PURE, ShapeError, TypeInfo, defop
+from .registry import NONDIFF, PURE, ShapeError, TypeInfo, defop
 from .rules import fmt_shape, unbroadcast
 
 INDEX = frozenset({PURE, "index"})
@@ -233,6 +233,26 @@ def _gather_vjp(ctx, g):
 
 defop("gather", infer=_gather_infer, forward=_gather_forward, vjp=_gather_vjp, saves=("in1",),
       traits=INDEX, num_inputs=2, differentiable_inputs=(0,), attr_names=("dim",), node_name="GatherBackward0")
+
+
+# ---- check_index: the bounds check of an index the decompose pass turns into a one-hot mask ----
+# (IR only.)  A one-hot compare never fails, so an out-of-range label would silently pick
+# nothing; this op raises the eager op's error instead, as a NumPy step before the kernel.
+def _check_index_infer(types, attrs):
+    if types[0].dtype is not dtypes.int64:
+        raise ShapeError(f"gradc.check_index: index must be int64, got {types[0].dtype}")
+    return [types[0]]
+
+
+def _check_index_forward(idx, size, dim):
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        bad = int(idx.min()) if idx.min() < 0 else int(idx.max())
+        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+    return idx
+
+
+defop("check_index", infer=_check_index_infer, forward=_check_index_forward, traits=frozenset({PURE, NONDIFF}),
+      attr_names=("size", "dim"))
 
 
 def _scatter_add_infer(types, attrs):

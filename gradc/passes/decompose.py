@@ -68,9 +68,11 @@ class _DecomposeAll(_Decompose):
 
 
 def _one_hot(b, idx, d, shape):
-    """Bool mask of ``shape``: true where the index along ``d`` equals ``idx`` (size 1 along d)."""
+    """Bool mask of ``shape``: true where the index along ``d`` equals ``idx`` (size 1 along d),
+    after ``check_index`` (the gather's out-of-bounds error, which the mask would not give)."""
     iota = IRTensor(b.op("iota", shape=list(shape), dim=d), b)
-    return iota == IRTensor(idx, b).expand(*shape)
+    checked = b.op("check_index", idx, size=shape[d], dim=d)
+    return iota == IRTensor(checked, b).expand(*shape)
 
 
 class _OneHotPick(RewritePattern):
