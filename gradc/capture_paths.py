@@ -170,7 +170,11 @@ def scalar_guards(fn) -> list:
     cells and the globals named by the code of ``fn`` and of the user functions it reaches that
     way (``loss_fn`` calling ``helper``): the trace baked them in, so ``@gradc.compile`` compares
     them at every call and recompiles when one changed (``temperature = 0.5`` after compiling),
-    as PyTorch's dynamo does.  Objects' attributes (a module's hyperparameters) are not guarded."""
+    as PyTorch's dynamo does.  So are the scalars in the small dicts, lists, tuples and plain
+    objects found there, two levels deep (``cfg["temperature"]``, ``opts.scale``, a list that
+    ``gradc.tensor(w)`` read): ``CONFIG_ITEMS`` entries at most each, since a longer one is data,
+    not configuration.  gradc's own objects (modules, whose scalars ``@gradc.compile`` guards
+    when they are called, and tensors) are not looked into."""
     root = fn.__func__ if isinstance(fn, types.MethodType) else fn
     if not isinstance(root, types.FunctionType):
         return []
@@ -187,4 +191,39 @@ def scalar_guards(fn) -> list:
             elif isinstance(value, types.FunctionType) and id(value) not in seen:
                 seen.add(id(value))
                 queue.append((value, path + (step,)))
+            else:
+                _config_scalars(value, path + (step,), 1, guards)
     return guards[:MAX_SCALARS]
+
+
+CONFIG_ITEMS = 32          # entries of a container or object whose scalars are guarded
+
+
+def _config_entries(value):
+    """(step, entry) of a small dict, list, tuple or plain user object, else ()."""
+    if isinstance(value, dict):
+        return [(("item", k), v) for k, v in value.items() if isinstance(k, (str, int))] \
+            if len(value) <= CONFIG_ITEMS else ()
+    if isinstance(value, (list, tuple)):
+        return list(enumerate_items(value)) if len(value) <= CONFIG_ITEMS else ()
+    if isinstance(value, _ATOMS) or callable(value) or any(
+            (getattr(c, "__module__", None) or "").startswith("gradc.") for c in type(value).__mro__):
+        return ()
+    d = getattr(value, "__dict__", None)
+    if not isinstance(d, dict) or len(d) > CONFIG_ITEMS:
+        return ()
+    return [(("attr", k), v) for k, v in d.items()]
+
+
+def enumerate_items(seq):
+    return ((("item", i), v) for i, v in enumerate(seq))
+
+
+def _config_scalars(value, path, depth, guards):
+    if depth > 2 or len(guards) >= MAX_SCALARS:
+        return
+    for step, v in _config_entries(value):
+        if type(v) in SCALARS:
+            guards.append((path + (step,), v))
+        elif not isinstance(v, _ATOMS):
+            _config_scalars(v, path + (step,), depth + 1, guards)

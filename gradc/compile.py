@@ -750,8 +750,10 @@ def _path_text(path) -> str:
     if path is None:
         return ""
     text = ""
+    table = False          # the previous step entered a module's _parameters/_buffers/_modules
     for step in path:
         kind = step[0]
+        after_table, table = table, kind == "attr" and step[1] in ("_parameters", "_buffers", "_modules")
         if kind == "arg":
             text = f"<argument {step[1]}>"
         elif kind in ("cell", "global"):
@@ -766,7 +768,7 @@ def _path_text(path) -> str:
                 text = f"{text}[{name}]" if name.isdigit() else f"{text}.{name}"
         else:
             key = step[1]
-            if isinstance(key, str) and key.isidentifier():
+            if after_table and isinstance(key, str) and key.isidentifier():
                 text = f"{text}.{key}"
             else:
                 text = f"{text}[{key if isinstance(key, int) or key.isdigit() else repr(key)}]"

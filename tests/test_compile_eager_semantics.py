@@ -159,3 +159,30 @@ def test_out_of_range_gather_and_one_hot_raise_in_compiled_code():
     assert one_hot(gradc.tensor([0, 2, 1])).tolist() == [1.0, 1.0, 1.0]
     with pytest.raises(IndexError, match="index 3 is out of bounds"):
         one_hot(gradc.tensor([0, 3]))
+
+
+class _Options:
+    pass
+
+
+def test_scalars_in_closure_dicts_lists_and_objects_are_guarded():
+    cfg = {"temperature": 1.0, "nested": {"shift": 0.0}}
+    opts = _Options()
+    opts.scale = 1.0
+    w = [1.0, 1.0]
+    f = gradc.compile(lambda x: x / cfg["temperature"] + cfg["nested"]["shift"])
+    g = gradc.compile(lambda x: x * opts.scale)
+    h = gradc.compile(lambda x: x * gradc.tensor(w))
+    x = gradc.ones(2)
+    assert (f(x).tolist(), g(x).tolist(), h(x).tolist()) == ([1.0, 1.0], [1.0, 1.0], [1.0, 1.0])
+    cfg["temperature"], opts.scale, w[0] = 0.5, 3.0, 7.0
+    assert (f(x).tolist(), g(x).tolist(), h(x).tolist()) == ([2.0, 2.0], [3.0, 3.0], [7.0, 1.0])
+    cfg["nested"]["shift"] = 1.0
+    assert f(x).tolist() == [3.0, 3.0]
+    assert "cfg['temperature'] changed from 1.0 to 0.5" in f.explain()
+    assert "cfg['nested']['shift'] changed from 0.0 to 1.0" in f.explain()
+    assert "opts.scale changed from 1.0 to 3.0" in g.explain()
+    assert "w[0] changed from 1.0 to 7.0" in h.explain()
+    n = len(f.log)
+    f(x)
+    assert len(f.log) == n                  # unchanged values: no recompile
