@@ -98,6 +98,8 @@ class _Specialization:
     unread_inputs = frozenset()   # inputs nothing reads (a BatchNorm's running statistics, written only)
     n_state_outputs = 0  # the forward's last outputs: the new values of the tensors it writes in place,
     state_slots = ()     # and for each, the argument position (user tensors, then captured) it writes
+    arg_writes = ()      # the positions among them of the user's tensor arguments
+    grad_writes = ()     # (position, output) of each written argument whose new value carries gradients
 
     def __init__(self, func: Function, wrt, memory: str, backend, n_outputs: int, backward: str = "auto",
                  written=frozenset()):
@@ -184,8 +186,23 @@ class _Specialization:
         return self._grad_fn_compiled
 
 
-def differentiable_reach(func: Function, wrt, n_outputs: int):
-    """(the ``wrt`` arguments that some of the first ``n_outputs`` outputs depend on through
+def _check_argument_writes(name, spec, tensors):
+    """Eager autograd's errors for the in-place writes a call makes into its arguments (checked
+    per call: whether an argument is a leaf is no part of the guard key)."""
+    enabled = grad_mode._state.enabled
+    carrying = {pos for pos, _ in spec.grad_writes}
+    for pos in spec.arg_writes:
+        t = tensors[pos]
+        if enabled and t._requires_grad and t._grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if enabled and pos in carrying and t._base is not None:
+            raise RuntimeError(f"@gradc.compile({name}): an in-place write into argument {pos}, a view of another "
+                               "tensor, with a value that requires grad is not supported (eager autograd would "
+                               "rewrite the base tensor's history); pass the base tensor, or clone() the view")
+
+
+def differentiable_reach(func: Function, wrt, outputs):
+    """(the ``wrt`` arguments that some of the ``outputs`` (positions) depend on through
     differentiable ops, those outputs).  As eagerly, an argument no output depends on gets no
     gradient (None, not zeros), and an output that depends on no such argument does not
     require grad."""
@@ -201,7 +218,7 @@ def differentiable_reach(func: Function, wrt, n_outputs: int):
             for r in op.results:
                 if r.type.dtype.is_floating_point:
                     deps[r] = d
-    outputs = [k for k, v in enumerate(func.outputs[:n_outputs]) if deps.get(v)]
+    outputs = [k for k in outputs if deps.get(func.outputs[k])]
     used = frozenset().union(*[deps[func.outputs[k]] for k in outputs])
     return [i for i in wrt if i in used], outputs
 
@@ -497,12 +514,18 @@ class CompiledFunction:
                                + (" (all tensor arguments must be on one device)" if self.target == "auto" else ""))
         backend = self._backend if self._ir is not None else _backend(target)
         writes = func.meta.get("state_writes", ())       # (the trace returns their new values last)
-        wrt, grad_outputs = differentiable_reach(func, wrt, n_out - len(writes))
+        n_user, n_args = n_out - len(writes), len(key[0])
+        # the user's outputs, and the new values of written arguments: those carry gradients too
+        # (h.mul_(2) on a non-leaf argument, buf.add_(x * 2)); a captured tensor's do not
+        candidates = list(range(n_user)) + [n_user + j for j, (pos, _) in enumerate(writes) if pos < n_args]
+        wrt, grad_outputs = differentiable_reach(func, wrt, candidates)
         spec = _Specialization(func, wrt, self.memory, backend, n_out, self.backward,
                                written=[pos for pos, _ in writes])
         spec.n_state_outputs = len(writes)
-        spec.float_outputs = grad_outputs
+        spec.float_outputs = [k for k in grad_outputs if k < n_user]
         spec.state_slots = [pos for pos, _ in writes]
+        spec.arg_writes = [pos for pos, _ in writes if pos < n_args]
+        spec.grad_writes = [(spec.state_slots[k - n_user], k) for k in grad_outputs if k >= n_user]
         spec.captured = captured
         spec.objects = [a for a in args if not isinstance(a, (Tensor, int, float, bool, str, type(None)))]
         spec.captured_keys = [_captured_key(t) for t in captured]
@@ -571,6 +594,8 @@ class CompiledFunction:
         self._last_key = key
         if captured:
             tensors = [*tensors, *captured]
+        if spec.arg_writes:
+            _check_argument_writes(self.__name__, spec, tensors)
         arrays = [t._data for t in tensors]
         results = spec.forward.run(arrays)
         n = spec.n_outputs
@@ -592,6 +617,10 @@ class CompiledFunction:
                 t._grad_fn, t._output_nr, t._requires_grad = node, k, True
         if state_values is not None:      # after the node took the versions, as eager code's order
             _write_state(spec, tensors, state_values)
+            if spec.wrt:
+                for pos, k in spec.grad_writes:     # a written argument's new value comes from the node
+                    t = tensors[pos]
+                    t._grad_fn, t._output_nr, t._requires_grad = node, k, True
         return result[0] if spec.single else tuple(result)
 
     def _current_captured(self, spec, args=()) -> list:

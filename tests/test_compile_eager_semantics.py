@@ -186,3 +186,40 @@ def test_scalars_in_closure_dicts_lists_and_objects_are_guarded():
     n = len(f.log)
     f(x)
     assert len(f.log) == n                  # unchanged values: no recompile
+
+
+def test_in_place_writes_into_arguments_carry_gradients_as_eagerly():
+    def act_(h):
+        h.mul_(2)
+        return (h * h).sum()
+
+    def accumulate(buf, x):
+        buf.add_(x * 2)
+        return buf * 1
+
+    for name, fn in _both(act_):
+        x = gradc.tensor([1., 2., 3.], requires_grad=True)
+        a = x * 1
+        y = fn(a)
+        (y + a.sum()).backward()
+        assert (y.item(), x.grad.tolist()) == (56.0, [10.0, 18.0, 26.0]), name
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+            fn(gradc.ones(2, requires_grad=True))
+        with gradc.no_grad():
+            w = gradc.ones(2, requires_grad=True)
+            assert fn(w).item() == 8.0 and w.tolist() == [2.0, 2.0], name
+    for name, fn in _both(accumulate):
+        buf, x = gradc.zeros(3), gradc.tensor([1., 2., 3.], requires_grad=True)
+        fn(buf, x)
+        assert buf.requires_grad, name
+        (buf ** 2).sum().backward()
+        assert x.grad.tolist() == [8.0, 16.0, 24.0], name
+
+
+def test_a_gradient_carrying_write_into_a_view_argument_is_a_clear_error():
+    f = gradc.compile(lambda buf, x: buf.add_(x * 2).sum())
+    base = gradc.zeros(2, 3)
+    with pytest.raises(RuntimeError, match="a view of another tensor"):
+        f(base[0], gradc.ones(3, requires_grad=True))
+    f(base[0], gradc.ones(3))                     # no gradient: the write goes through the view
+    assert base.tolist() == [[2.0, 2.0, 2.0], [0.0, 0.0, 0.0]]

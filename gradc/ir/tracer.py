@@ -302,7 +302,9 @@ class Proxy(IRTensor):
             raise TraceError("in-place modification of a view (the result of reshape, permute, expand or "
                              "indexing) is not supported under @gradc.compile; clone() the view or write into "
                              f"its base tensor, at {user_location()}")
-        if self._leaf and self._requires_grad and grad_mode.is_grad_enabled():
+        if (self._leaf and self._requires_grad and grad_mode.is_grad_enabled()
+                and not (self._arg is not None and self._trace.lift)):
+            # (@gradc.compile checks a written argument at each call: leaf or not is no part of its key)
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         loc = user_location()
         for ref in self._views:
