@@ -193,6 +193,13 @@ def _check_argument_writes(name, spec, tensors):
     carrying = {pos for pos, _ in spec.grad_writes}
     for pos in spec.arg_writes:
         t = tensors[pos]
+        for j, other in enumerate(tensors):
+            if j != pos and isinstance(t._data, np.ndarray) and isinstance(other._data, np.ndarray) \
+                    and np.may_share_memory(t._data, other._data):
+                raise RuntimeError(f"@gradc.compile({name}): argument {pos}, which the function writes in place, "
+                                   f"shares memory with argument {j}; compiled code reads each argument as it was "
+                                   "at the call, so the write would not be seen through the other: pass separate "
+                                   "tensors (clone() one)")
         if enabled and t._requires_grad and t._grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         if enabled and pos in carrying and t._base is not None:

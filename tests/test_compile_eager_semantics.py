@@ -223,3 +223,27 @@ def test_a_gradient_carrying_write_into_a_view_argument_is_a_clear_error():
         f(base[0], gradc.ones(3, requires_grad=True))
     f(base[0], gradc.ones(3))                     # no gradient: the write goes through the view
     assert base.tolist() == [[2.0, 2.0, 2.0], [0.0, 0.0, 0.0]]
+
+
+def test_a_written_argument_sharing_memory_with_another_is_a_clear_error():
+    def f(p, q):
+        p.mul_(3)
+        return q + 1
+    compiled = gradc.compile(f)
+    a = gradc.ones(4)
+    with pytest.raises(RuntimeError, match="argument 0, which the function writes in place, shares memory with "
+                                           "argument 1"):
+        compiled(a, a)
+    b = gradc.arange(6.)
+    with pytest.raises(RuntimeError, match="shares memory"):
+        compiled(b[0:4], b[2:6])
+    c, d = gradc.ones(4), gradc.ones(4)
+    assert compiled(c, d).tolist() == [2.0] * 4 and c.tolist() == [3.0] * 4
+
+
+@pytest.mark.parametrize("body,what", [("x.register_hook(print)", "register_hook"), ("x.retain_grad()", "retain_grad"),
+                                       ("x.data", "Tensor.data"), ("x.requires_grad_()", "requires_grad_")])
+def test_eager_autograd_api_inside_a_compiled_function_is_a_clear_error(body, what):
+    f = gradc.compile(eval("lambda x: (" + body + ", x * 2)[1]"))
+    with pytest.raises(gradc.ir.tracer.TraceError, match=f"{what} inside a @gradc.compile function is not supported"):
+        f(gradc.ones(2, requires_grad=True))

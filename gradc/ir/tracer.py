@@ -346,6 +346,24 @@ class Proxy(IRTensor):
     def __complex__(self):
         raise _data_dependent("complex()")
 
+    # ---- autograd API of eager tensors: not inside a traced function -----------------------
+    def _eager_only(self, what):
+        raise TraceError(f"{what} inside a @gradc.compile function is not supported: call it on the compiled "
+                         f"function's inputs or outputs, outside it, at {user_location()}")
+
+    def register_hook(self, hook):
+        self._eager_only("Tensor.register_hook")
+
+    def retain_grad(self):
+        self._eager_only("Tensor.retain_grad")
+
+    def requires_grad_(self, requires_grad=True):
+        self._eager_only("Tensor.requires_grad_")
+
+    @property
+    def data(self):
+        self._eager_only("Tensor.data")
+
 
 def _is_view(op, attrs) -> bool:
     if op.has(VIEW):
