@@ -129,8 +129,20 @@ def _copy(array: np.ndarray, np_dtype) -> np.ndarray:
     return out
 
 
+COPY_CONSTRUCT_WARNING = ("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
+                          "or sourceTensor.detach().clone().requires_grad_(True), rather than "
+                          "torch.tensor(sourceTensor).")
+
+
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new leaf tensor copying ``data`` (nested lists, scalars, NumPy arrays, tensors)."""
+    if isinstance(data, Tensor):
+        from ._warnings import warn_at_user_code
+        warn_at_user_code(COPY_CONSTRUCT_WARNING)
+    return _tensor(data, dtype, device, requires_grad)
+
+
+def _tensor(data, dtype=None, device=None, requires_grad=False):
     if isinstance(data, np.ndarray):
         dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.from_numpy(data.dtype)
         array = _copy(data, dt.np)
@@ -151,7 +163,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
 def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor) and (dtype is None or dtypes.as_dtype(dtype) is data.dtype):
         return data
-    return tensor(data, dtype=dtype, device=device)
+    return _tensor(data, dtype=dtype, device=device)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:

@@ -529,6 +529,11 @@ class Tensor(TensorAPI):
     __str__ = __repr__
 
     def __deepcopy__(self, memo):
+        if self._grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+                               "because of a torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
         t = Tensor(self._host().copy(), requires_grad=self._requires_grad and self._grad_fn is None)
         return t._to_device(self._device) if self._device.type == "cuda" else t
 

@@ -543,11 +543,15 @@ class TensorAPI(TensorLikeMeta):
     def min(self, dim=None, keepdim=False): return self._extremum("min", dim, keepdim)
 
     def argmax(self, dim=None, keepdim=False):
+        if self.dtype is dtypes.bool_:
+            raise RuntimeError("argmax(): does not support bool input")
         if dim is None:
             return apply("argmax", self.reshape(-1), dim=0, keepdim=False)
         return apply("argmax", self, dim=norm_dim(dim, self.ndim), keepdim=bool(keepdim))
 
     def argmin(self, dim=None, keepdim=False):
+        if self.dtype is dtypes.bool_:
+            raise RuntimeError("argmin(): does not support bool input")
         if dim is None:
             return apply("argmin", self.reshape(-1), dim=0, keepdim=False)
         return apply("argmin", self, dim=norm_dim(dim, self.ndim), keepdim=bool(keepdim))

@@ -684,6 +684,14 @@ ERRORS = [
     ("", "int(m.tensor([1, 2]))"),
     ("", "format(m.tensor([2.5, 1.]), '.3f')"),
     ("", "m.autograd.grad(m.ones(2).sum(), m.ones(2))"),
+    ("import copy; a = m.ones(3, requires_grad=True)", "copy.deepcopy(a * 2)"),
+    ("", "m.tensor([True, False]).argmax()"),
+    ("", "m.tensor([True, False]).argmin()"),
+    ("", "m.arange(12.).reshape(3, 4).gather(1, m.tensor([[0], [7], [1]]))"),
+    ("", "m.arange(12.).reshape(3, 4).gather(1, m.tensor([[0], [-1], [1]]))"),
+    ("a = m.ones(3, requires_grad=True); b = a * 2; b.register_hook(lambda g: g[:2])", "b.sum().backward()"),
+    ("a = m.ones(3, requires_grad=True); b = a * 2; b.register_hook(lambda g: 3)", "b.sum().backward()"),
+    ("a = m.ones(3, requires_grad=True); a.register_hook(lambda g: g[:2])", "(a * 2).sum().backward()"),
 ]
 
 
@@ -1212,6 +1220,8 @@ def sc_bitwise_where_and_products(m):
     out += [repr(v.view(3, 2)), tuple(v.view(3, 1, 2).shape)]
     out += [repr(np.float64(2.0) * m.ones(2)), repr(np.float32(3) + m.ones(2)), repr(np.int64(2) - m.ones(2))]
     out += [f"{m.tensor(2.5):.2f}", f"{m.ones(2)}", repr(m.tensor([m.tensor(1.), m.tensor(2.)]))]
+    out.append(repr(m.tensor(m.ones(2))))          # PyTorch's copy-construct warning (compared by the test)
+    out.append(repr(m.as_tensor(m.ones(2), dtype=m.float64)))      # no warning
     return out
 
 

@@ -26,11 +26,21 @@ def _add(a, b):
     return a + b
 
 
+def _hook_result(fn, grad, new):
+    """A tensor hook's replacement gradient, checked as PyTorch checks it."""
+    from ..tensor_api import is_tensor_like
+    if not is_tensor_like(new):
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    if tuple(new.shape) != tuple(grad.shape):
+        raise RuntimeError(f"hook '{getattr(fn, '__name__', type(fn).__name__)}' has changed the size of value")
+    return new
+
+
 def _run_tensor_hooks(node: Node, nr: int, grad):
     for fn in list(node._tensor_pre_hooks.get(nr, {}).values()):
         new = fn(grad)
         if new is not None:
-            grad = new
+            grad = _hook_result(fn, grad, new)
     ref = node._retains_grad.get(nr)
     t = ref() if ref is not None else None
     if t is not None and grad is not None:
@@ -45,7 +55,7 @@ def _accumulate(node: AccumulateGrad, grad, create_graph: bool):
     for fn in list(leaf._hooks.values()):
         new = fn(grad)
         if new is not None:
-            grad = new
+            grad = _hook_result(fn, grad, new)
     if grad is None:
         return
     if leaf._grad is None:

@@ -219,9 +219,19 @@ def _grid(idx, dim):
     return tuple(grid)
 
 
+class IndexOutOfBounds(IndexError, RuntimeError):
+    """PyTorch raises RuntimeError for gather's bad index (IndexError for cross_entropy's bad
+    target, the same check in compiled code): this is both."""
+
+
+def _check_bounds(idx, size, dim):
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        bad = int(idx.min()) if idx.min() < 0 else int(idx.max())
+        raise IndexOutOfBounds(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
 def _gather_forward(x, idx, dim):
-    if idx.size and (idx.min() < -x.shape[dim] or idx.max() >= x.shape[dim]):
-        raise IndexError(f"index {int(idx.max())} is out of bounds for dimension {dim} with size {x.shape[dim]}")
+    _check_bounds(idx, x.shape[dim], dim)
     return x[_grid(idx, dim)]
 
 
@@ -245,9 +255,7 @@ def _check_index_infer(types, attrs):
 
 
 def _check_index_forward(idx, size, dim):
-    if idx.size and (idx.min() < 0 or idx.max() >= size):
-        bad = int(idx.min()) if idx.min() < 0 else int(idx.max())
-        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+    _check_bounds(idx, size, dim)
     return idx
 
 
