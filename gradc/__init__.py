@@ -8,9 +8,9 @@ from . import autograd, dtypes, nn, optim  # noqa: F401
 from . import cuda  # noqa: F401
 from . import linalg, special  # noqa: F401
 from ._printing import set_printoptions
-from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .dtypes import bool_ as bool  # noqa: A001  (torch.bool)
-from .dtypes import dtype, float32, float64, int64
+from .dtypes import dtype, finfo, float32, float64, iinfo, int64
 from .factories import (arange, as_tensor, empty, empty_like, from_numpy, full, full_like, linspace,
                         manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm,
                         seed, tensor, zeros, zeros_like)

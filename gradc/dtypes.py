@@ -123,3 +123,38 @@ def result_type(operands) -> dtype:
         elif d.category > best.category:
             best = d if cls > 0 else (default_float if d.category == 2 else d)
     return best
+
+
+class finfo:
+    """PyTorch's ``torch.finfo(dtype)``: the limits of a floating point dtype (the default float
+    dtype when none is given), with PyTorch's fields and printed form."""
+
+    def __init__(self, type=None):
+        dt = default_float if type is None else as_dtype(type)
+        if not dt.is_floating_point:
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                            "'torch.finfo'")
+        info = np.finfo(dt.np)
+        self.bits, self.dtype = info.bits, dt.name
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = float(info.resolution)
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """PyTorch's ``torch.iinfo(dtype)``: the limits of an integer dtype."""
+
+    def __init__(self, type):
+        dt = as_dtype(type)
+        if dt.is_floating_point or dt is bool_:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle "
+                            "'torch.iinfo'")
+        info = np.iinfo(dt.np)
+        self.bits, self.dtype, self.min, self.max = info.bits, dt.name, int(info.min), int(info.max)
+
+    def __repr__(self):
+        return f"iinfo(min={float(self.min):g}, max={float(self.max):g}, dtype={self.dtype})"

@@ -848,6 +848,12 @@ class TensorAPI(TensorLikeMeta):
 
     def where(self, condition, other): return where(condition, self, other)
 
+    def type(self, dtype=None):
+        """The legacy type name (``'torch.FloatTensor'``), or a copy converted to ``dtype``."""
+        if dtype is None:
+            return "torch." + self.dtype.tensor_type
+        return self.to(dtype)
+
     def masked_fill(self, mask, value):
         if not is_tensor_like(mask) or mask.dtype is not dtypes.bool_:
             raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "

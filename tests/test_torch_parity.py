@@ -1225,7 +1225,26 @@ def sc_bitwise_where_and_products(m):
     return out
 
 
-SCENARIOS = [sc_augmented_assignment, sc_bitwise_where_and_products, sc_retain_graph, sc_retain_graph_autograd_grad, sc_double_backward, sc_autograd_grad_options,
+def sc_dtype_info_type_and_inference_mode(m):
+    out = [repr(m.finfo(m.float32)), repr(m.finfo(m.float64)), repr(m.iinfo(m.int64)), repr(m.finfo()),
+           m.finfo(m.float32).eps, m.finfo(m.float32).min, m.finfo(m.float32).bits, m.iinfo(m.int64).max,
+           m.finfo(m.float64).tiny, err_of(lambda: m.finfo(m.int64)), err_of(lambda: m.iinfo(m.float32))]
+    out += [m.ones(2).type(), repr(m.ones(2).type(m.float64)), m.ones(2, dtype=m.int64).type(),
+            m.ones(2, dtype=m.bool).type()]
+    x = m.ones(2, requires_grad=True)
+    with m.inference_mode():
+        out += [(x * 2).requires_grad, m.is_grad_enabled()]
+    with m.inference_mode(False):
+        out.append((x * 2).requires_grad)
+
+    @m.inference_mode()
+    def f():
+        return (x * 2).requires_grad
+    out += [f(), m.is_grad_enabled()]
+    return out
+
+
+SCENARIOS = [sc_augmented_assignment, sc_dtype_info_type_and_inference_mode, sc_bitwise_where_and_products, sc_retain_graph, sc_retain_graph_autograd_grad, sc_double_backward, sc_autograd_grad_options,
              sc_hooks, sc_hook_order_in_graph, sc_node_hooks, sc_retain_grad, sc_grad_modes, sc_accumulation,
              sc_detach_data, sc_autograd_function, sc_return_types_and_size, sc_requires_grad_flags,
              sc_backward_variants, sc_inplace_on_views]

@@ -5,11 +5,11 @@ import numpy as np
 
 from .engine import run_backward
 from .function import Function
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
 from .node import AccumulateGrad, Node
 
-__all__ = ["backward", "grad", "Function", "gradcheck", "gradgradcheck", "no_grad", "enable_grad",
+__all__ = ["backward", "grad", "Function", "gradcheck", "gradgradcheck", "no_grad", "enable_grad", "inference_mode",
            "set_grad_enabled", "is_grad_enabled", "Node", "AccumulateGrad"]
 
 

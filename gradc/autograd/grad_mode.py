@@ -85,3 +85,37 @@ class set_grad_enabled(_GradModeContext):
             with set_grad_enabled(mode):
                 return fn(*args, **kwargs)
         return wrapper
+
+
+class inference_mode(_GradModeContext):
+    """``with gradc.inference_mode():`` (or ``@gradc.inference_mode()``): no gradient recording,
+    as ``no_grad``.  (PyTorch's inference tensors, which also skip version counting and refuse
+    later use in autograd, have no separate kind in gradc.)  ``inference_mode(False)`` changes
+    nothing."""
+
+    def __new__(cls, mode=True):
+        self = super().__new__(cls)
+        if callable(mode):  # bare @inference_mode
+            self._target = False
+            return self(mode)
+        return self
+
+    def __init__(self, mode=True):
+        if not callable(mode):
+            self._mode = bool(mode)
+            self._target = False if mode else None
+
+    def __enter__(self):
+        self._prev = is_grad_enabled()
+        if self._target is not None:
+            _set(self._target)
+        return None
+
+    def __call__(self, fn):
+        mode = self._mode if hasattr(self, "_mode") else True
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(mode):
+                return fn(*args, **kwargs)
+        return wrapper
