@@ -12,7 +12,8 @@ from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set
 from .dtypes import bool_ as bool  # noqa: A001  (torch.bool)
 from .dtypes import dtype, finfo, float32, float64, iinfo, int64
 from .factories import (arange, as_tensor, empty, empty_like, from_numpy, full, full_like, linspace,
-                        manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm,
+                        bernoulli, manual_seed, multinomial, normal, ones, ones_like, rand, rand_like, randint, randn,
+                        randn_like, randperm,
                         seed, tensor, zeros, zeros_like)
 from .functional import *  # noqa: F401,F403
 from .functional import is_tensor

@@ -316,3 +316,74 @@ def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=Fals
 
 def randperm(n, dtype=None, device=None):
     return _finish(_rng.permutation(int(n)), dtype or dtypes.int64, False, device)
+
+
+# ---- sampling from given parameters (torch.normal, bernoulli, multinomial) ----------------------
+def _concrete(t):
+    """The values of an eager tensor, None for a traced one (``@gradc.compile``)."""
+    data = getattr(t, "_data", None)
+    return data if isinstance(data, np.ndarray) else None
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """``mean + std * z`` with z standard normal, broadcast over tensor ``mean``/``std`` (so the
+    gradient reaches both, as PyTorch's reparametrised one does), or ``size`` samples of float
+    ``mean``/``std``.  Traced by ``@gradc.compile`` as a draw at every call."""
+    from .tensor_api import is_tensor_like
+    if not (is_tensor_like(mean) or is_tensor_like(std)):
+        if size is None:
+            raise TypeError("normal() received an invalid combination of arguments - got (float, float): give "
+                            "a tensor mean or std, or a size")
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        out = randn(size, dtype=dtype, device=device) * std + mean
+        return out.requires_grad_() if requires_grad else out
+    like = mean if is_tensor_like(mean) else std
+    if is_tensor_like(std):
+        values = _concrete(std)
+        if values is not None and values.size and values.min() < 0:
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    from .ops.rules import broadcast_shapes
+    shape = broadcast_shapes("normal", tuple(getattr(mean, "shape", ())), tuple(getattr(std, "shape", ())))
+    z = randn(shape, dtype=like.dtype, device=like.device)
+    return mean + std * z
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """1 with probability ``input`` (or ``p``) per element, in ``input``'s dtype."""
+    probs = input if p is None else full_like(input, p)
+    values = _concrete(probs)
+    if values is not None and values.size and (values.min() < 0 or values.max() > 1):
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    return (rand_like(probs) < probs.detach()).to(input.dtype)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """Indices drawn from the rows of ``input`` (unnormalised probabilities), int64 (eager only:
+    how many distinct categories a row has depends on its values)."""
+    values = _concrete(input)
+    if values is None:
+        raise RuntimeError("gradc.multinomial is not supported under @gradc.compile (its result depends on the "
+                           "probabilities' values); draw it outside the compiled function")
+    if input.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    rows = values.reshape(-1, values.shape[-1]).astype(np.float64)
+    if not np.all(np.isfinite(rows)) or rows.min() < 0:
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if not replacement and num_samples > rows.shape[1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    out = np.empty((rows.shape[0], num_samples), np.int64)
+    for i, row in enumerate(rows):
+        total = row.sum()
+        if total <= 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        nonzero = int(np.count_nonzero(row))
+        if replacement or num_samples <= nonzero:
+            out[i] = _rng.choice(row.size, num_samples, replace=replacement, p=row / total)
+        else:              # PyTorch's order: the categories with weight first, then the zero ones
+            first = _rng.choice(row.size, nonzero, replace=False, p=row / total)
+            rest = _rng.permutation(np.flatnonzero(row == 0))[:num_samples - nonzero]
+            out[i] = np.concatenate([first, rest])
+    return tensor(out.reshape(values.shape[:-1] + (num_samples,)), device=input.device)
