@@ -99,6 +99,7 @@ class _Specialization:
     n_state_outputs = 0  # the forward's last outputs: the new values of the tensors it writes in place,
     state_slots = ()     # and for each, the argument position (user tensors, then captured) it writes
     arg_writes = ()      # the positions among them of the user's tensor arguments
+    view_outputs = {}    # outputs that are views of arguments: replayed on the caller's tensors
     grad_writes = ()     # (position, output) of each written argument whose new value carries gradients
 
     def __init__(self, func: Function, wrt, memory: str, backend, n_outputs: int, backward: str = "auto",
@@ -529,7 +530,8 @@ class CompiledFunction:
         spec = _Specialization(func, wrt, self.memory, backend, n_out, self.backward,
                                written=[pos for pos, _ in writes])
         spec.n_state_outputs = len(writes)
-        spec.float_outputs = [k for k in grad_outputs if k < n_user]
+        spec.view_outputs = _view_outputs(func, n_user)
+        spec.float_outputs = [k for k in grad_outputs if k < n_user and k not in spec.view_outputs]
         spec.state_slots = [pos for pos, _ in writes]
         spec.arg_writes = [pos for pos, _ in writes if pos < n_args]
         spec.grad_writes = [(spec.state_slots[k - n_user], k) for k in grad_outputs if k >= n_user]
@@ -622,6 +624,11 @@ class CompiledFunction:
             for k in spec.float_outputs:
                 t = result[k]
                 t._grad_fn, t._output_nr, t._requires_grad = node, k, True
+        for k, (pos, chain) in spec.view_outputs.items():     # views of inputs, as eagerly
+            t = tensors[pos]
+            for name, attrs in chain:
+                t = _dispatch.apply(name, t, **attrs)
+            result[k] = t
         if state_values is not None:      # after the node took the versions, as eager code's order
             _write_state(spec, tensors, state_values)
             if spec.wrt:
@@ -824,6 +831,31 @@ def _fmt(v):
     if isinstance(v, tuple):
         return "[" + ", ".join(map(str, v)) + "]"
     return str(v)
+
+
+def _view_outputs(func: Function, n_outputs: int) -> dict:
+    """{output position: (argument position, [(op, attrs), ...])} for the outputs that are an
+    argument or a chain of views of one (reshape, transpose, expand, basic indexing, detach):
+    the call replays the chain on the caller's tensor, so the output is a view of it (writes
+    through it reach the input; ``f(x) is x`` for an identity) and its grad_fn is eager's."""
+    from .ops.registry import VIEW
+    position = {a: i for i, a in enumerate(func.args)}
+    found = {}
+    for k, v in enumerate(func.outputs[:n_outputs]):
+        chain = []
+        while v not in position:
+            op = v.owner
+            if not hasattr(op, "results") or len(op.operands) != 1 or len(op.results) != 1:
+                break
+            opdef = op.opdef
+            if opdef is None or not (opdef.has(VIEW) or op.name == "gradc.detach" or (
+                    op.name == "gradc.index" and not any(e[0] == "tensor" for e in op.attrs.get("key", ())))):
+                break
+            chain.append((opdef.name, dict(op.attrs)))
+            v = op.operands[0]
+        if v in position:
+            found[k] = (position[v], chain[::-1])
+    return found
 
 
 def _maybe_aliasing(func: Function, values) -> set:
