@@ -871,7 +871,8 @@ def _maybe_aliasing(func: Function, values) -> set:
 
 
 def _own(outs, inputs, candidates):
-    """Copy outputs that may alias a caller's input (a returned view): PyTorch's outputs are fresh."""
+    """Copy outputs that may alias a caller's input without being one of its views (those are replayed:
+    ``_view_outputs``): a computed output is fresh, as eagerly."""
     if not candidates:
         return outs
     fixed = list(outs)
