@@ -8,6 +8,7 @@ from . import autograd, dtypes, nn, optim  # noqa: F401
 from . import cuda  # noqa: F401
 from . import linalg, special  # noqa: F401
 from ._printing import set_printoptions
+from .autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .dtypes import bool_ as bool  # noqa: A001  (torch.bool)
 from .dtypes import dtype, finfo, float32, float64, iinfo, int64
@@ -31,4 +32,24 @@ __version__ = "0.1.0"
 
 
 def get_default_dtype():
-    return float32
+    """The dtype of float tensors made from Python floats and of float factories' results."""
+    return dtypes.default_float
+
+
+def set_default_dtype(d):
+    """Make ``d`` (float32 or float64) the default float dtype, as ``torch.set_default_dtype``."""
+    if not isinstance(d, dtypes.dtype):
+        raise TypeError("invalid dtype object: only floating-point types are supported as the default type")
+    if not d.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    dtypes.default_float = d
+
+
+def _install_numpy_aliases():
+    from . import _numpy_aliases, tensor_api
+    from .ir.emitter import IRTensor
+    from .ir.tracer import Proxy
+    _numpy_aliases.install((tensor_api.TensorAPI, Tensor, IRTensor, Proxy), globals())
+
+
+_install_numpy_aliases()

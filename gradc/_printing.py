@@ -43,8 +43,13 @@ _NUMPY_DTYPES = {
 }
 
 # dtypes PyTorch does not spell out in a non-empty tensor's repr
-_IMPLICIT_DTYPES = ("float32", "int64", "bool")
-_DEFAULT_FLOAT_DTYPE = "float32"
+_IMPLICIT_INTEGRAL_DTYPES = ("int64", "bool")
+
+
+def _default_float_name() -> str:
+    """The default float dtype's name (``set_default_dtype``): a tensor of it prints no dtype."""
+    from . import dtypes
+    return dtypes.default_float.name
 
 
 def set_printoptions(
@@ -233,13 +238,13 @@ def tensor_repr(
     if data.size == 0:
         if data.ndim != 1:
             suffixes.append("size=" + _shape_text(data.shape))
-        if dtype_name != _DEFAULT_FLOAT_DTYPE:
+        if dtype_name != _default_float_name():
             suffixes.append(f"dtype=torch.{dtype_name}")
         body = "[]"
     else:
         if not _OPTS.edgeitems:
             suffixes.append("size=" + _shape_text(data.shape))
-        if dtype_name not in _IMPLICIT_DTYPES:
+        if dtype_name not in _IMPLICIT_INTEGRAL_DTYPES and dtype_name != _default_float_name():
             suffixes.append(f"dtype=torch.{dtype_name}")
         body = _body_text(data, indent)
     if grad_suffix:

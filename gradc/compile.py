@@ -2,7 +2,7 @@
 joined to the eager autograd graph.
 
 A ``CompiledFunction`` specialises on every tensor argument's shape, dtype,
-device and requires_grad, on grad mode and on the values of non-tensor
+device and requires_grad, on grad mode, the default float dtype and the values of non-tensor
 arguments. Each specialisation holds a forward executor and, when some input
 requires grad, either a backward executor (``backward="separate"``: the joint
 function partitioned by the ``memory`` policy) or, for a function returning one
@@ -36,7 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import capture_paths
+from . import capture_paths, dtypes
+from .autograd import anomaly_mode as _anomaly
 from .autograd import grad_mode
 from .autograd.node import FREED_MESSAGE, Node, version_error
 from .autograd.node import _seq as _node_seq
@@ -283,6 +284,8 @@ class CompiledFunctionBackward(Node):
 
     def __init__(self, spec: _Specialization, inputs, residuals, next_functions, out_types):
         self._seq = next(_node_seq)     # (Node.__init__, inlined: one node per compiled call)
+        if _anomaly._state.enabled:
+            self._anomaly_stack = _anomaly.forward_stack()
         self._spec = spec
         self._inputs = inputs          # saved inputs, with the versions they had (checked by _unpack)
         self._versions = [t._version_counter.value for t in inputs]
@@ -443,7 +446,7 @@ class CompiledFunction:
             else:
                 break
         else:                   # tensors only: the common call
-            return (tuple(keys), (), grad_mode._state.enabled), args
+            return (tuple(keys), (), grad_mode._state.enabled, dtypes.default_float), args
         keys, statics, tensors = [], [], []
         for a in args:
             if isinstance(a, Tensor):
@@ -451,15 +454,17 @@ class CompiledFunction:
                 tensors.append(a)
             else:
                 statics.append(_static_key(a))
-        return (tuple(keys), tuple(statics), grad_mode._state.enabled), tensors
+        return (tuple(keys), tuple(statics), grad_mode._state.enabled, dtypes.default_float), tensors
 
     def _why(self, key) -> str:
         if self._last_key is None:
             return "first call"
-        old_t, old_s, old_g = self._last_key
-        new_t, new_s, new_g = key
+        old_t, old_s, old_g, old_d = self._last_key
+        new_t, new_s, new_g, new_d = key
         if old_g != new_g:
             return f"grad mode changed from {old_g} to {new_g}"
+        if old_d is not new_d:
+            return f"default dtype changed from {old_d} to {new_d}"
         if len(old_t) != len(new_t):
             return f"number of tensor arguments changed from {len(old_t)} to {len(new_t)}"
         for i, (a, b) in enumerate(zip(old_t, new_t)):

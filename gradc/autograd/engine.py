@@ -12,7 +12,7 @@ import heapq
 import numpy as np
 
 from ..ops.quiet import quiet
-from . import grad_mode
+from . import anomaly_mode, grad_mode
 from .node import AccumulateGrad, Node
 
 _add_quietly = quiet(np.add)      # inf + -inf accumulates to nan without a warning, as in PyTorch
@@ -178,7 +178,7 @@ def run_unit_backward(node, retain_graph: bool) -> bool:
     can take the unit cotangent without a tensor (``_unit_ok``: a compiled scalar loss whose
     gradients the forward already computed). Same conditions and effects as
     ``_run_single_node``; False when they do not hold."""
-    if not _lone_node(node, "_unit_ok"):
+    if anomaly_mode._state.enabled or not _lone_node(node, "_unit_ok"):
         return False
     grads, fresh = node.apply_unit()   # wraps arrays the forward computed: records nothing, so grad mode can stay
     if not retain_graph:
@@ -221,13 +221,28 @@ def _run_node(node, grads: dict, retain_graph: bool):
     return outs
 
 
+def _run_node_checked(node, grads: dict, retain_graph: bool):
+    """``_run_node`` under anomaly detection: a failing node's forward stack is shown, and its
+    gradients are checked for NaNs when ``check_nan`` is on."""
+    try:
+        outs = _run_node(node, grads, retain_graph)
+        if anomaly_mode._state.check_nan:
+            anomaly_mode.check_nan(node, outs)
+    except Exception:
+        anomaly_mode.warn_error_in(node)
+        raise
+    return outs
+
+
 def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, capture=None):
     """Propagate ``root_grads`` from the (node, output_nr) ``roots``.
 
     ``capture``: a list of (node, output_nr) whose incoming gradient is returned instead
     of being accumulated (autograd.grad); then AccumulateGrad nodes do not run.
     """
-    if capture is None and len(roots) == 1 and _run_single_node(roots[0], root_grads[0], retain_graph, create_graph):
+    anomaly = anomaly_mode._state.enabled
+    if capture is None and len(roots) == 1 and not anomaly and \
+            _run_single_node(roots[0], root_grads[0], retain_graph, create_graph):
         return {}
     root_nodes = [n for n, _ in roots]
     deps, seen = _collect(root_nodes)
@@ -265,6 +280,8 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, c
                 if capture is None:
                     _accumulate(node, grads.get(0), create_graph)
                 outs = ()
+            elif anomaly:
+                outs = _run_node_checked(node, grads, retain_graph)
             else:
                 outs = _run_node(node, grads, retain_graph)
             for (nxt, nr), g in zip(node._next, outs):

@@ -11,6 +11,7 @@ import itertools
 from types import MappingProxyType
 
 from ..ops.registry import TypeInfo, VJPContext, vjp_rule
+from . import anomaly_mode
 
 _seq = itertools.count()
 # Nodes that PyTorch implements by hand in C++: name() gives the C++ name (type name stays short).
@@ -56,6 +57,8 @@ class Node:
 
     def __init__(self):
         self._seq = next(_seq)
+        if anomaly_mode._state.enabled:
+            self._anomaly_stack = anomaly_mode.forward_stack()
 
     def _hook_dict(self, attr: str) -> dict:
         """This node's own table ``attr`` (one of the four above), made on first use."""
@@ -195,6 +198,8 @@ class OpNode(Node):
     def __init__(self, op, attrs, inputs, outputs, input_types, next_functions, needs_input_grad,
                  output_types=None):
         self._seq = next(_seq)
+        if anomaly_mode._state.enabled:
+            self._anomaly_stack = anomaly_mode.forward_stack()
         self._op = op
         self._attrs = attrs
         self._input_types = input_types
