@@ -20,20 +20,7 @@ def _shape_args(size) -> tuple:
             raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(shape)}")
     return shape
 
-_rng = np.random.default_rng()
-
-
-def manual_seed(seed: int):
-    """Make rand/randn/randint reproducible."""
-    global _rng
-    _rng = np.random.default_rng(int(seed))
-    return _rng
-
-
-def seed() -> int:
-    s = int(np.random.SeedSequence().entropy % (2 ** 63))
-    manual_seed(s)
-    return s
+from .random_state import Generator, manual_seed, numpy_rng, seed  # noqa: F401  (gradc.* names)
 
 
 def _finish(array, dtype, requires_grad, device):
@@ -285,25 +272,34 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     return _finish(values.astype(dt.np), dt, requires_grad, device)
 
 
-def _random(op, sample, size, dtype, requires_grad, device):
+def _traced_generator_error(generator):
+    if generator is not None:
+        raise RuntimeError("generator= is not supported under @gradc.compile (compiled draws come from the default "
+                           "generator, seeded by gradc.manual_seed); draw outside the compiled function")
+
+
+def _random(op, sample, size, dtype, requires_grad, device, generator=None):
     dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
     if not dt.is_floating_point:
         raise RuntimeError(f"\"{sample.__name__}\" not implemented for '{dt.tensor_type[:-6]}'")
     shape = _shape_args(size)
     if dispatch.capturing and not requires_grad:      # traced by @gradc.compile: a draw at every call
+        _traced_generator_error(generator)
         return dispatch.capturing[-1].draw(op, shape, dt)
     return _finish(sample(shape).astype(dt.np), dt, requires_grad, device)
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
-    return _random("rand_like", lambda shape: _rng.random(shape), size, dtype, requires_grad, device)
+    return _random("rand_like", lambda shape: numpy_rng(generator).random(shape), size, dtype, requires_grad, device,
+                   generator)
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
-    return _random("randn_like", lambda shape: _rng.standard_normal(shape), size, dtype, requires_grad, device)
+    return _random("randn_like", lambda shape: numpy_rng(generator).standard_normal(shape), size, dtype,
+                   requires_grad, device, generator)
 
 
-def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False):
+def randint(low, high=None, size=(), *, generator=None, dtype=None, device=None, requires_grad=False):
     if high is None:
         low, high = 0, low
     elif isinstance(high, (tuple, list)) and size == ():      # randint(high, size)
@@ -311,11 +307,12 @@ def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=Fals
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.int64
-    return _finish(_rng.integers(low, high, size=_shape_args((size,))).astype(dt.np), dt, requires_grad, device)
+    values = numpy_rng(generator).integers(low, high, size=_shape_args((size,)))
+    return _finish(values.astype(dt.np), dt, requires_grad, device)
 
 
-def randperm(n, dtype=None, device=None):
-    return _finish(_rng.permutation(int(n)), dtype or dtypes.int64, False, device)
+def randperm(n, *, generator=None, dtype=None, device=None):
+    return _finish(numpy_rng(generator).permutation(int(n)), dtype or dtypes.int64, False, device)
 
 
 # ---- sampling from given parameters (torch.normal, bernoulli, multinomial) ----------------------
@@ -336,7 +333,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
                             "a tensor mean or std, or a size")
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-        out = randn(size, dtype=dtype, device=device) * std + mean
+        out = randn(size, dtype=dtype, device=device, generator=generator) * std + mean
         return out.requires_grad_() if requires_grad else out
     like = mean if is_tensor_like(mean) else std
     if is_tensor_like(std):
@@ -347,7 +344,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     from .ops.rules import broadcast_shapes
     shape = broadcast_shapes("normal", tuple(getattr(mean, "shape", ())), tuple(getattr(std, "shape", ())))
-    z = randn(shape, dtype=like.dtype, device=like.device)
+    z = randn(shape, dtype=like.dtype, device=like.device, generator=generator)
     return mean + std * z
 
 
@@ -357,7 +354,8 @@ def bernoulli(input, p=None, *, generator=None):
     values = _concrete(probs)
     if values is not None and values.size and (values.min() < 0 or values.max() > 1):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-    return (rand_like(probs) < probs.detach()).to(input.dtype)
+    u = rand_like(probs) if generator is None else rand(probs.shape, dtype=probs.dtype, generator=generator)
+    return (u < probs.detach()).to(input.dtype)
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):
@@ -375,15 +373,16 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     if not replacement and num_samples > rows.shape[1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
     out = np.empty((rows.shape[0], num_samples), np.int64)
+    rng = numpy_rng(generator)
     for i, row in enumerate(rows):
         total = row.sum()
         if total <= 0:
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
         nonzero = int(np.count_nonzero(row))
         if replacement or num_samples <= nonzero:
-            out[i] = _rng.choice(row.size, num_samples, replace=replacement, p=row / total)
+            out[i] = rng.choice(row.size, num_samples, replace=replacement, p=row / total)
         else:              # PyTorch's order: the categories with weight first, then the zero ones
-            first = _rng.choice(row.size, nonzero, replace=False, p=row / total)
-            rest = _rng.permutation(np.flatnonzero(row == 0))[:num_samples - nonzero]
+            first = rng.choice(row.size, nonzero, replace=False, p=row / total)
+            rest = rng.permutation(np.flatnonzero(row == 0))[:num_samples - nonzero]
             out[i] = np.concatenate([first, rest])
     return tensor(out.reshape(values.shape[:-1] + (num_samples,)), device=input.device)

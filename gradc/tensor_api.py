@@ -945,7 +945,7 @@ class TensorAPI(TensorLikeMeta):
         return self.masked_fill_(factories.tensor(mask, device=self.device), fill_value)
 
     # ---- in-place sampling (the global generator, as the factories use) ---------------------
-    def _sample_(self, draw, traced):
+    def _sample_(self, draw, traced, generator=None):
         """Fill with ``draw(shape)``; under ``@gradc.compile`` with ``traced(u)`` of a uniform
         (``"rand_like"``) or normal (``"randn_like"``) draw recorded in the IR instead, so each
         call draws anew (``traced`` spells the same transformation of the same stream)."""
@@ -955,6 +955,7 @@ class TensorAPI(TensorLikeMeta):
         if self.requires_grad and self.is_leaf and grad_mode.is_grad_enabled():
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         if dispatch.capturing and self.dtype.is_floating_point:
+            factories._traced_generator_error(generator)
             kind, transform = traced
             values = transform(dispatch.capturing[-1].draw(kind, tuple(self.shape), self.dtype))
         else:
@@ -964,23 +965,29 @@ class TensorAPI(TensorLikeMeta):
         return self
 
     def uniform_(self, a=0.0, b=1.0, *, generator=None):
-        from .factories import _rng
-        return self._sample_(lambda shape: _rng.uniform(a, b, shape), ("rand_like", lambda u: u * (b - a) + a))
+        from .random_state import numpy_rng
+        rng = numpy_rng(generator)
+        return self._sample_(lambda shape: rng.uniform(a, b, shape), ("rand_like", lambda u: u * (b - a) + a),
+                             generator)
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
-        from .factories import _rng
-        return self._sample_(lambda shape: _rng.normal(mean, std, shape), ("randn_like", lambda z: z * std + mean))
+        from .random_state import numpy_rng
+        rng = numpy_rng(generator)
+        return self._sample_(lambda shape: rng.normal(mean, std, shape), ("randn_like", lambda z: z * std + mean),
+                             generator)
 
     def bernoulli_(self, p=0.5, *, generator=None):
-        from .factories import _rng
-        return self._sample_(lambda shape: (_rng.random(shape) < p).astype(np.float64),
-                             ("rand_like", lambda u: u < p))
+        from .random_state import numpy_rng
+        rng = numpy_rng(generator)
+        return self._sample_(lambda shape: (rng.random(shape) < p).astype(np.float64),
+                             ("rand_like", lambda u: u < p), generator)
 
     def exponential_(self, lambd=1.0, *, generator=None):
-        from .factories import _rng
+        from .random_state import numpy_rng
+        rng = numpy_rng(generator)
         # traced: inversion of a uniform draw (NumPy's own sampler uses another method)
-        return self._sample_(lambda shape: _rng.exponential(1.0 / lambd, shape),
-                             ("rand_like", lambda u: (-u).log1p() * (-1.0 / lambd)))
+        return self._sample_(lambda shape: rng.exponential(1.0 / lambd, shape),
+                             ("rand_like", lambda u: (-u).log1p() * (-1.0 / lambd)), generator)
 
     def zero_(self): return self._fill(0, "ZeroBackward0")
 
