@@ -1,13 +1,13 @@
 """PyTorch's arithmetic helpers spelled with table ops: fused forms (addcmul, addcdiv, mv, addmv,
 baddbmm, addbmm, inner, cross), one-sided clamps, logit, angle conversions, sgn/signbit,
-NaN-skipping sums and means, median and logspace."""
+NaN-skipping sums and means, median, running extrema (cummax/cummin) and logspace."""
 from __future__ import annotations
 
 import math
 
 from . import factories
 from .compositions import bind_methods
-from .tensor_api import norm_dim, where
+from .tensor_api import _named_return, cat, norm_dim, where
 
 
 def addcmul(input, tensor1, tensor2, *, value=1):
@@ -138,7 +138,49 @@ def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_gra
     return factories.tensor(float(base) ** exps, dtype=dt, device=device, requires_grad=requires_grad)
 
 
+def _running_extremum(x, dim, kind):
+    """cummax/cummin: the running extremum along ``dim`` and where it was (PyTorch's rule: a value
+    equal to the extremum so far, or a NaN, takes over). The indices come from a log-depth scan
+    over (value, index) pairs in table ops; the values are ``x`` gathered at them, so the gradient
+    goes to the index each output came from, as PyTorch's does."""
+    from . import dtypes
+    from .tensor_api import is_tensor_like
+    if not is_tensor_like(x):
+        raise TypeError(f"{kind}(): argument 'input' must be Tensor, not {type(x).__name__}")
+    if x.ndim == 0:
+        norm_dim(dim, 1)
+        return x.clone(), factories.zeros((), dtype=dtypes.int64, device=x.device)
+    d = norm_dim(dim, x.ndim)
+    n = x.shape[d]
+    shape = [1] * x.ndim
+    shape[d] = n
+    index = factories.arange(n, device=x.device).reshape(*shape).expand(*x.shape)
+    value = x.detach()
+    shift = 1
+    while shift < n:
+        earlier_v, later_v = value.narrow(d, 0, n - shift), value.narrow(d, shift, n - shift)
+        earlier_i, later_i = index.narrow(d, 0, n - shift), index.narrow(d, shift, n - shift)
+        beats = earlier_v > later_v if kind == "cummax" else earlier_v < later_v
+        if x.dtype.is_floating_point:
+            beats = (beats | earlier_v.isnan()) & ~later_v.isnan()
+        value = cat([value.narrow(d, 0, shift), where(beats, earlier_v, later_v)], d)
+        index = cat([index.narrow(d, 0, shift), where(beats, earlier_i, later_i)], d)
+        shift *= 2
+    return x.gather(d, index), index
+
+
+_CUMMAX, _CUMMIN = _named_return("cummax"), _named_return("cummin")
+
+
+def cummax(input, dim):
+    return _CUMMAX(*_running_extremum(input, dim, "cummax"))
+
+
+def cummin(input, dim):
+    return _CUMMIN(*_running_extremum(input, dim, "cummin"))
+
+
 METHODS = ("addcmul", "addcdiv", "clamp_min", "clamp_max", "logit", "deg2rad", "rad2deg", "sgn", "signbit", "nansum",
-           "nanmean", "median", "mv", "addmv", "baddbmm", "addbmm", "inner", "cross")
+           "nanmean", "median", "mv", "addmv", "baddbmm", "addbmm", "inner", "cross", "cummax", "cummin")
 FUNCTIONS = METHODS + ("logspace",)
 bind_methods(globals(), METHODS)

@@ -1,6 +1,6 @@
 """PyTorch functions that arrange tensors, spelled with table ops: stacking (hstack, vstack,
 dstack, column_stack, atleast_Nd), tiling, moving and splitting dims (tile, movedim, unflatten,
-tensor_split, rot90, fliplr/flipud), diagonal matrices (diag, diag_embed, eye) and index
+tensor_split, rot90, fliplr/flipud, Tensor.unfold), diagonal matrices (diag, diag_embed, eye) and index
 factories (tril_indices, triu_indices).  Gradients come from the table ops they use."""
 from __future__ import annotations
 
@@ -184,8 +184,30 @@ def kron(a, b):
     return out.reshape(*[p * q for p, q in zip(a.shape, b.shape)])
 
 
+def unfold(x, dimension, size, step):
+    """``Tensor.unfold``: the windows of ``size`` elements every ``step`` along ``dimension``, as
+    a new last dim (PyTorch returns a view; this is a copy, by one index_select, so its gradient
+    adds overlapping windows back)."""
+    if x.ndim == 0:                  # a scalar is one window of itself, shape (size,)
+        norm_dim(dimension, 1)
+        return unfold(x.reshape(1), 0, size, step).reshape(size)
+    d = norm_dim(dimension, x.ndim)
+    length = x.shape[d]
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    n = (length - size) // step + 1
+    index = (np.arange(n)[:, None] * step + np.arange(size)[None, :]).reshape(-1)
+    picked = x.index_select(d, factories.tensor(index, device=x.device))
+    windows = picked.reshape(*x.shape[:d], n, size, *x.shape[d + 1:])
+    return windows.movedim(d + 1, -1)
+
+
 METHODS = ("tile", "movedim", "moveaxis", "swapdims", "unflatten", "tensor_split", "rot90", "fliplr", "flipud",
            "diag", "diag_embed", "kron")
 FUNCTIONS = METHODS + ("atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack", "dstack", "column_stack",
                        "row_stack", "eye", "tril_indices", "triu_indices")
-bind_methods(globals(), METHODS)
+bind_methods(globals(), METHODS + ("unfold",))          # (Tensor.unfold only: F.unfold is im2col)

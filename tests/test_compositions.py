@@ -102,6 +102,12 @@ CASES += [       # arrangement.py
     ("m.inner(x, y)", dict(x=_X, y=_X[0])), ("x.inner(y)", dict(x=[1.0, 2.0], y=[3.0, 4.0])),
     ("m.cross(x, y, dim=1)", dict(x=_V3, y=_V3[::-1].copy())), ("x.cross(y, -1)", dict(x=_V3, y=_V3 * 2 + 1)),
     ("m.logspace(0, 2, 5) * x + m.logspace(-1, 1, 5, base=2) ", dict(x=[1.0] * 5)),
+    ("x.cummax(0)", dict(x=[1.0, 3.0, 3.0, 2.0, 0.5, 5.0, 5.0])),
+    ("m.cummin(x, 1)", dict(x=[[4.0, 1.0, 1.0, 2.0, 0.0], [3.0, 3.0, 5.0, -1.0, -1.0]])),
+    ("m.cummax(x, dim=-2).values * 2", dict(x=_R.standard_normal((5, 3)).round(0))),
+    ("x.unfold(1, 3, 2)", dict(x=np.arange(14.0).reshape(2, 7))),
+    ("x.unfold(0, 2, 1) * x.unfold(0, 2, 1)", dict(x=[1.0, -2.0, 3.0, 0.5])),
+    ("x.unfold(-1, 2, 3)", dict(x=_R.standard_normal((2, 3, 8)))),
 ]
 EINSUMS = [("ij,jk->ik", (3, 4), (4, 5)), ("bij,bjk->bik", (2, 3, 4), (2, 4, 5)),
            ("bhqd,bhkd->bhqk", (2, 3, 4, 5), (2, 3, 6, 5)), ("i,i->", (4,), (4,)), ("i,j->ij", (3,), (4,)),
@@ -191,6 +197,30 @@ def test_compositions_compile(compiled_vs_eager):
         return (gradc.logaddexp(a, b.flip(1)) + h.roll(1, 0).diff(dim=0).sum()).sum()
     rng = np.random.default_rng(14)
     compiled_vs_eager(f, rng.standard_normal((4, 4)), rng.standard_normal((4, 4)), rtol=1e-10)
+
+
+def test_running_extrema_and_windows_edge_cases_errors_and_compile(compiled_vs_eager):
+    nan = float("nan")
+    for name in ("cummax", "cummin"):
+        ours = getattr(gradc.tensor([1.0, 3.0, nan, 2.0, nan, 0.0]), name)(0)
+        theirs = getattr(torch.tensor([1.0, 3.0, nan, 2.0, nan, 0.0]), name)(0)
+        np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy())
+        assert ours.indices.tolist() == theirs.indices.tolist()
+        assert repr(getattr(gradc.tensor(2.0), name)(0)) == repr(getattr(torch.tensor(2.0), name)(0))
+        b = getattr(gradc.tensor([True, False, True]), name)(0)
+        tb = getattr(torch.tensor([True, False, True]), name)(0)
+        assert b.values.tolist() == tb.values.tolist() and b.indices.tolist() == tb.indices.tolist()
+    assert gradc.tensor(3.0).unfold(0, 1, 1).tolist() == [3.0]
+    a = gradc.arange(7.0)
+    for args, message in [((0, 8, 1), "maximum size for tensor at dimension 0 is 7 but size is 8"),
+                          ((0, 2, 0), "step is 0 but must be > 0"), ((0, -1, 1), "size is -1 but must be >= 0")]:
+        with pytest.raises(RuntimeError, match=f"^{message}$"):
+            a.unfold(*args)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        a.unfold(1, 2, 1)
+    rng = np.random.default_rng(3)
+    compiled_vs_eager(lambda x: (x.cummax(1).values * x.cummin(0).values).sum() + x.unfold(1, 3, 2).exp().sum(),
+                      rng.standard_normal((4, 9)))
 
 
 def test_new_tensors_and_special_match_pytorch():
