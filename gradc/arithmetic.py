@@ -63,23 +63,33 @@ def nanmean(x, dim=None, keepdim=False):
 
 
 def median(x, dim=None, keepdim=False):
-    """The lower median ((n - 1) // 2-th smallest; NaN if the slice has one), with its index
-    when ``dim`` is given (``torch.return_types.median``); the gradient goes to that element."""
-    if dim is None:
-        flat = x.reshape(-1)
-        values = flat.sort().values
-        return values[(flat.shape[0] - 1) // 2]
+    """The lower median ((n - 1) // 2-th smallest), with its index when ``dim`` is given
+    (``torch.return_types.median``); a slice with a NaN gives NaN and the index of its first NaN,
+    as PyTorch's. The gradient goes to the element picked."""
     from .tensor_api import return_types_median
+    if dim is None:
+        return _lower_median(x.reshape(-1), 0)[0].reshape(())
     dim = norm_dim(dim, max(x.ndim, 1))
     if x.ndim == 0:
         from . import dtypes
         return return_types_median(x * 1, factories.zeros((), dtype=dtypes.int64))
-    s = x.sort(dim)
-    k = (x.shape[dim] - 1) // 2
-    values, indices = s.values.narrow(dim, k, 1), s.indices.narrow(dim, k, 1)
+    values, indices = _lower_median(x, dim)
     if not keepdim:
         values, indices = values.squeeze(dim), indices.squeeze(dim)
     return return_types_median(values, indices)
+
+
+def _lower_median(x, dim):
+    """(values, indices) of the lower median along ``dim``, kept as a size-1 dim. The sort puts
+    NaNs last and keeps their order, so a slice's first NaN sits just after its other values."""
+    s = x.sort(dim)
+    n = x.shape[dim]
+    k = (n - 1) // 2
+    if not x.dtype.is_floating_point:
+        return s.values.narrow(dim, k, 1), s.indices.narrow(dim, k, 1)
+    valid = (x == x).sum(dim, keepdim=True)
+    pos = where(valid < n, valid, k)
+    return s.values.gather(dim, pos), s.indices.gather(dim, pos)
 
 
 def mv(mat, vec):

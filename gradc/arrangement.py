@@ -154,8 +154,9 @@ def diag(x, diagonal=0):
     """A 1-D tensor on the ``diagonal``-th diagonal of a square matrix; of a 2-D one, that diagonal."""
     if x.ndim == 1:
         return diag_embed(x, diagonal)
-    if x.ndim == 2:
-        return x.diagonal(diagonal)
+    if x.ndim == 2:                 # a copy, as PyTorch's
+        from .compositions import diagonal_index
+        return diagonal_index(x, diagonal, 0, 1, as_view=False, name="DiagonalBackward0_copy")
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D")
 
 

@@ -111,15 +111,39 @@ def triu(x, diagonal=0):
 
 
 def diagonal(x, offset=0, dim1=0, dim2=1):
-    """The diagonal of dims ``dim1``/``dim2`` as the last dim (PyTorch's layout)."""
+    """The diagonal of dims ``dim1``/``dim2`` as the last dim (PyTorch's layout): an index of the
+    permuted input whose eager result is a view of the input's memory, as PyTorch's (writes
+    through it reach the input, with CopySlices history)."""
+    return diagonal_index(x, offset, dim1, dim2, as_view=True, name="DiagonalBackward0")
+
+
+def diagonal_index(x, offset, dim1, dim2, as_view, name):
+    """``diagonal``, as a view of ``x`` or (``torch.diag``'s) a copy, with grad_fn ``name``."""
+    from .ops.dispatch import apply
+    from .tensor_api import encode_index
     d1, d2 = norm_dim(dim1, x.ndim), norm_dim(dim2, x.ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     rest = [d for d in range(x.ndim) if d not in (d1, d2)]
     y = x.permute(*rest, d1, d2)
     n1, n2 = y.shape[-2], y.shape[-1]
     r0, c0 = (0, offset) if offset >= 0 else (-offset, 0)
     n = max(0, min(n1 - r0, n2 - c0))
-    idx = [r0 + k for k in range(n)], [c0 + k for k in range(n)]
-    return y[(Ellipsis, factories.tensor(idx[0], dtype=dtypes.int64), factories.tensor(idx[1], dtype=dtypes.int64))]
+    rows = factories.tensor([r0 + k for k in range(n)], dtype=dtypes.int64)
+    cols = factories.tensor([c0 + k for k in range(n)], dtype=dtypes.int64)
+    key, tensors = encode_index((Ellipsis, rows, cols), y)
+    out = apply("index", y, *tensors, key=key, _name=name)
+    from .tensor import Tensor, view_as_index_of
+    if as_view and type(out) is Tensor and isinstance(y._data, np.ndarray):
+        corner = y._data[..., r0:r0 + n, c0:c0 + n]
+        strided = np.lib.stride_tricks.as_strided(
+            corner, shape=corner.shape[:-2] + (n,), strides=corner.strides[:-2] + (corner.strides[-2] + corner.strides[-1],),
+            writeable=corner.flags.writeable)
+        view_as_index_of(out, y, strided, key, tensors)
+    elif as_view and type(y).__name__ == "Proxy":        # traced: a view too, for the tracer's checks
+        from .ir.tracer import mark_view
+        mark_view(out, y)
+    return out
 
 
 def trace(x):

@@ -716,6 +716,16 @@ def _link_view(op, inputs, attrs, t, on_gpu):
         d["_copy_of"] = (inputs[0], op, attrs, tuple(inputs[1:]), t._version_counter.value)
 
 
+def view_as_index_of(t, parent, array, key, tensors):
+    """Make ``t``, the result of ``parent``'s index by ``key``, a view: its values become ``array``
+    (the same values, in ``parent``'s memory) and it is linked as ``_link_view`` links views, so
+    an in-place write through it reaches ``parent`` with index_put history (``diagonal``)."""
+    t._data = array
+    t._version_counter = parent._version_counter
+    t._base = parent if parent._base is None else parent._base
+    t._view_of = (parent, registry.get("index"), {"key": key}, tuple(tensors))
+
+
 class _EagerOpInfo:
     """What ``Tensor._apply`` needs to know about one table op, worked out on its first eager use
     and kept on the op: its traits as flags, its node class, and a memo of its shape rule's

@@ -387,3 +387,40 @@ def test_linalg_second_derivatives_errors_and_compile(compiled_vs_eager):
         gradc.linalg.inv(gradc.zeros(2, 2))
     compiled_vs_eager(lambda x, y: (gradc.linalg.solve(x, y) ** 2).sum() + gradc.linalg.det(x) + x.inverse().trace(),
                       _SPD[0], _SPD[1, :, :2])
+
+
+def test_diagonal_is_a_view_and_diag_a_copy_as_in_pytorch():
+    results = []
+    for m in (torch, gradc):
+        y = m.arange(9.0).reshape(3, 3) * 1
+        d = y.diagonal()
+        d.add_(1)
+        y.diagonal(1).fill_(-1)
+        m.diagonal(y, -1).mul_(10)
+        w = m.ones(3, 3, dtype=m.float64, requires_grad=True)
+        z = w * 2
+        z.diagonal().mul_(5)
+        z.sum().backward()
+        c = m.diag(y)
+        c.add_(100)                                          # a copy: y keeps its values
+        b = m.arange(24.0).reshape(2, 3, 4)
+        b.diagonal(0, 0, 2).zero_()
+        results.append((y.tolist(), d._version, d._base is y, z.grad_fn.name(), w.grad.tolist(),
+                        type(c.grad_fn).__name__ if c.grad_fn else None, b.tolist(),
+                        type((w * 1).diagonal().grad_fn).__name__, type(m.diag(w).grad_fn).__name__))
+    assert results[1] == results[0]
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+        gradc.ones(3, 3, requires_grad=True).diagonal().add_(1)
+    with pytest.raises(RuntimeError, match="^diagonal dimensions cannot be identical 1, 1$"):
+        gradc.ones(3, 3).diagonal(0, 1, 1)
+
+
+def test_writes_through_a_diagonal_under_compile_are_refused_not_lost():
+    def f(x):
+        y = x * 1
+        y.diagonal().add_(1)
+        return y
+    with pytest.raises(gradc.ir.tracer.TraceError, match="in-place modification of a view"):
+        gradc.compile(f)(gradc.ones(3, 3))
+    g = gradc.compile(lambda x: gradc.diag(x).add_(1).sum() + x.diagonal().sum())
+    assert g(gradc.arange(9.0).reshape(3, 3)).item() == 27.0

@@ -1441,3 +1441,46 @@ def test_linspace_bit_identical_to_pytorch(dtype):
         np.testing.assert_array_equal(got, want, err_msg=f"linspace({start}, {end}, {steps})")
     with pytest.raises(RuntimeError, match="number of steps must be non-negative"):
         gradc.linspace(0, 1, -1)
+
+
+NAN_GRADIENT_CASES = ["x.relu()", "x.max()", "x.min()", "x.maximum(y)", "x.minimum(y)", "x.abs()", "x.sign()",
+                      "x.median()", "x.median(0).values", "F.elu(x)", "F.hardtanh(x)", "F.relu6(x)", "F.hardswish(x)",
+                      "F.threshold(x, 0.5, 2.0)", "F.hardshrink(x)", "F.softshrink(x)", "x.clamp(-1, 1)",
+                      "x.clamp(min=0)", "F.leaky_relu(x, 0.2)", "x.sort().values", "x.cummax(0).values"]
+
+
+@pytest.mark.parametrize("expr", NAN_GRADIENT_CASES)
+def test_values_and_gradients_at_nan_match_pytorch(expr):
+    """Masks in backward formulas are PyTorch's (``x <= 0`` zeroes, so a NaN input keeps its
+    gradient through relu, where ``x > 0`` would drop it), and NaN-aware forwards (median, sign)."""
+    torch = pytest.importorskip("torch")
+    nan = float("nan")
+    results = []
+    for m in (torch, gradc):
+        x = m.tensor([1.0, nan, -2.0, 0.5, 3.0], dtype=m.float64, requires_grad=True)
+        y = m.tensor([0.5, 1.0, nan, 0.5, -1.0], dtype=m.float64, requires_grad=True)
+        out = eval(expr, {"x": x, "y": y, "F": m.nn.functional})
+        out.sum().backward()
+        results.append([out.detach().numpy(), x.grad.numpy(), None if y.grad is None else y.grad.numpy()])
+    for theirs, ours in zip(*results):
+        assert (theirs is None) == (ours is None)
+        if theirs is not None:
+            np.testing.assert_allclose(ours, theirs, rtol=1e-12, equal_nan=True, err_msg=expr)
+
+
+@pytest.mark.parametrize("expr", ["x.relu() * y", "x.maximum(y)", "x.abs() + x.sign() * y", "x.max() * y",
+                                  "F.elu(x) + F.hardtanh(y)"])
+def test_gradients_at_nan_are_the_same_compiled(expr):
+    import gradc.nn.functional as F
+    nan = float("nan")
+
+    def f(x, y):
+        return eval(expr, {"x": x, "y": y, "F": F}).sum()
+    grads = []
+    for fn in (f, gradc.compile(f)):
+        x = gradc.tensor([1.0, nan, -2.0, 0.5, 3.0], dtype=gradc.float64, requires_grad=True)
+        y = gradc.tensor([0.5, 1.0, nan, 0.5, -1.0], dtype=gradc.float64, requires_grad=True)
+        fn(x, y).backward()
+        grads.append((x.grad.numpy(), y.grad.numpy()))
+    for eager, compiled in zip(*grads):
+        np.testing.assert_allclose(compiled, eager, rtol=1e-12, equal_nan=True, err_msg=expr)

@@ -270,8 +270,8 @@ def _sign(ctx, a, dts, out, attrs, consts):
     if out == "i1":
         return x
     zero, one, m1 = const(out, 0), const(out, 1), const(out, -1)
-    if _isf(out):   # keeps NaN and signed zero
-        return b.select(b.fcmp_ordered(">", x, zero), one, b.select(b.fcmp_ordered("<", x, zero), m1, x))
+    if _isf(out):   # PyTorch's (0 < x) - (x < 0): NaN and -0.0 give +0.0
+        return b.select(b.fcmp_ordered(">", x, zero), one, b.select(b.fcmp_ordered("<", x, zero), m1, zero))
     return b.select(b.icmp_signed(">", x, zero), one, b.select(b.icmp_signed("<", x, zero), m1, zero))
 
 

@@ -286,9 +286,7 @@ class Proxy(IRTensor):
             rg = needs and k in op.differentiable_outputs and r.type.dtype.is_floating_point
             outs.append(Proxy(r, trace, requires_grad=rg))
         if _is_view(op, attrs) and isinstance(inputs[0], Proxy):
-            base = inputs[0]._base if inputs[0]._base is not None else inputs[0]
-            outs[0]._base = base
-            base._views.append(weakref.ref(outs[0]))
+            mark_view(outs[0], inputs[0])
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def _wrap(self, value: Value) -> "Proxy":
@@ -363,6 +361,14 @@ class Proxy(IRTensor):
     @property
     def data(self):
         self._eager_only("Tensor.data")
+
+
+def mark_view(view: "Proxy", parent: "Proxy") -> None:
+    """Record that ``view`` is a view of ``parent`` (eagerly it would share its memory): writes
+    through it are refused, and a write into the base makes it stale."""
+    base = parent._base if parent._base is not None else parent
+    view._base = base
+    base._views.append(weakref.ref(view))
 
 
 def _is_view(op, attrs) -> bool:

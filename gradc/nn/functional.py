@@ -98,7 +98,8 @@ def hardtanh(x, min_val=-1.0, max_val=1.0, inplace=False):
     from ..tensor_api import where
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return where((x > min_val) & (x < max_val), x, x.clamp(min_val, max_val).detach())
+    # PyTorch's mask: zero where x <= min_val or x >= max_val (a NaN keeps its gradient)
+    return where((x <= min_val) | (x >= max_val), x.clamp(min_val, max_val).detach(), x)
 
 
 def relu6(x, inplace=False):
@@ -106,14 +107,17 @@ def relu6(x, inplace=False):
 
 
 def hardsigmoid(x, inplace=False):
-    """relu6(x + 3) / 6: gradient 1/6 strictly inside (-3, 3)."""
-    return hardtanh(x + 3.0, 0.0, 6.0) / 6.0
+    """relu6(x + 3) / 6: gradient 1/6 strictly inside (-3, 3) (a NaN gets none, as PyTorch's)."""
+    from ..tensor_api import where
+    y = x + 3.0
+    return where((y > 0.0) & (y < 6.0), y, y.clamp(0.0, 6.0).detach()) / 6.0
 
 
 def hardswish(x, inplace=False):
     """0 up to -3, x from 3 on, x (x + 3) / 6 between (PyTorch's gradient: 0, 1, x / 3 + 1/2)."""
     from ..tensor_api import where
-    return where(x <= -3.0, x * 0.0, where(x >= 3.0, x, x * (x + 3.0) / 6.0))
+    inside = where(x < 3.0, x, 0.0)     # (a NaN, not inside, must not reach the product's gradient)
+    return where(x <= -3.0, x * 0.0, where(x < 3.0, inside * (inside + 3.0) / 6.0, x))   # NaN: gradient 1
 
 
 def mish(x, inplace=False):
@@ -153,19 +157,19 @@ def tanhshrink(x):
 
 def threshold(x, threshold, value, inplace=False):
     from ..tensor_api import where
-    return where(x > threshold, x, x * 0.0 + value)
+    return where(x <= threshold, x * 0.0 + value, x)                 # (NaN: kept, with its gradient)
 
 
 def hardshrink(x, lambd=0.5):
     from ..tensor_api import where
-    return where((x > lambd) | (x < -lambd), x, x * 0.0)
+    return where((x >= -lambd) & (x <= lambd), x * 0.0, x)
 
 
 def softshrink(x, lambd=0.5):
     from ..tensor_api import where
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    return where(x > lambd, x - lambd, where(x < -lambd, x + lambd, x * 0.0))
+    return where((x >= -lambd) & (x <= lambd), x * 0.0, where(x > lambd, x - lambd, x + lambd))
 
 
 def prelu(x, weight):

@@ -97,11 +97,11 @@ def _minmax_vjp(pick_first):
         from ..tensor_api import where
         a, b = ctx.input(0), ctx.input(1)
         sa, sb = _shapes(ctx)
-        first = pick_first(a, b)
-        tie = a == b
-        half = g[0] / 2
-        ga = unbroadcast(where(tie, half, where(first, g[0], 0.0)), sa) if ctx.needs_input_grad[0] else None
-        gb = unbroadcast(where(tie, half, where(first, 0.0, g[0])), sb) if ctx.needs_input_grad[1] else None
+        # PyTorch's: where(a == b, g / 2, g), zeroed where the other operand wins outright
+        # (so both operands get g where one is NaN)
+        shared = where(a == b, g[0] / 2, g[0])
+        ga = unbroadcast(where(pick_first(b, a), 0.0, shared), sa) if ctx.needs_input_grad[0] else None
+        gb = unbroadcast(where(pick_first(a, b), 0.0, shared), sb) if ctx.needs_input_grad[1] else None
         return [ga, gb]
     return vjp
 
@@ -150,8 +150,14 @@ def _where_zero(cond, g):
     return where(cond, g, 0.0)
 
 
+def _zero_where(cond, g):
+    """``g`` with zeros where ``cond`` holds (PyTorch's masks: a NaN input keeps its gradient)."""
+    from ..tensor_api import where
+    return where(cond, 0.0, g)
+
+
 _unary("relu", lambda x: np.maximum(x, np.zeros((), x.dtype)),
-       lambda ctx, g: [_where_zero(ctx.output(0) > 0, g[0])], saves=("out0",), float_only=False)
+       lambda ctx, g: [_zero_where(ctx.output(0) <= 0, g[0])], saves=("out0",), float_only=False)
 def _silu_vjp(ctx, g):
     """PyTorch's SiluBackward0: g * s * (1 + x * (1 - s)), s = sigmoid(x)."""
     x = ctx.input(0)
@@ -244,7 +250,7 @@ def _softplus_vjp(ctx, g):
 def _elu_vjp(ctx, g):
     from ..tensor_api import where
     x = ctx.input(0)
-    return [where(x > 0, g[0], g[0] * (ctx.attrs.get("alpha", 1.0) * x.exp()))]
+    return [where(x <= 0, g[0] * (ctx.attrs.get("alpha", 1.0) * x.exp()), g[0])]   # (NaN: g, as PyTorch)
 
 
 def _gelu_forward(x, approximate="none"):
@@ -276,7 +282,14 @@ _unary("elu", lambda x, alpha=1.0: np.where(x > 0, x, x.dtype.type(alpha) * np.e
        attr_names=("alpha",), node_name="EluBackward0")
 _unary("gelu", _gelu_forward, _gelu_vjp, saves=("in0",), attr_names=("approximate",), node_name="GeluBackward0")
 _unary("abs", np.abs, lambda ctx, g: [g[0] * ctx.input(0).sign()], saves=("in0",), float_only=False)
-_unary("sign", lambda x: np.sign(x).astype(x.dtype), lambda ctx, g: [zero_grad(g[0])], float_only=False)
+def _sign_forward(x):
+    """PyTorch's sign, (0 < x) - (x < 0): NaN and -0.0 give +0.0 (NumPy's sign keeps both)."""
+    if x.dtype == np.bool_:
+        return x.copy()
+    return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
+
+
+_unary("sign", _sign_forward, lambda ctx, g: [zero_grad(g[0])], float_only=False)
 
 
 # ---- rounding: piecewise constant, so a zero gradient (PyTorch's FloorBackward0, ...); an

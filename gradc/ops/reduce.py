@@ -75,7 +75,7 @@ def _extremum_vjp(ctx, g):
     dims, keep, shape = _dims(ctx)
     x = ctx.input(0)
     out = keep_reduced(ctx.output(0), shape, dims, keep)
-    mask = x == out
+    mask = (x == out) | (x != x)     # a NaN extremum: the gradient is shared by the NaNs (PyTorch's max())
     count = mask.sum(dims, keepdim=True) if dims else mask.long()
     from ..tensor_api import where
     return [where(mask, expand_reduced(g[0], shape, dims, keep) / count, 0.0)]
