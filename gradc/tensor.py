@@ -255,6 +255,13 @@ class Tensor(TensorAPI):
         st = tuple(s // self._dtype.itemsize for s in self._data.strides)
         return st if dim is None else st[dim]
 
+    def storage_offset(self) -> int:
+        """Elements from the start of the storage (the base tensor's memory) to this view's first."""
+        if self._base is None or not isinstance(self._data, np.ndarray):
+            return 0
+        start = self._base._data.__array_interface__["data"][0]
+        return (self._data.__array_interface__["data"][0] - start) // self._dtype.itemsize
+
     def data_ptr(self) -> int:
         if isinstance(self._data, DeviceArray):
             return id(self._data.buffer) + self._data.offset

@@ -1484,3 +1484,12 @@ def test_gradients_at_nan_are_the_same_compiled(expr):
         grads.append((x.grad.numpy(), y.grad.numpy()))
     for eager, compiled in zip(*grads):
         np.testing.assert_allclose(compiled, eager, rtol=1e-12, equal_nan=True, err_msg=expr)
+
+
+def test_storage_offset_of_views_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    exprs = ["x", "x[1]", "x[1, 2:]", "x[:, 1]", "x[1].diagonal(1)", "x.narrow(2, 1, 2)", "x[1][1:][1:]", "x[[1]]",
+             "x.permute(2, 0, 1)[3]", "x.reshape(6, 4)[5]", "x.clone()[1]"]
+    for e in exprs:
+        got = [eval(e, {"x": m.arange(24.0).reshape(2, 3, 4)}).storage_offset() for m in (torch, gradc)]
+        assert got[1] == got[0], e
