@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from .autograd.node import grad_fn_named
 from . import factories
 from .compositions import bind_methods
 from .tensor_api import _named_return, cat, norm_dim, where
@@ -102,6 +103,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     return beta * input + alpha * mv(mat, vec)
 
 
+@grad_fn_named("BaddbmmBackward0")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return beta * input + alpha * (batch1 @ batch2)
 

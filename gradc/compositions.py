@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from .autograd.node import grad_fn_named
 from . import dtypes, factories
 from .tensor_api import cat, norm_dim, where
 
@@ -98,12 +99,14 @@ def _triangle_mask(x, diagonal, lower):
     return (c - r <= diagonal) if lower else (c - r >= diagonal)
 
 
+@grad_fn_named("TrilBackward0")
 def tril(x, diagonal=0):
     if x.ndim < 2:
         raise RuntimeError("tril: input tensor must have at least 2 dimensions")
     return where(_triangle_mask(x, diagonal, True), x, 0)
 
 
+@grad_fn_named("TriuBackward0")
 def triu(x, diagonal=0):
     if x.ndim < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
@@ -146,6 +149,7 @@ def diagonal_index(x, offset, dim1, dim2, as_view, name):
     return out
 
 
+@grad_fn_named("TraceBackward0")
 def trace(x):
     if x.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim}")
@@ -156,6 +160,7 @@ def outer(a, b):
     return a.unsqueeze(1) * b.unsqueeze(0)
 
 
+@grad_fn_named("AddmmBackward0")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     prod = mat1 @ mat2
     return (input if beta == 1 else input * beta) + (prod if alpha == 1 else prod * alpha)
@@ -170,6 +175,7 @@ def std_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 # ---- splitting, repeating, reordering ------------------------------------------------------------
+@grad_fn_named("SplitBackward0")
 def split(x, split_size_or_sections, dim=0):
     d = norm_dim(dim, x.ndim)
     n = x.shape[d]
@@ -188,16 +194,19 @@ def split(x, split_size_or_sections, dim=0):
     return tuple(out)
 
 
+@grad_fn_named("SplitBackward0")
 def chunk(x, chunks, dim=0):
     d = norm_dim(dim, x.ndim)
     return split(x, max(1, -(-x.shape[d] // chunks)), d)
 
 
+@grad_fn_named("UnbindBackward0")
 def unbind(x, dim=0):
     d = norm_dim(dim, x.ndim)
     return tuple(x.select(d, i) for i in range(x.shape[d]))
 
 
+@grad_fn_named("RepeatBackward0")
 def repeat(x, *sizes):
     sizes = _varargs(sizes)
     if len(sizes) < x.ndim:
@@ -250,6 +259,7 @@ def repeat_interleave(x, repeats=None, dim=None, *, output_size=None):
     return x.unsqueeze(dim + 1).expand(*wide).reshape(*out)
 
 
+@grad_fn_named("FlipBackward0")
 def flip(x, dims):
     dims = [dims] if isinstance(dims, int) else list(dims)
     for d in dims:
@@ -258,6 +268,7 @@ def flip(x, dims):
     return x
 
 
+@grad_fn_named("RollBackward0")
 def roll(x, shifts, dims=None):
     if dims is None:
         return roll(x.reshape(-1), shifts, 0).reshape(*x.shape)
@@ -478,6 +489,7 @@ def tensordot(a, b, dims=2):
     return einsum(f"{''.join(la)},{''.join(lb)}->{''.join(out)}", a, b)
 
 
+@grad_fn_named(lambda x, pad, mode="constant", value=None: "ConstantPadNdBackward0" if mode == "constant" else None)
 def pad(x, pad, mode="constant", value=None):
     """``nn.functional.pad``: ``pad`` lists (before, after) pairs from the last dim backwards; negative
     amounts crop.  Modes: constant (``value``, default 0), reflect, replicate, circular."""
@@ -538,6 +550,7 @@ def _out_size(n, pad, dil, k, stride):
     return (n + 2 * pad - dil * (k - 1) - 1) // stride + 1
 
 
+@grad_fn_named("ConvolutionBackward0")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """``nn.functional.conv2d`` as im2col: the kernel's windows of the padded input stacked, then one
     batched matmul per group (PyTorch records one ConvolutionBackward0)."""
@@ -580,6 +593,7 @@ def _single(v):
     return tuple(v) if isinstance(v, (tuple, list)) else (v,)
 
 
+@grad_fn_named("ConvolutionBackward0")
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """``nn.functional.conv1d``: conv2d on a height-1 image (input (N, C, L) or unbatched (C, L),
     weight (O, C / groups, K))."""
@@ -720,6 +734,7 @@ def _window_argmax_to_flat(arg, geometry):
     return row * w + col
 
 
+@grad_fn_named("MaxPool2DWithIndicesBackward0")
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """The maximum of each window; its gradient goes to one element of the window, the first
     maximum in row-major order, as PyTorch's does.  ``return_indices``: also the flat index
@@ -733,6 +748,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _pool(input, kernel_size, stride, padding, dilation, -math.inf, reduce)
 
 
+@grad_fn_named("AvgPool2DBackward0")
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """The mean of each window, zero padding counted (PyTorch's default)."""

@@ -1493,3 +1493,51 @@ def test_storage_offset_of_views_matches_pytorch():
     for e in exprs:
         got = [eval(e, {"x": m.arange(24.0).reshape(2, 3, 4)}).storage_offset() for m in (torch, gradc)]
         assert got[1] == got[0], e
+
+
+GRAD_FN_NAME_CASES = {
+    "linear": lambda m, x, t: m.nn.functional.linear(x, m.ones(5, 3), m.ones(5)),
+    "cross_entropy": lambda m, x, t: m.nn.functional.cross_entropy(x, t),
+    "cross_entropy_none": lambda m, x, t: m.nn.functional.cross_entropy(x, t, reduction="none"),
+    "nll_loss": lambda m, x, t: m.nn.functional.nll_loss(x.log_softmax(1), t),
+    "mse_loss": lambda m, x, t: m.nn.functional.mse_loss(x, x.detach() * 2),
+    "bce_with_logits": lambda m, x, t: m.nn.functional.binary_cross_entropy_with_logits(x, x.detach().sigmoid()),
+    "bce": lambda m, x, t: m.nn.functional.binary_cross_entropy(x.sigmoid(), x.detach().sigmoid()),
+    "smooth_l1": lambda m, x, t: m.nn.functional.smooth_l1_loss(x, x.detach() * 2),
+    "huber": lambda m, x, t: m.nn.functional.huber_loss(x, x.detach() * 2),
+    "split": lambda m, x, t: x.split(2)[1], "chunk": lambda m, x, t: x.chunk(2)[0],
+    "unbind": lambda m, x, t: x.unbind(0)[1], "layer_norm": lambda m, x, t: m.nn.functional.layer_norm(x, (3,)),
+    "group_norm": lambda m, x, t: m.nn.functional.group_norm(x.reshape(2, 2, 3), 2),
+    "batch_norm": lambda m, x, t: m.nn.functional.batch_norm(x, None, None, training=True),
+    "tril": lambda m, x, t: x.tril(), "triu": lambda m, x, t: m.triu(x, 1), "flip": lambda m, x, t: x.flip(0),
+    "roll": lambda m, x, t: x.roll(1, 0), "repeat": lambda m, x, t: x.repeat(2, 1),
+    "pad": lambda m, x, t: m.nn.functional.pad(x, (1, 1)),
+    "max_pool2d": lambda m, x, t: m.nn.functional.max_pool2d(x.reshape(1, 1, 4, 3), 2),
+    "avg_pool2d": lambda m, x, t: m.nn.functional.avg_pool2d(x.reshape(1, 1, 4, 3), 2),
+    "conv2d": lambda m, x, t: m.nn.functional.conv2d(x.reshape(1, 1, 4, 3), m.ones(2, 1, 2, 2)),
+    "trace": lambda m, x, t: (x @ x.t()).trace(), "addmm": lambda m, x, t: m.addmm(x, x, m.eye(3)),
+    "glu": lambda m, x, t: m.nn.functional.glu(m.cat([x, x], 1)), "mish": lambda m, x, t: m.nn.functional.mish(x),
+    "selu": lambda m, x, t: m.nn.functional.selu(x), "hardtanh": lambda m, x, t: m.nn.functional.hardtanh(x),
+    "relu6": lambda m, x, t: m.nn.functional.relu6(x), "hardswish": lambda m, x, t: m.nn.functional.hardswish(x),
+    "hardsigmoid": lambda m, x, t: m.nn.functional.hardsigmoid(x),
+    "identity_kept": lambda m, x, t: m.nn.functional.dropout(x * 1, training=False),
+}
+
+
+@pytest.mark.parametrize("case", list(GRAD_FN_NAME_CASES))
+def test_grad_fn_names_of_compositions_match_pytorch(case):
+    torch = pytest.importorskip("torch")
+    names = []
+    for m in (torch, gradc):
+        x = m.tensor(np.arange(12.0).reshape(4, 3) / 7 - 0.5, dtype=m.float32, requires_grad=True)
+        t = m.tensor([0, 1, 2, 1])
+        out = GRAD_FN_NAME_CASES[case](m, x, t)
+        names.append(type(out.grad_fn).__name__)
+    assert names[1] == names[0]
+
+
+def test_renamed_composition_keeps_its_arguments_nodes():
+    x = gradc.ones(3, requires_grad=True)
+    y = x * 2
+    node = y.grad_fn
+    assert gradc.nn.functional.dropout(y, training=False).grad_fn is node and node.name() == "MulBackward0"

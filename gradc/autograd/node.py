@@ -276,3 +276,27 @@ class AccumulateGrad(Node):
 
     def apply(self, grads, retain_graph=True):
         return []
+
+
+def grad_fn_named(name):
+    """Decorator for a composition (a PyTorch function spelled with several table ops): its result's
+    grad_fn shows PyTorch's name (``NllLossBackward0`` for cross_entropy) instead of its last piece's.
+    ``name`` is a string or a function of the call's arguments giving one (None: keep the piece's).
+    Only the last node is renamed, and only if the call made it (an argument returned as it is
+    keeps its own); its ``next_functions`` are still the pieces', not PyTorch's."""
+    import functools
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            start = next(_seq)
+            out = fn(*args, **kwargs)
+            want = name(*args, **kwargs) if callable(name) else name
+            if want:
+                for t in (out if isinstance(out, (tuple, list)) else (out,)):
+                    node = getattr(t, "_grad_fn", None)
+                    if isinstance(node, OpNode) and node._seq > start:
+                        node.__class__ = node_class(want)
+            return out
+        return wrapper
+    return decorate

@@ -8,12 +8,14 @@ MeanBackward0 <- AbsBackward0 <- SubBackward0; mse_loss records MulBackward0 whe
 records one MseLossBackward0)."""
 from __future__ import annotations
 
+from ..autograd.node import grad_fn_named
 from ..compositions import (avg_pool2d, conv1d, conv2d, conv_transpose1d, conv_transpose2d,  # noqa: F401
                             fold, max_pool2d, pad, unfold)
 from ..resampling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,  # noqa: F401
                           adaptive_max_pool2d, avg_pool1d, interpolate, max_pool1d)
 
 
+@grad_fn_named(lambda x, weight, bias=None: "AddmmBackward0" if x.ndim == 2 and bias is not None else None)
 def linear(x, weight, bias=None):
     y = x @ weight.t()
     return y + bias if bias is not None else y
@@ -93,6 +95,7 @@ def softmin(x, dim=None, _stacklevel=3, dtype=None):
 
 # ---- piecewise and smooth activations as compositions (values and gradients are PyTorch's,
 # boundaries included; PyTorch records one node for most, e.g. HardtanhBackward0) ----------------
+@grad_fn_named("HardtanhBackward0")
 def hardtanh(x, min_val=-1.0, max_val=1.0, inplace=False):
     """clamp(x, min_val, max_val) whose gradient passes strictly inside (min_val, max_val)."""
     from ..tensor_api import where
@@ -106,6 +109,7 @@ def relu6(x, inplace=False):
     return hardtanh(x, 0.0, 6.0)
 
 
+@grad_fn_named("HardsigmoidBackward0")
 def hardsigmoid(x, inplace=False):
     """relu6(x + 3) / 6: gradient 1/6 strictly inside (-3, 3) (a NaN gets none, as PyTorch's)."""
     from ..tensor_api import where
@@ -113,6 +117,7 @@ def hardsigmoid(x, inplace=False):
     return where((y > 0.0) & (y < 6.0), y, y.clamp(0.0, 6.0).detach()) / 6.0
 
 
+@grad_fn_named("HardswishBackward0")
 def hardswish(x, inplace=False):
     """0 up to -3, x from 3 on, x (x + 3) / 6 between (PyTorch's gradient: 0, 1, x / 3 + 1/2)."""
     from ..tensor_api import where
@@ -120,6 +125,7 @@ def hardswish(x, inplace=False):
     return where(x <= -3.0, x * 0.0, where(x < 3.0, inside * (inside + 3.0) / 6.0, x))   # NaN: gradient 1
 
 
+@grad_fn_named("MishBackward0")
 def mish(x, inplace=False):
     return x * softplus(x).tanh()
 
@@ -128,6 +134,7 @@ SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
 
 
+@grad_fn_named("EluBackward0")
 def selu(x, inplace=False):
     return SELU_SCALE * elu(x, SELU_ALPHA)
 
@@ -139,6 +146,7 @@ def celu(x, alpha=1.0, inplace=False):
     return alpha * elu(x / alpha)
 
 
+@grad_fn_named("GluBackward0")
 def glu(x, dim=-1):
     n = x.shape[dim]
     if n % 2:
@@ -214,6 +222,7 @@ def _moments(x, dims):
     return mean, centered, (centered * centered).mean(dims, keepdim=True)
 
 
+@grad_fn_named("NativeLayerNormBackward0")
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(x - mean) / sqrt(var + eps) over the trailing ``normalized_shape`` dims (biased variance),
     then ``* weight + bias``: a composition that ``@gradc.compile`` fuses into one row kernel
@@ -227,6 +236,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return y + bias if bias is not None else y
 
 
+@grad_fn_named("NativeGroupNormBackward0")
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Normalise each of ``num_groups`` groups of channels (dim 1) over its channels and spatial
     dims (biased variance), then ``* weight + bias`` per channel."""
@@ -342,6 +352,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
     return _reduce((d_pos - d_neg + margin).clamp(min=0), reduction)
 
 
+@grad_fn_named("NativeBatchNormBackward0")
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
                eps=1e-5):
     """Normalise each channel (dim 1) over the batch and spatial dims: with the batch's mean and
@@ -464,6 +475,7 @@ def _reduce(loss, reduction):
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+@grad_fn_named("MseLossBackward0")
 def mse_loss(input, target, reduction="mean"):
     _warn_size_mismatch(input, target)
     d = input - target
@@ -483,6 +495,7 @@ def l1_loss(input, target, reduction="mean"):
     return _reduce((input - target).abs(), reduction)
 
 
+@grad_fn_named("SmoothL1LossBackward0")
 def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (beta = 0: l1_loss)."""
     _warn_size_mismatch(input, target)
@@ -495,6 +508,7 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
     return _reduce(where(d < beta, (0.5 / beta) * (d * d), d - 0.5 * beta), reduction)
 
 
+@grad_fn_named("HuberLossBackward0")
 def huber_loss(input, target, reduction="mean", delta=1.0):
     """0.5 d^2 where |d| <= delta, else delta (|d| - 0.5 delta)."""
     _warn_size_mismatch(input, target)
@@ -505,6 +519,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
     return _reduce(where(d <= delta, 0.5 * (d * d), delta * (d - 0.5 * delta)), reduction)
 
 
+@grad_fn_named("BinaryCrossEntropyWithLogitsBackward0")
 def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean", pos_weight=None):
     """PyTorch's stable form: (1 - t) x + (1 + (pos_weight - 1) t) softplus(-x)."""
     if tuple(target.shape) != tuple(input.shape):
@@ -518,6 +533,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean
     return _reduce(loss, reduction)
 
 
+@grad_fn_named("BinaryCrossEntropyBackward0")
 def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     """-(t log p + (1 - t) log(1 - p)), each log clamped at -100 as PyTorch's."""
     if tuple(target.shape) != tuple(input.shape):
@@ -561,6 +577,7 @@ def _class_targets(input, target, weight, ignore_index):
             raise IndexError(f"Target {int(data[bad].flat[0])} is out of bounds.")
 
 
+@grad_fn_named("NllLossBackward0")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """-input[n, target[n], ...] per element, times ``weight[target]``; targets equal to
     ``ignore_index`` count for nothing; ``mean`` divides by the sum of the counted weights
@@ -583,6 +600,12 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return loss.sum() / w.expand(tuple(loss.shape)).sum()
 
 
+def _cross_entropy_node_name(input, target, *args, label_smoothing=0.0, **kwargs):
+    """PyTorch's grad_fn of cross_entropy: NllLossBackward0 for class indices without smoothing."""
+    return "NllLossBackward0" if not target.dtype.is_floating_point and not label_smoothing else None
+
+
+@grad_fn_named(_cross_entropy_node_name)
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """``nll_loss(log_softmax(input))`` for class-index targets; for a ``target`` of the
