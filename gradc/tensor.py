@@ -592,17 +592,19 @@ def op_get(name):
 def _save_original_self(node, t):
     """An in-place op is computed out of place and copied into ``t``; if its node saved ``t`` as
     an input, that must be the value before the copy (PyTorch saves ``original_self = self.clone()``).
-    The copy keeps ``t``'s current place in the graph, so double backward still reaches it."""
+    The copy keeps ``t``'s current place in the graph, so double backward still reaches it. Only
+    ``self`` (the first input that is ``t``) is copied: ``b.mul_(b)`` also saved ``b`` as ``other``,
+    which the write modifies, so its backward raises the version error, as PyTorch's does."""
     from .autograd.node import SavedTensor
     saved = getattr(node, "_saved", None)
     if not saved:
         return
-    for key, s in list(saved.items()):
-        if key[0] == "in" and s.tensor is t:
-            snap = Tensor(t._data.copy()) if not isinstance(t._data, DeviceArray) else t.detach().clone()
-            snap._device = t._device
-            snap._grad_fn, snap._output_nr, snap._requires_grad = t._grad_fn, t._output_nr, t._requires_grad
-            saved[key] = SavedTensor(snap)
+    keys = sorted(key for key, s in saved.items() if key[0] == "in" and s.tensor is t)
+    if keys:
+        snap = Tensor(t._data.copy()) if not isinstance(t._data, DeviceArray) else t.detach().clone()
+        snap._device = t._device
+        snap._grad_fn, snap._output_nr, snap._requires_grad = t._grad_fn, t._output_nr, t._requires_grad
+        saved[keys[0]] = SavedTensor(snap)
 
 
 def _rebuild(data, requires_grad, device="cpu"):

@@ -1541,3 +1541,21 @@ def test_renamed_composition_keeps_its_arguments_nodes():
     y = x * 2
     node = y.grad_fn
     assert gradc.nn.functional.dropout(y, training=False).grad_fn is node and node.name() == "MulBackward0"
+
+
+@pytest.mark.parametrize("expr", ["b *= b", "b.mul_(b)", "b.div_(b)", "b.add_(b)", "b.mul_(a)", "b.pow_(b)"])
+def test_in_place_op_reading_its_own_target_matches_pytorch(expr):
+    """The in-place op's ``self`` is saved as it was before the write; the same tensor saved as
+    another operand is the written one, so its backward raises PyTorch's version error."""
+    torch = pytest.importorskip("torch")
+    outcomes = []
+    for m in (torch, gradc):
+        a = m.tensor([1.0, 2.0], dtype=m.float64, requires_grad=True)
+        b = a * 1
+        exec(expr, {"a": a, "b": b})
+        try:
+            b.sum().backward()
+            outcomes.append(a.grad.tolist())
+        except RuntimeError as e:
+            outcomes.append(str(e))
+    assert outcomes[1] == outcomes[0]
