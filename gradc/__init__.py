@@ -11,7 +11,7 @@ from ._printing import set_printoptions
 from .autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .dtypes import bool_ as bool  # noqa: A001  (torch.bool)
-from .dtypes import dtype, finfo, float32, float64, iinfo, int64
+from .dtypes import dtype, finfo, float16, float32, float64, iinfo, int8, int16, int32, int64, uint8
 from .factories import (arange, as_tensor, empty, empty_like, from_numpy, full, full_like, linspace,
                         bernoulli, manual_seed, multinomial, normal, ones, ones_like, rand, rand_like, randint, randn,
                         randn_like, randperm,
@@ -26,8 +26,10 @@ from .compile import CompiledFunction, compile  # noqa: E402,A004  (after Tensor
 
 float = float32  # noqa: A001
 double = float64
+half = float16
 long = int64
-int = int64  # noqa: A001  (gradc has one integer type)
+int = int32  # noqa: A001
+short = int16
 
 __version__ = "0.1.0"
 

@@ -36,8 +36,13 @@ _PROFILES = {
 }
 
 _NUMPY_DTYPES = {
+    "float16": np.float16,
     "float32": np.float32,
     "float64": np.float64,
+    "uint8": np.uint8,
+    "int8": np.int8,
+    "int16": np.int16,
+    "int32": np.int32,
     "int64": np.int64,
     "bool": np.bool_,
 }
@@ -223,7 +228,7 @@ def tensor_repr(
 ) -> str:
     """Return PyTorch's ``repr`` of a tensor holding ``data``.
 
-    ``dtype_name`` is one of "float32", "float64", "int64", "bool";
+    ``dtype_name`` is one of the keys of ``_NUMPY_DTYPES`` ("float32", "int64", "bool", ...);
     ``device`` is shown unless it is "cpu"; ``grad_suffix`` (for instance
     "requires_grad=True" or "grad_fn=<AddBackward0>") is appended last.
     """

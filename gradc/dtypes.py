@@ -27,14 +27,22 @@ class dtype:
 
 
 bool_ = dtype("bool", np.bool_, "i1", 0, "BoolTensor")
+uint8 = dtype("uint8", np.uint8, "ui8", 1, "ByteTensor")
+int8 = dtype("int8", np.int8, "i8", 1, "CharTensor")
+int16 = dtype("int16", np.int16, "i16", 1, "ShortTensor")
+int32 = dtype("int32", np.int32, "i32", 1, "IntTensor")
 int64 = dtype("int64", np.int64, "i64", 1, "LongTensor")
+float16 = dtype("float16", np.float16, "f16", 2, "HalfTensor")
 float32 = dtype("float32", np.float32, "f32", 2, "FloatTensor")
 float64 = dtype("float64", np.float64, "f64", 2, "DoubleTensor")
 
-ALL = (bool_, int64, float32, float64)
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+# The element types the compiler (IR, kernels, @gradc.compile) handles; the others are eager only.
+COMPILED = (bool_, int64, float32, float64)
 _BY_NAME = {d.name: d for d in ALL}
-_BY_NAME.update({"bool": bool_, "long": int64, "float": float32, "double": float64})
-_BY_IR = {d.ir_name: d for d in ALL}
+_BY_NAME.update({"bool": bool_, "long": int64, "int": int32, "short": int16, "half": float16, "float": float32,
+                 "double": float64})
+_BY_IR = {d.ir_name: d for d in COMPILED}
 BY_NUMPY = {d.np: d for d in ALL}     # NumPy dtype -> gradc dtype (arrays already in one)
 
 default_float = float32
@@ -52,7 +60,7 @@ def from_ir(name: str) -> dtype:
 
 
 def from_numpy(np_dtype) -> dtype:
-    """Map a NumPy dtype to gradc's; other integer/float widths widen to int64/float32/64."""
+    """Map a NumPy dtype to gradc's; other integer widths (uint16/32/64) widen to int64."""
     try:
         known = BY_NUMPY.get(np_dtype)     # a NumPy dtype object (every array's): no conversion
     except TypeError:                    # unhashable: np.dtype() below says what is wrong
@@ -69,7 +77,7 @@ def from_numpy(np_dtype) -> dtype:
     if np_dtype.kind == "b":
         return bool_
     raise TypeError(f"can't convert np.ndarray of type {np_dtype}. The only supported types are: "
-                    "float64, float32, int64, and bool.")
+                    "float64, float32, float16, int64, int32, int16, int8, uint8, and bool.")
 
 
 def as_dtype(d) -> dtype:
@@ -97,11 +105,16 @@ def scalar_dtype(value) -> dtype:
 
 
 def promote(a: dtype, b: dtype) -> dtype:
-    """Promotion between two tensors of equal standing (both dimensioned, or both 0-d)."""
+    """Promotion between two tensors of equal standing (both dimensioned, or both 0-d): the higher
+    category, then the wider type; uint8 with int8 gives int16, as PyTorch's table."""
     if a is b:
         return a
     if a.category != b.category:
         return a if a.category > b.category else b
+    if {a, b} == {uint8, int8}:
+        return int16
+    if uint8 in (a, b):
+        return b if a is uint8 else a
     return a if a.itemsize >= b.itemsize else b
 
 
@@ -138,7 +151,7 @@ class finfo:
         self.bits, self.dtype = info.bits, dt.name
         self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)
-        self.resolution = float(info.resolution)
+        self.resolution = 10.0 ** -info.precision      # (NumPy rounds it to the type: 0.0010004 in float16)
 
     def __repr__(self):
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "

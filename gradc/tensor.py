@@ -695,6 +695,11 @@ def _run_on_host(info, op, inputs, attrs, types):
     """The result(s) of ``op`` on CPU tensors: a compiled kernel when an operand is large
     (``codegen/eager_cpu.py``), otherwise the op's NumPy reference."""
     n = len(inputs)
+    if not info.is_view and any([x._dtype is dtypes.float16 for x in inputs]):
+        # float16 computes in float32 and rounds once, as PyTorch's CPU kernels do (the caller
+        # casts the result to the op's float16 output type)
+        return op.forward(*[x._data.astype(np.float32) if x._dtype is dtypes.float16 else x._data
+                            for x in inputs], **attrs)
     big = eager_cpu.MIN_ELEMENTS
     if info.native and n and (inputs[0]._data.size >= big or n > 1 and (
             inputs[1]._data.size >= big or n > 2 and any([x._data.size >= big for x in inputs[2:]]))):

@@ -345,7 +345,8 @@ class TensorAPI(TensorLikeMeta):
         a, b = (other, self) if reverse else (self, other)
         (a, b), dt = promote_operands([a, b])
         if dt.is_floating_point:
-            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{dt.tensor_type[:-6]}\'')
+            kernel = {"bitwise_left_shift": "lshift", "bitwise_right_shift": "rshift"}.get(name, name)
+            raise NotImplementedError(f'"{kernel}_cpu" not implemented for \'{dt.tensor_type[:-6]}\'')
         if dt is dtypes.bool_ and name in self._BOOL_BITWISE:
             return apply(self._BOOL_BITWISE[name], a, b)
         return apply(name, a, b)
@@ -490,6 +491,11 @@ class TensorAPI(TensorLikeMeta):
     def float(self): return self.to(dtypes.float32)
     def double(self): return self.to(dtypes.float64)
     def long(self): return self.to(dtypes.int64)
+    def int(self): return self.to(dtypes.int32)
+    def short(self): return self.to(dtypes.int16)
+    def char(self): return self.to(dtypes.int8)
+    def byte(self): return self.to(dtypes.uint8)
+    def half(self): return self.to(dtypes.float16)
     def bool(self): return self.to(dtypes.bool_)
 
     # ---- reductions ----------------------------------------------------------------------
@@ -504,6 +510,11 @@ class TensorAPI(TensorLikeMeta):
         if not self.dtype.is_floating_point:
             raise RuntimeError(f"{what}(): could not infer output dtype. Input dtype must be either a "
                                f"floating point or complex dtype. Got: {self.dtype.tensor_type[:-6]}")
+        return self
+
+    def _var_std_input(self):
+        if not self.dtype.is_floating_point:
+            raise RuntimeError("std and var only support floating point and complex dtypes")
         return self
 
     def mean(self, dim=None, keepdim=False, dtype=None):
@@ -565,13 +576,13 @@ class TensorAPI(TensorLikeMeta):
 
     def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
         correction = _correction(unbiased, correction)
-        x = self._float_reduction_input("var")
+        x = self._var_std_input()
         return apply("var", x, dims=list(norm_dims(dim, self.ndim)), correction=correction,
                      keepdim=bool(keepdim), _name="VarBackward0")
 
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
         correction = _correction(unbiased, correction)
-        x = self._float_reduction_input("std")
+        x = self._var_std_input()
         return apply("std", x, dims=list(norm_dims(dim, self.ndim)), correction=correction,
                      keepdim=bool(keepdim), _name="StdBackward0")
 

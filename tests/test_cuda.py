@@ -125,10 +125,14 @@ def test_in_place_ops_and_version_counter(cuda):
     _, x = _pair((4,), 3)
     h = x * 1
     h.add_(2)
-    h.mul_(h)
+    h.mul_(x)
     h.sum().backward()
     xc = x.detach().cpu().numpy()
-    np.testing.assert_allclose(x.grad.cpu().numpy(), 2 * (xc + 2), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.cpu().numpy(), 2 * xc + 2, rtol=1e-6)
+    h = x * 1
+    h.mul_(h)       # saved as other too, then written: PyTorch's version error
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        h.sum().backward()
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
         x.add_(1)
     a = gradc.ones(3, device=cuda, requires_grad=True)

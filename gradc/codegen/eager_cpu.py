@@ -35,7 +35,10 @@ import threading
 
 import numpy as np
 
+from .. import dtypes
 from .host_buffers import Recycler
+
+_COMPILED_NAMES = frozenset(d.name for d in dtypes.COMPILED)
 
 log = logging.getLogger("gradc.codegen")
 
@@ -59,6 +62,8 @@ def run(op, arrays, attrs, types):
     non-contiguous operand)."""
     if not ENABLED or (op.name == "cast" and attrs.get("dtype") == "int64" and types[0].dtype.is_floating_point):
         return None       # out-of-range floats: NumPy's int64 cast and the kernel's (saturating) differ
+    if any([t.dtype not in dtypes.COMPILED for t in types]) or attrs.get("dtype", "int64") not in _COMPILED_NAMES:
+        return None       # int32, float16, ...: eager only (NumPy)
     compact = None
     for k, a in enumerate(arrays):
         if not a.flags.c_contiguous:      # a broadcast view goes in as the memory it repeats; NumPy

@@ -7,12 +7,22 @@ from .. import dtypes
 from ..ops.registry import TypeInfo
 
 
+def unsupported_dtype_message(dt) -> str:
+    """Why a tensor of ``dt`` (int32, float16, ...: eager only) cannot enter the IR, and where."""
+    from .tracer import user_location
+    return (f"gradc's compiler (the IR, @gradc.compile) handles float32, float64, int64 and bool tensors, not {dt} "
+            f"(at {user_location()}); convert with .float() or .long() first, or run this code eagerly")
+
+
 class TensorType(TypeInfo):
     """A ranked tensor type; 0-d tensors print as ``tensor<f32>``."""
 
     def __init__(self, shape, dtype):
+        dt = dtypes.as_dtype(dtype)
+        if dt not in dtypes.COMPILED:
+            raise TypeError(unsupported_dtype_message(dt))
         object.__setattr__(self, "shape", tuple(int(s) for s in shape))
-        object.__setattr__(self, "dtype", dtypes.as_dtype(dtype))
+        object.__setattr__(self, "dtype", dt)
 
     @classmethod
     def of(cls, t) -> "TensorType":

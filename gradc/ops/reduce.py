@@ -324,7 +324,7 @@ def _sorted_order(x, dim, descending):
         return np.zeros((), np.int64)
     if not descending:
         return np.argsort(x, axis=dim, kind="stable")
-    idx = np.argsort(-x.astype(np.int64 if x.dtype.kind == "b" else x.dtype), axis=dim, kind="stable")
+    idx = np.argsort(-x.astype(np.int64 if x.dtype.kind in "bu" else x.dtype), axis=dim, kind="stable")
     if x.dtype.kind == "f":         # -NaN is NaN, sorted last: a second stable sort moves NaN first
         nan_sorted = np.take_along_axis(np.isnan(x), idx, axis=dim)
         idx = np.take_along_axis(idx, np.argsort(~nan_sorted, axis=dim, kind="stable"), axis=dim)
