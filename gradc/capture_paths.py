@@ -227,3 +227,20 @@ def _config_scalars(value, path, depth, guards):
             guards.append((path + (step,), v))
         elif not isinstance(v, _ATOMS):
             _config_scalars(v, path + (step,), depth + 1, guards)
+
+
+_MODULE_TABLES = frozenset({"_parameters", "_buffers", "_non_persistent_buffers", "_modules", "_forward_pre_hooks",
+                            "_forward_hooks"})
+
+
+def module_config_guards(module) -> list:
+    """``(path, value)`` of the Python scalars in a called module's small dicts, lists, tuples
+    and plain objects (``self.cfg['act']`` in a forward), two levels deep, as ``scalar_guards``
+    finds them behind a function; the path starts at the module. (Its own scalar attributes,
+    ``training`` and the like, are guarded apart: ``ir.tracer.module_scalars``.)"""
+    guards = []
+    for name, value in module.__dict__.items():
+        if name in _MODULE_TABLES or type(value) in SCALARS or isinstance(value, _ATOMS):
+            continue
+        _config_scalars(value, (("attr", name),), 1, guards)
+    return guards[:MAX_SCALARS]

@@ -547,7 +547,9 @@ class CompiledFunction:
         spec.modules = [(m, _scalar_getter(scalars), _scalar_values(scalars))
                         for m, scalars in func.meta.get("modules", ())]
         spec.scalars = capture_paths.scalar_guards(self.fn) if self.fn is not None else []
-        spec.guarded = bool(captured or spec.constants or spec.modules or spec.scalars)
+        spec.module_configs = [(m, guards) for m, _ in func.meta.get("modules", ())
+                               for guards in [capture_paths.module_config_guards(m)] if guards]
+        spec.guarded = bool(captured or spec.constants or spec.modules or spec.scalars or spec.module_configs)
         # where each captured tensor was found, to read the one there now at every call
         spec.captured_paths = capture_paths.find_paths(self.fn, captured, Tensor, args) if self.fn is not None else []
         spec.constant_paths = (capture_paths.find_paths(self.fn, [t for t, _ in spec.constants], Tensor, args)
@@ -694,6 +696,12 @@ class CompiledFunction:
                 name = next((k for k in getter.names if new.get(k, _GONE) != old[k]), "?")
                 return (f"{where or type(m).__name__}.{name} changed from {old.get(name, _GONE)!r} to "
                         f"{new.get(name, _GONE)!r}")
+        for m, guards in spec.module_configs:
+            for path, value in guards:
+                now = capture_paths.resolve(m, path)
+                if type(now) is not type(value) or (now != value and value == value):
+                    where = _path_text(capture_paths.find_paths(self.fn, [m], Tensor)[0]) if self.fn is not None else ""
+                    return f"{where or type(m).__name__}{_path_text(path)} changed from {value!r} to {now!r}"
         return None
 
     def _positional(self, args, kwargs) -> tuple:

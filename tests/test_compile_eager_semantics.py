@@ -188,6 +188,35 @@ def test_scalars_in_closure_dicts_lists_and_objects_are_guarded():
     assert len(f.log) == n                  # unchanged values: no recompile
 
 
+class _ConfiguredNet(gradc.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = gradc.nn.Linear(3, 3)
+        self.cfg = {"act": "relu", "scale": 2.0}
+        self.opts = [1.0, 0.5]
+
+    def forward(self, x):
+        h = self.lin(x) * self.cfg["scale"] * self.opts[1]
+        return h.relu() if self.cfg["act"] == "relu" else h.tanh()
+
+
+@pytest.mark.parametrize("as_argument", [False, True])
+def test_scalars_in_module_dicts_and_lists_are_guarded(as_argument):
+    net = _ConfiguredNet()
+    f = gradc.compile((lambda m, x: m(x).sum()) if as_argument else (lambda x: net(x).sum()))
+    call = (lambda x: f(net, x)) if as_argument else f
+    x = gradc.randn(4, 3)
+    for change in (None, ("cfg", "act", "tanh"), ("opts", 1, 2.0), ("cfg", "scale", -1.0)):
+        if change:
+            getattr(net, change[0])[change[1]] = change[2]
+        np.testing.assert_allclose(call(x).item(), net(x).sum().item(), rtol=1e-6)
+    text = f.explain()
+    assert "cfg['act'] changed from 'relu' to 'tanh'" in text and "opts[1] changed from 0.5 to 2.0" in text
+    n = len(f.log)
+    call(x)
+    assert len(f.log) == n
+
+
 def test_in_place_writes_into_arguments_carry_gradients_as_eagerly():
     def act_(h):
         h.mul_(2)
