@@ -43,8 +43,9 @@ def numel(x) -> int:
 
 
 def _compositions():
-    from . import arithmetic, arrangement, compositions, scatter
-    return {name: getattr(module, name) for module in (compositions, arrangement, arithmetic, scatter)
+    from . import aliases, arithmetic, arrangement, compositions, scatter, statistics
+    return {name: getattr(module, name)
+            for module in (compositions, arrangement, arithmetic, scatter, aliases, statistics)
             for name in module.FUNCTIONS}
 
 

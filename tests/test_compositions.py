@@ -108,6 +108,40 @@ CASES += [       # arrangement.py
     ("x.unfold(1, 3, 2)", dict(x=np.arange(14.0).reshape(2, 7))),
     ("x.unfold(0, 2, 1) * x.unfold(0, 2, 1)", dict(x=[1.0, -2.0, 3.0, 0.5])),
     ("x.unfold(-1, 2, 3)", dict(x=_R.standard_normal((2, 3, 8)))),
+    # aliases.py
+    ("m.absolute(x) + m.multiply(x, y) - m.subtract(x, y, alpha=2) + m.divide(x, y)", dict(x=[1.0, -2.0], y=[3.0, 4.0])),
+    ("m.xlogy(x, y)", dict(x=[0.0, 1.0, 2.0, 0.0, -1.5], y=[0.5, 3.0, 0.5, 2.0, 4.0])),
+    ("m.sinc(x)", dict(x=[0.0, 0.5, 1.5, -0.25])),
+    ("m.fmax(x, y) + m.fmin(x, y) * 2", dict(x=[1.0, NAN, 2.0, 3.0], y=[NAN, 3.0, 1.0, 3.0])),
+    ("m.float_power(x, y) + m.logaddexp2(x, y)", dict(x=[1.0, 2.0, 0.5], y=[2.0, -1.0, 3.0])),
+    ("m.hsplit(x, 2)", dict(x=np.arange(12.0).reshape(3, 4))), ("m.vsplit(x, [1])", dict(x=np.arange(12.0).reshape(3, 4))),
+    ("m.dsplit(x, 2)", dict(x=_R.standard_normal((2, 2, 4)))),
+    ("m.block_diag(x, y, z)", dict(x=[[1.0, 2.0]], y=[3.0], z=[[4.0], [5.0]])),
+    ("m.cartesian_prod(x, y)", dict(x=[1.0, 2.0], y=[3.0, 4.0, 5.0])),
+    ("m.diagflat(x, -1)", dict(x=[[1.0, 2.0], [3.0, 4.0]])),
+    ("m.addr(z, x, y, beta=0.5, alpha=2) + m.vdot(x, x) + m.ger(x, y)", dict(z=np.ones((2, 3)), x=[1.0, 2.0], y=[3.0, 4.0, 5.0])),
+    ("m.matrix_power(x, 3) + m.matrix_power(x, 0) + m.matrix_power(x, -1)", dict(x=[[2.0, 1.0], [0.5, 3.0]])),
+    ("m.take(x, m.tensor([[0, 5], [-1, 2]]))", dict(x=np.arange(6.0).reshape(2, 3))),
+    ("m.take_along_dim(x, m.tensor([[0], [2]]), 1) + m.take_along_dim(x, m.tensor([3, 1]))", dict(x=np.arange(6.0).reshape(2, 3))),
+    ("m.slice_scatter(x, y, 1, 0, 2) + m.select_scatter(x, y[:, 0], 1, 2)", dict(x=np.ones((2, 3)), y=[[1.0, 2.0], [3.0, 4.0]])),
+    ("x.index_copy(0, m.tensor([2, 0]), y)", dict(x=np.ones((3, 2)), y=[[1.0, 2.0], [3.0, 4.0]])),
+    ("m.ravel(x.t()) * 2 + m.msort(x).reshape(-1)", dict(x=np.arange(6.0).reshape(2, 3)[::-1].copy())),
+    # statistics.py
+    ("m.quantile(x, 0.3) + m.quantile(x, m.tensor([0.25, 0.9], dtype=m.float64), dim=1, keepdim=True).sum()",
+     dict(x=_R.standard_normal((3, 5)))),
+    ("m.nanquantile(x, 0.5, dim=0, interpolation='midpoint')", dict(x=[[1.0, NAN], [3.0, 2.0], [NAN, NAN]])),
+    ("m.quantile(x, 0.4, interpolation='nearest') + m.quantile(x, 0.6, interpolation='higher')", dict(x=[1.0, 5.0, 2.0, 8.0])),
+    ("x.kthvalue(2, 0)", dict(x=[[3.0, 1.0], [1.0, 2.0], [2.0, 0.0]])),
+    ("m.aminmax(x, dim=1)", dict(x=[[3.0, 1.0, 4.0], [1.0, 5.0, 9.0]])),
+    ("m.cov(x) + m.cov(x, correction=0) * 2", dict(x=_R.standard_normal((3, 6)))),
+    ("m.corrcoef(x)", dict(x=_R.standard_normal((3, 6)))),
+    ("m.cdist(x, y) + m.cdist(x, y, p=1) + m.cdist(x, y, p=3)", dict(x=_R.standard_normal((4, 3)), y=_R.standard_normal((2, 3)))),
+    ("m.cdist(x, x).sum() + m.dist(x[0], x[1], 2.5)", dict(x=_R.standard_normal((3, 3)))),
+    ("m.trapezoid(x) + m.trapezoid(x, y) + m.trapz(x, dx=0.5)", dict(x=[1.0, 2.0, 4.0, 3.0], y=[0.0, 1.0, 3.0, 4.5])),
+    ("m.cumulative_trapezoid(x, dim=0)", dict(x=_R.standard_normal((4, 2)))),
+    ("m.logcumsumexp(x, 1)", dict(x=[[-1000.0, 0.0, 1000.0, 2.0], [1.0, 2.0, 3.0, 4.0]])),
+    ("m.searchsorted(m.tensor([1.0, 3.0, 5.0]), x) + m.bucketize(x, m.tensor([1.0, 3.0]), right=True)",
+     dict(x=[3.0, 0.5, 6.0])),
 ]
 EINSUMS = [("ij,jk->ik", (3, 4), (4, 5)), ("bij,bjk->bik", (2, 3, 4), (2, 4, 5)),
            ("bhqd,bhkd->bhqk", (2, 3, 4, 5), (2, 3, 6, 5)), ("i,i->", (4,), (4,)), ("i,j->ij", (3,), (4,)),
@@ -387,6 +421,29 @@ def test_linalg_second_derivatives_errors_and_compile(compiled_vs_eager):
         gradc.linalg.inv(gradc.zeros(2, 2))
     compiled_vs_eager(lambda x, y: (gradc.linalg.solve(x, y) ** 2).sum() + gradc.linalg.det(x) + x.inverse().trace(),
                       _SPD[0], _SPD[1, :, :2])
+
+
+def test_values_without_gradients_match_pytorch():
+    """Cases whose PyTorch gradient is not defined or not computable (vander's backward raises a
+    version error in PyTorch 2.13; xlogy's at x = y = 0 is NaN)."""
+    for expr in ["m.vander(m.tensor([1.0, 2.0, -0.5]))", "m.vander(m.tensor([1, 2, 3]), N=4, increasing=True)",
+                 "m.xlogy(m.tensor([0.0, 0.0, 1.0, -2.0]), m.tensor([0.0, NAN, 0.0, 0.0]))", "m.xlogy(2, m.tensor([3.0]))",
+                 "m.broadcast_tensors(m.ones(2, 1), m.ones(3))[0].shape", "m.result_type(m.ones(2, dtype=m.int32), 1.0)",
+                 "m.is_nonzero(m.tensor([2.0]))", "m.isreal(m.tensor([1.0, NAN]))", "m.isneginf(m.tensor([-INF, 1.0]))"]:
+        got = [repr(eval(expr, {"m": m, "NAN": NAN, "INF": INF})) for m in (torch, gradc)]
+        assert got[1] == got[0], expr
+    for m in (torch, gradc):
+        with pytest.raises(RuntimeError, match="Attempting to broadcast a dimension of length 4 at -1"):
+            m.broadcast_shapes((2, 1), (1, 3), (5, 2, 4))
+
+
+def test_statistics_compile(compiled_vs_eager):
+    def f(x, y):
+        q = gradc.quantile(x, 0.3, dim=1) + gradc.nanquantile(x, 0.7, dim=1)
+        return (q.sum() + gradc.cov(x).sum() + gradc.cdist(x, y).sum() + gradc.logcumsumexp(x, 1).sum()
+                + gradc.trapezoid(x).sum() + gradc.xlogy(x.abs(), y.abs()[:, :1].t()).sum() + gradc.sinc(x).sum())
+    rng = np.random.default_rng(7)
+    compiled_vs_eager(f, rng.standard_normal((3, 5)), rng.standard_normal((5, 5)), rtol=1e-9)
 
 
 def test_diagonal_is_a_view_and_diag_a_copy_as_in_pytorch():
