@@ -123,6 +123,7 @@ class Tensor(TensorAPI):
     _retains_grad = False
     _base = None
     _view_of = None
+    _parent_layout = None       # the layout of _view_of's parent when this view was taken
     _fresh = False      # a gradient array nobody else holds (AccumulateGrad may keep it as .grad)
     _device_copy_view = False   # a CUDA view gradc had to copy (see _assign_inplace)
 
@@ -254,6 +255,42 @@ class Tensor(TensorAPI):
     def stride(self, dim=None):
         st = tuple(s // self._dtype.itemsize for s in self._data.strides)
         return st if dim is None else st[dim]
+
+    # ---- in-place shape changes (t_, transpose_, squeeze_, unsqueeze_) ----------------------
+    def _restride_(self, view, node_name):
+        """Make this tensor ``view`` (a view of it just made) in place, as PyTorch's in-place view
+        ops do: the same object with the new shape and strides, its version bumped, and (when
+        recording) the view's node, renamed ``node_name``, as its grad_fn."""
+        tracking = grad_mode.is_grad_enabled()
+        if tracking and self._requires_grad and self._grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        source = self
+        if self._base is not None:     # a view: the new one is a view of (an object standing for) the old one
+            source = Tensor._wrap(self._data)
+            source._version_counter, source._base, source._view_of = self._version_counter, self._base, self._view_of
+            source._grad_fn, source._output_nr = self._grad_fn, self._output_nr
+            source._requires_grad, source._parent_layout = self._requires_grad, self._parent_layout
+        result = view(source)
+        self._data = result._data
+        if source is not self:
+            self._view_of, self._parent_layout = result._view_of, result._parent_layout
+        self._version_counter.value += 1
+        if tracking and result._grad_fn is not None:
+            node = result._grad_fn
+            node.__class__ = node_class(node_name)
+            self._grad_fn, self._output_nr, self._requires_grad = node, 0, True
+            node._rebind_output(result, self)
+        return self
+
+    def t_(self): return self._restride_(lambda x: x.t(), "TBackward1")
+    def transpose_(self, dim0, dim1): return self._restride_(lambda x: x.transpose(dim0, dim1), "TransposeBackward1")
+    def swapdims_(self, dim0, dim1): return self.transpose_(dim0, dim1)
+    def swapaxes_(self, axis0, axis1): return self.transpose_(axis0, axis1)
+    def unsqueeze_(self, dim): return self._restride_(lambda x: x.unsqueeze(dim), "UnsqueezeBackward1")
+
+    def squeeze_(self, dim=None):
+        return self._restride_(lambda x: x.squeeze() if dim is None else x.squeeze(dim),
+                               "SqueezeBackward3" if dim is None else "SqueezeBackward1")
 
     def storage_offset(self) -> int:
         """Elements from the start of the storage (the base tensor's memory) to this view's first."""
@@ -563,6 +600,10 @@ def _rebase_view(view, result):
     new = result
     for k, v in enumerate(chain):
         parent, op, attrs, extra = v._view_of
+        if _layout(parent) != v._parent_layout:
+            raise RuntimeError("gradc: an in-place write through a view of a tensor whose shape was changed in place "
+                               "after the view was taken (t_, transpose_, squeeze_, unsqueeze_) is not supported "
+                               "while gradients are recorded; take the view again after the change")
         name = "CopySlices" if k == len(chain) - 1 else None
         if op.name == "index":
             new = Tensor._apply(op_get("index_put"), [parent, new, *extra], {"key": attrs["key"]},
@@ -713,6 +754,12 @@ def _run_on_host(info, op, inputs, attrs, types):
     return op.forward(*[x._data for x in inputs], **attrs)
 
 
+def _layout(t):
+    """A tensor's shape and strides: a view checks that its parent still has the layout it was taken
+    from (an in-place ``t_`` changes it)."""
+    return t._data.shape, getattr(t._data, "strides", None)
+
+
 def _link_view(op, inputs, attrs, t, on_gpu):
     """Make the result ``t`` of a view op (or an index) share its input's version counter and base
     when it shares its memory, as PyTorch's views do."""
@@ -722,6 +769,7 @@ def _link_view(op, inputs, attrs, t, on_gpu):
         t._version_counter = inputs[0]._version_counter
         t._base = inputs[0] if inputs[0]._base is None else inputs[0]._base
         t._view_of = (inputs[0], op, attrs, tuple(inputs[1:]))   # for in-place rebase
+        t._parent_layout = _layout(inputs[0])
     elif on_gpu:                        # a non-contiguous CUDA view: a copy that follows its base
         t.__class__ = _CudaCopyView
         t._version_counter = inputs[0]._version_counter
@@ -738,6 +786,7 @@ def view_as_index_of(t, parent, array, key, tensors):
     t._version_counter = parent._version_counter
     t._base = parent if parent._base is None else parent._base
     t._view_of = (parent, registry.get("index"), {"key": key}, tuple(tensors))
+    t._parent_layout = _layout(parent)
 
 
 class _EagerOpInfo:

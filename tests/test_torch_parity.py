@@ -1559,3 +1559,55 @@ def test_in_place_op_reading_its_own_target_matches_pytorch(expr):
         except RuntimeError as e:
             outcomes.append(str(e))
     assert outcomes[1] == outcomes[0]
+
+
+def test_in_place_shape_changes_match_pytorch():
+    torch = pytest.importorskip("torch")
+    results = []
+    for m in (torch, gradc):
+        a = m.ones(2, 3, dtype=m.float64, requires_grad=True)
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+            a.t_()
+        b = a * m.arange(6.0, dtype=m.float64).reshape(2, 3)
+        steps = []
+        assert b.t_() is b
+        steps.append((tuple(b.shape), type(b.grad_fn).__name__, b._version))
+        b.unsqueeze_(0)
+        steps.append((tuple(b.shape), type(b.grad_fn).__name__, b._version, b.is_contiguous()))
+        b.squeeze_()
+        steps.append((tuple(b.shape), type(b.grad_fn).__name__))
+        b.transpose_(0, 1)
+        steps.append((tuple(b.shape), type(b.grad_fn).__name__, b.tolist()))
+        (b * b).sum().backward()
+        x = m.arange(6.0).reshape(2, 3)
+        with m.no_grad():
+            x.t_()
+        c = m.ones(2, 3, requires_grad=True)
+        base = c * 1
+        v = base[0:2]
+        v.t_()                                  # a view changed in place: writes still reach its base
+        v.mul_(m.arange(6.0).reshape(3, 2))
+        base.sum().backward()
+        results.append((steps, a.grad.tolist(), x.tolist(), x.stride(), base.tolist(), c.grad.tolist(), v._version))
+    assert results[1] == results[0]
+
+
+def test_in_place_shape_change_under_compile_is_a_clear_error():
+    f = gradc.compile(lambda x: (x * 2).t_())
+    with pytest.raises(gradc.ir.tracer.TraceError, match=r"in-place shape change \(t_\)"):
+        f(gradc.ones(2, 3))
+
+
+def test_write_through_a_view_taken_before_an_in_place_shape_change_is_refused_clearly():
+    a = gradc.ones(3, 3, requires_grad=True)
+    x = a * 2
+    v = x[0]
+    x.t_()                      # a square matrix: same shape, other strides
+    with pytest.raises(RuntimeError, match="view of a tensor whose shape was changed in place after the view"):
+        v.mul_(2)
+    with gradc.no_grad():       # nothing recorded: the write simply lands in the shared memory, as PyTorch's
+        y = gradc.ones(2, 3)
+        w = y[0]
+        y.t_()
+        w.mul_(2)
+    assert y.tolist() == [[2.0, 1.0], [2.0, 1.0], [2.0, 1.0]]

@@ -352,6 +352,16 @@ class Proxy(IRTensor):
     def register_hook(self, hook):
         self._eager_only("Tensor.register_hook")
 
+    def _restride_(self, view, node_name):
+        self._eager_only(f"an in-place shape change ({node_name[:-len('Backward1')].lower()}_)")
+
+    def t_(self): self._restride_(None, "TBackward1")
+    def transpose_(self, dim0, dim1): self._restride_(None, "TransposeBackward1")
+    def swapdims_(self, dim0, dim1): self._restride_(None, "TransposeBackward1")
+    def swapaxes_(self, axis0, axis1): self._restride_(None, "TransposeBackward1")
+    def unsqueeze_(self, dim): self._restride_(None, "UnsqueezeBackward1")
+    def squeeze_(self, dim=None): self._restride_(None, "SqueezeBackward1")
+
     def retain_grad(self):
         self._eager_only("Tensor.retain_grad")
 
