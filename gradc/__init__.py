@@ -56,3 +56,11 @@ def _install_numpy_aliases():
 
 
 _install_numpy_aliases()
+
+
+def _install_inplace_forms():
+    from . import inplace_forms, tensor_api
+    inplace_forms.bind((tensor_api.TensorAPI, Tensor))
+
+
+_install_inplace_forms()

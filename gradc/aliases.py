@@ -72,14 +72,21 @@ def broadcast_tensors(*tensors):
 
 
 # ---- elementwise ----------------------------------------------------------------------------------
-def xlogy(x, y):
-    """x * log(y), 0 where x == 0 (NaN where y is NaN), with PyTorch's gradients: log(y) for x
-    (0 where y == 0), x / y for y (but 0 at x == y == 0, where PyTorch's is NaN)."""
+def float_operands(x, y):
+    """Two operands (tensors, or one a Python scalar) promoted to their common floating dtype,
+    as PyTorch's two-argument special functions take them (xlogy(2, y), zeta(x, 1.5))."""
     if not is_tensor_like(x):
         x = y._scalar(x, dtypes.default_float if isinstance(x, float) else dtypes.scalar_dtype(x))
     if not is_tensor_like(y):
         y = x._scalar(y, dtypes.default_float if isinstance(y, float) else dtypes.scalar_dtype(y))
     (x, y), _ = promote_operands([x, y], float_only=True)
+    return x, y
+
+
+def xlogy(x, y):
+    """x * log(y), 0 where x == 0 (NaN where y is NaN), with PyTorch's gradients: log(y) for x
+    (0 where y == 0), x / y for y (but 0 at x == y == 0, where PyTorch's is NaN)."""
+    x, y = float_operands(x, y)
     y_zero = y == 0
     log_y = where(y_zero, 0.0, where(y_zero, 1.0, y).log())          # log(y), 0 at y == 0
     product = x * log_y

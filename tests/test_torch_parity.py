@@ -69,6 +69,11 @@ def distinct(*shape):
     return make
 
 
+def beyond_four(*shape):
+    """Values in (4, 8) or (-6, -3), at least 0.2 from an integer."""
+    return lambda r: r.choice([-6, -5, -4, 4, 5, 6, 7], shape) + r.uniform(0.2, 0.8, shape)
+
+
 def ints(values):
     return lambda r: np.asarray(values, dtype=np.int64)
 
@@ -195,6 +200,42 @@ OPS = [
     ("(x * 0.3).erfinv()", dict(x=normal(2, 3))),
     ("m.special.erfinv(x.tanh())", dict(x=normal(2, 4))),
     ("m.erfinv(x)", dict(x=lambda r: np.array([1.0, -1.0, 1.5, 0.0, -0.0, 0.999999, 1 - 1e-15, -0.2]))),
+    # special functions (ops/special.py)
+    ("x.erfc()", dict(x=normal(2, 3))),
+    ("m.erfc(x * 3)", dict(x=normal(5))),
+    ("m.special.erfcx(x * 4)", dict(x=normal(2, 3))),
+    # (PyTorch's trigamma, the derivative of digamma, is accurate to about 5e-10 below 4 and
+    # gradc's to a few ulp: where trigamma is involved, the arguments are beyond 4 or below -3)
+    ("x.lgamma()", dict(x=away(2, 3, margin=0.2, points=(0, -1, -2)))),
+    ("m.lgamma(x * 3 + 4) + m.special.gammaln(x)", dict(x=positive(5))),
+    ("x.digamma()", dict(x=beyond_four(2, 3))),
+    ("m.special.psi(x * 6)", dict(x=lambda r: r.uniform(0.7, 2.0, (4,)))),
+    ("m.polygamma(1, x)", dict(x=beyond_four(2, 3))),
+    ("x.polygamma(2)", dict(x=away(2, 3, margin=0.2, points=(0, -1, -2)))),
+    ("m.special.polygamma(3, x * 3)", dict(x=positive(4))),
+    ("m.polygamma(0, x)", dict(x=lambda r: r.uniform(4.0, 6.0, (3,)))),
+    ("m.special.zeta(2.0, x)", dict(x=positive(2, 3))),
+    ("m.special.zeta(y.detach() + 2, x)", dict(x=positive(2, 3), y=positive(3))),
+    ("m.special.entr(x)", dict(x=positive(2, 3))),
+    ("m.special.ndtri(x)", dict(x=lambda r: r.uniform(0.02, 0.98, (2, 3)))),
+    ("m.special.log_ndtr(x * 5)", dict(x=normal(2, 4))),
+    ("m.special.xlog1py(x, y)", dict(x=normal(2, 3), y=lambda r: r.uniform(-0.9, 2.0, (3,)))),
+    ("m.special.xlog1py(2.0, x)", dict(x=positive(4))),
+    ("x.i0() + m.i0(x * 3)", dict(x=normal(2, 3))),
+    ("m.special.i0e(x * 3)", dict(x=normal(2, 3))),
+    ("m.special.i1(x * 3)", dict(x=normal(2, 3))),
+    ("m.special.i1e(x * 3)", dict(x=normal(2, 3))),
+    ("m.mvlgamma(x, 3)", dict(x=lambda r: r.uniform(1.5, 4.0, (2, 3))), TOP),
+    ("m.special.multigammaln(x, 1)", dict(x=positive(3)), TOP),
+    ("(x * 1).lgamma_()", dict(x=positive(2, 3))),
+    ("(x * 1).erfc_() + (x * 1).erf_()", dict(x=normal(2, 3))),
+    ("(x * 1).polygamma_(1)", dict(x=beyond_four(2, 3))),
+    ("(x * 1).digamma_() + (x * 1).i0_()", dict(x=beyond_four(2, 3))),
+    ("(x * 1).log1p_() + (x * 1).expm1_() + (x * 1).tan_()", dict(x=positive(2, 3))),
+    ("(x * 1).tril_() + (x * 1).triu_(1)", dict(x=normal(3, 3)), TOP),
+    ("m.special.zeta(x.detach(), 2.0) * x", dict(x=lambda r: r.uniform(2.0, 4.0, (3,)))),
+    ("m.special.xlog1py(x, 0.5)", dict(x=normal(2, 3))),
+    ("(x * 1).mvlgamma_(2)", dict(x=lambda r: r.uniform(1.5, 4.0, (2, 3))), TOP),
     ("m.nn.functional.softplus(x * 10)", dict(x=normal(2, 3))),
     ("m.nn.functional.softplus(x, beta=2, threshold=1)", dict(x=away(2, 3, margin=0.1, points=(0.5,)))),
     ("m.nn.Softplus(0.5, 3)(x * 4)", dict(x=away(5, margin=0.1, points=(1.5,)))),

@@ -13,6 +13,7 @@ from __future__ import annotations
 from ..ir.core import YIELD, Operation
 from ..ops.registry import ELEMENTWISE
 from .kernel_ir import Index, Kernel, KernelBuilder, contiguous_strides
+from .llvm_common import LOWER
 
 REDUCE_KIND = {"gradc.sum": "sum", "gradc.mean": "mean", "gradc.amax": "max", "gradc.amin": "min",
                "gradc.prod": "prod"}
@@ -145,7 +146,7 @@ def _lower_op(kb, o, get, space):
                 a = aligned[d]
             new.append(a)
         return val, tuple(new)
-    if not o.has_trait(ELEMENTWISE):
+    if not o.has_trait(ELEMENTWISE) or (name not in LOWER and name != "clamp_tensor"):
         raise Unlowerable(f"'{o.name}' has no kernel lowering")
     vals, maps = zip(*(get(v) for v in o.operands)) if o.operands else ((), ())
     amap = _broadcast_maps(maps, [v.type.shape for v in o.operands], out_shape)

@@ -365,6 +365,12 @@ class Proxy(IRTensor):
     def retain_grad(self):
         self._eager_only("Tensor.retain_grad")
 
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        self._eager_only("Tensor.backward")
+
+    def _grad_edge(self):        # what gradc.autograd.grad and .backward ask of each output
+        self._eager_only("gradc.autograd.grad (or backward)")
+
     def requires_grad_(self, requires_grad=True):
         self._eager_only("Tensor.requires_grad_")
 
