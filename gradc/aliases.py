@@ -12,6 +12,8 @@ import math
 
 from . import dtypes, factories
 from .compositions import _varargs, bind_methods
+from .autograd.node import grad_fn_named
+from .ops.dispatch import apply, grad_fn_name
 from .tensor_api import cat, dot, is_tensor_like, norm_dim, promote_operands, stack, where
 
 
@@ -81,6 +83,93 @@ def float_operands(x, y):
         y = x._scalar(y, dtypes.default_float if isinstance(y, float) else dtypes.scalar_dtype(y))
     (x, y), _ = promote_operands([x, y], float_only=True)
     return x, y
+
+
+def two_operand_op(op, node, input, other, operands=float_operands):
+    """Table op ``op`` of two operands, one of which may be a Python scalar: PyTorch names the
+    node ``{node}Backward1`` (scalar first) or ``{node}Backward2`` (scalar second), with one edge."""
+    x, y = operands(input, other)
+    if not is_tensor_like(input):
+        return apply(op, x, y, _name=grad_fn_name(f"{node}Backward1", (1,)))
+    if not is_tensor_like(other):
+        return apply(op, x, y, _name=grad_fn_name(f"{node}Backward2", (0,)))
+    return apply(op, x, y)
+
+
+def copysign(input, other):
+    """|input| with the sign of ``other`` (-0.0 counts as negative), as a float tensor."""
+    x, y = float_operands(input, other)
+    if not is_tensor_like(other):
+        return apply("copysign", x, y, _name=grad_fn_name("CopysignBackward1", (0,)))
+    return apply("copysign", x, y)
+
+
+def nextafter(input, other):
+    """The next float after ``input`` towards ``other`` (operands of one float dtype)."""
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"expected both inputs to have same dtype, but got {input.dtype} and {other.dtype}")
+    return apply("nextafter", input, other)
+
+
+def heaviside(input, values):
+    """0 below zero, 1 above, ``values`` at zero; no derivative (PyTorch's error on backward)."""
+    if input.dtype is not values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    return apply("heaviside", input, values)
+
+
+def _integer_op(name):
+    def fn(input, other):
+        for t in (input, other):
+            if is_tensor_like(t) and (t.dtype.is_floating_point or t.dtype is dtypes.bool_):
+                raise NotImplementedError(f'"{name}_cpu" not implemented for \'{t.dtype.tensor_type[:-6]}\'')
+        (a, b), _ = promote_operands([input, other])
+        return apply(name, a, b)
+    fn.__name__ = name
+    fn.__doc__ = f"The elementwise {name} of integer tensors (non-negative)."
+    return fn
+
+
+gcd = _integer_op("gcd")
+lcm = _integer_op("lcm")
+
+
+@grad_fn_named("LdexpBackward0")
+def ldexp(input, other):
+    """input * 2^other, a float tensor; differentiable in both (other: input 2^other log 2)."""
+    x = input if input.dtype.is_floating_point else input.to(dtypes.default_float)
+    exponent = other.to(x.dtype) if is_tensor_like(other) else float(other)
+    return x * (2.0 ** exponent)
+
+
+def frexp(input):
+    """(mantissa, exponent): input = mantissa * 2^exponent, 0.5 <= |mantissa| < 1 (0, inf and NaN
+    keep their value with exponent 0); the exponent is int32, and only the mantissa has a
+    gradient, grad / 2^exponent (PyTorch's FrexpBackward0). Eager only: the exponent is data."""
+    import numpy as np
+    from collections import namedtuple
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    data = getattr(input, "_data", None)
+    if data is None:
+        raise RuntimeError("frexp under @gradc.compile: its int32 exponent has no compiled dtype; compute it "
+                           "outside the compiled function")
+    _, exponent = np.frexp(input._host())
+    scale = factories.tensor(np.ldexp(np.ones_like(exponent, dtype=input.dtype.np), -exponent), device=input.device)
+    mantissa = _frexp_mantissa(input, scale)
+    result = namedtuple("frexp", ["mantissa", "exponent"])
+    return result(mantissa, factories.tensor(exponent.astype(np.int32), dtype=dtypes.int32, device=input.device))
+
+
+@grad_fn_named("FrexpBackward0")
+def _frexp_mantissa(input, scale):
+    return input * scale
+
+
+def greater_equal(x, other): return x.ge(other)
+def less_equal(x, other): return x.le(other)
+def greater(x, other): return x.gt(other)
+def less(x, other): return x.lt(other)
 
 
 def xlogy(x, y):
@@ -267,7 +356,8 @@ def _index_copy_(self, dim, index, source):
 METHODS = ("absolute", "divide", "multiply", "subtract", "not_equal", "positive", "ravel", "ger", "isneginf", "isposinf",
            "isreal", "is_nonzero", "ndimension", "xlogy", "sinc", "fmax", "fmin", "float_power", "logaddexp2", "hsplit",
            "vsplit", "dsplit", "diagflat", "addr", "vdot", "matrix_power", "take", "take_along_dim", "slice_scatter",
-           "select_scatter", "index_copy", "msort")
+           "select_scatter", "index_copy", "msort", "copysign", "nextafter", "heaviside", "gcd", "lcm", "ldexp",
+           "frexp", "greater_equal", "less_equal", "greater", "less")
 FUNCTIONS = tuple(m for m in METHODS if m != "ndimension") + (
     "is_floating_point", "is_complex", "result_type", "broadcast_shapes", "broadcast_tensors", "block_diag",
     "cartesian_prod", "vander")

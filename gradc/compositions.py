@@ -83,6 +83,7 @@ def logaddexp(a, b):
     return where(d == d, m + (-d).exp().log1p(), a + b)
 
 
+@grad_fn_named("HypotBackward0")
 def hypot(a, b):
     """sqrt(a^2 + b^2) scaled by max(|a|, |b|), so that it does not overflow early."""
     s = a.abs().maximum(b.abs())

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import math
 
-from .aliases import float_operands, sinc, xlogy  # noqa: F401  (special.sinc, special.xlogy)
+from .aliases import sinc, two_operand_op, xlogy  # noqa: F401  (special.sinc, special.xlogy)
 from .arithmetic import logit  # noqa: F401  (special.logit is torch.logit)
 from .autograd.node import grad_fn_named
-from .ops.dispatch import apply, grad_fn_name
-from .tensor_api import is_tensor_like
+from .ops.dispatch import apply
 
 
 def _float(x):
@@ -79,25 +78,14 @@ def multigammaln(x, p):
 mvlgamma = multigammaln
 
 
-def _two_operands(op, node, input, other):
-    """Table op ``op`` of two operands, one of which may be a Python scalar: PyTorch names the
-    node ``{node}Backward1`` (scalar first) or ``{node}Backward2`` (scalar second), with one edge."""
-    x, y = float_operands(input, other)
-    if not is_tensor_like(input):
-        return apply(op, x, y, _name=grad_fn_name(f"{node}Backward1", (1,)))
-    if not is_tensor_like(other):
-        return apply(op, x, y, _name=grad_fn_name(f"{node}Backward2", (0,)))
-    return apply(op, x, y)
-
-
 def zeta(input, other):
     """The Hurwitz zeta function sum_k (other + k)^-input; differentiable in ``other`` only."""
-    return _two_operands("zeta", "SpecialZeta", input, other)
+    return two_operand_op("zeta", "SpecialZeta", input, other)
 
 
 def xlog1py(input, other):
     """input * log1p(other), 0 where input == 0 (unless other is NaN)."""
-    return _two_operands("xlog1py", "SpecialXlog1Py", input, other)
+    return two_operand_op("xlog1py", "SpecialXlog1Py", input, other)
 
 
 def ndtr(x):

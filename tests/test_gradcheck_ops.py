@@ -243,6 +243,8 @@ unary("i0e", "i0e", lambda a: gradc.special.i0e(a * 3), values=away)
 unary("i1", "i1", lambda a: gradc.special.i1(a * 3))
 unary("i1e", "i1e", lambda a: gradc.special.i1e(a * 3), values=away)
 unary("lgamma", "mvlgamma", lambda a: gradc.mvlgamma(a, 3), values=lambda r, s: r.uniform(1.5, 4.0, s))
+binary("copysign", "copysign", lambda a, b: gradc.copysign(a, b) * a, values=away, values_b=away)
+binary("nextafter", "nextafter", lambda a, b: gradc.nextafter(a, b) * a)
 unary("softplus", "softplus", lambda a: gradc.nn.functional.softplus(a * 3))
 unary("softplus", "softplus(beta,threshold)", lambda a: gradc.nn.functional.softplus(a, beta=2.0, threshold=1.0) * a,
       values=lambda r, s: away(r, s, (0.5,), 0.1))
@@ -760,7 +762,8 @@ def test_gradgradcheck(c, draw):
 
 
 # ops that record a node whose backward raises, as PyTorch's do (its NotImplemented node)
-RAISING_DERIVATIVES = {"floor_divide": "derivative for aten::floor_divide is not implemented"}
+RAISING_DERIVATIVES = {"floor_divide": "derivative for aten::floor_divide is not implemented",
+                       "heaviside": "derivative for aten::heaviside is not implemented"}
 
 
 @pytest.mark.parametrize("op", sorted(RAISING_DERIVATIVES))
@@ -799,6 +802,7 @@ def _nondiff_cases():
         "bitwise_and": lambda: i & 6, "bitwise_or": lambda: i | 6, "bitwise_xor": lambda: i ^ 6,
         "bitwise_left_shift": lambda: i << 2, "bitwise_right_shift": lambda: i >> 1,
         "bitwise_not": lambda: ~i,
+        "gcd": lambda: gradc.gcd(i, i * 2 + 1), "lcm": lambda: i.lcm(i + 1),
     }
 
 

@@ -236,6 +236,24 @@ OPS = [
     ("m.special.zeta(x.detach(), 2.0) * x", dict(x=lambda r: r.uniform(2.0, 4.0, (3,)))),
     ("m.special.xlog1py(x, 0.5)", dict(x=normal(2, 3))),
     ("(x * 1).mvlgamma_(2)", dict(x=lambda r: r.uniform(1.5, 4.0, (2, 3))), TOP),
+    # copysign, nextafter, heaviside, gcd/lcm, ldexp, frexp, greater_equal and friends (aliases.py)
+    ("m.copysign(x, y)", dict(x=away(2, 3), y=away(3))),
+    ("x.copysign(-2.0) + m.copysign(x, 0.0)", dict(x=away(2, 3))),
+    ("m.copysign(x, y.detach()) * y", dict(x=away(4), y=lambda r: np.array([1.0, -1.0, 0.0, -0.0]))),
+    ("m.nextafter(x, y)", dict(x=normal(2, 3), y=normal(3))),
+    ("m.heaviside(x.detach(), y.detach()) * x", dict(x=lambda r: np.array([-1.0, 0.0, 2.0, 0.0]), y=normal(4))),
+    ("m.gcd(a, b) + a.lcm(b)", dict(a=ints([12, -18, 0, 7, 0]), b=ints([8, 12, 0, 0, 5]))),
+    ("m.ldexp(x, y)", dict(x=normal(2, 3), y=normal(3)), TOP),
+    # (PyTorch computes 2^e of an integer e in integers: 0 below 0, so its gradient is 0 there; and
+    # frexp's gradient g / 2^e in float32: inf for a subnormal's mantissa; gradc's are exact)
+    ("x.ldexp(e)", dict(x=normal(2, 3), e=ints([1, 0, 3])), TOP),
+    ("m.frexp(x)", dict(x=lambda r: np.array([8.0, 0.3, 0.0, -5.0, 1e-30])), TOP),
+    ("x.frexp()[0] * 3", dict(x=normal(2, 3)), TOP),
+    ("(x.greater_equal(y), m.less_equal(x, 0.5), x.greater(y), m.less(y, x))", dict(x=normal(2, 3), y=normal(3))),
+    ("(x * 1).copysign_(y) + (x * 1).nextafter_(y)", dict(x=away(2, 3), y=away(2, 3))),
+    ("(a * 1).gcd_(b)", dict(a=ints([12, -18, 0, 7]), b=ints([8, 12, 0, 0]))),
+    ("(x.detach() * 1).hypot_(y.detach())", dict(x=positive(2, 3), y=normal(2, 3))),   # (PyTorch's backward of hypot_ raises)
+    ("(x * 1).ldexp_(y)", dict(x=positive(2, 3), y=normal(2, 3)), TOP),
     ("m.nn.functional.softplus(x * 10)", dict(x=normal(2, 3))),
     ("m.nn.functional.softplus(x, beta=2, threshold=1)", dict(x=away(2, 3, margin=0.1, points=(0.5,)))),
     ("m.nn.Softplus(0.5, 3)(x * 4)", dict(x=away(5, margin=0.1, points=(1.5,)))),
@@ -733,6 +751,11 @@ ERRORS = [
     ("a = m.ones(3, requires_grad=True); b = a * 2; b.register_hook(lambda g: g[:2])", "b.sum().backward()"),
     ("a = m.ones(3, requires_grad=True); b = a * 2; b.register_hook(lambda g: 3)", "b.sum().backward()"),
     ("a = m.ones(3, requires_grad=True); a.register_hook(lambda g: g[:2])", "(a * 2).sum().backward()"),
+    ("x = m.ones(3)", "m.gcd(x, x)"),
+    ("x = m.ones(3, dtype=m.int64)", "x.frexp()"),
+    ("x = m.ones(3); y = m.ones(3, dtype=m.float64)", "m.heaviside(x, y)"),
+    ("x = m.ones(3, requires_grad=True)", "m.heaviside(x, m.ones(3)).sum().backward()"),
+    ("x = m.ones(3)", "m.polygamma(-1, x)"),
 ]
 
 

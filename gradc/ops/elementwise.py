@@ -522,6 +522,41 @@ for _name, _fn in _BITWISE.items():
     defop(_name, infer=_bitwise_rule(_name), forward=quiet(_fn), traits=frozenset({PURE, NONDIFF}), num_inputs=2)
 defop("bitwise_not", infer=_bitwise_rule("bitwise_not"), forward=np.invert, traits=frozenset({PURE, NONDIFF}),
       num_inputs=1)
+# gcd and lcm of integer tensors (lcm of 0 and anything is 0, both non-negative, as PyTorch's)
+defop("gcd", infer=_bitwise_rule("gcd"), forward=quiet(np.gcd), traits=frozenset({PURE, NONDIFF}), num_inputs=2)
+defop("lcm", infer=_bitwise_rule("lcm"), forward=quiet(np.lcm), traits=frozenset({PURE, NONDIFF}), num_inputs=2)
+
+
+# ---- copysign, nextafter, heaviside -----------------------------------------------------------
+def _copysign_vjp(ctx, g):
+    """PyTorch's: sign(x) sign(result) for x (0 at x == 0), zeros for the sign's source."""
+    sa, sb = _shapes(ctx)
+    ga = unbroadcast(g[0] * (ctx.input(0).sign() * ctx.output(0).sign()), sa) if ctx.needs_input_grad[0] else None
+    gb = unbroadcast(zero_grad(g[0]), sb) if ctx.needs_input_grad[1] else None
+    return [ga, gb]
+
+
+def _nextafter_vjp(ctx, g):
+    """PyTorch's: the gradient passes to x unchanged, zeros to the direction."""
+    sa, sb = _shapes(ctx)
+    return [unbroadcast(g[0], sa) if ctx.needs_input_grad[0] else None,
+            unbroadcast(zero_grad(g[0]), sb) if ctx.needs_input_grad[1] else None]
+
+
+def _heaviside_vjp(ctx, g):
+    raise RuntimeError("derivative for aten::heaviside is not implemented")
+
+
+def _heaviside_forward(x, values):
+    return np.where(x == 0, values, (x > 0).astype(x.dtype)).astype(x.dtype)
+
+
+defop("copysign", infer=elementwise_rule(float_only=True)("copysign"), forward=quiet(np.copysign),
+      vjp=_copysign_vjp, saves=("in0", "out0"), traits=frozenset({PURE}), num_inputs=2)
+defop("nextafter", infer=elementwise_rule(float_only=True)("nextafter"), forward=quiet(np.nextafter),
+      vjp=_nextafter_vjp, traits=frozenset({PURE}), num_inputs=2)
+defop("heaviside", infer=elementwise_rule()("heaviside"), forward=quiet(_heaviside_forward),
+      vjp=_heaviside_vjp, traits=frozenset({PURE}), num_inputs=2, node_name="NotImplemented")
 
 
 # ---- where -----------------------------------------------------------------------------------
