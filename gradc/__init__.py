@@ -21,6 +21,7 @@ from .functional import is_tensor
 from .ops.registry import ShapeError
 from .tensor import Tensor, device
 from .tensor_api import Size
+from .serialization import load, save  # noqa: F401
 from .random_state import Generator, default_generator, get_rng_state, initial_seed, set_rng_state  # noqa: F401
 from .compile import CompiledFunction, compile  # noqa: E402,A004  (after Tensor: compile imports it)
 

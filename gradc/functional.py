@@ -43,9 +43,9 @@ def numel(x) -> int:
 
 
 def _compositions():
-    from . import aliases, arithmetic, arrangement, compositions, scatter, special, statistics
+    from . import aliases, arithmetic, arrangement, compositions, counting, scatter, special, statistics
     return {name: getattr(module, name)
-            for module in (compositions, arrangement, arithmetic, scatter, aliases, statistics, special)
+            for module in (compositions, arrangement, arithmetic, scatter, aliases, statistics, special, counting)
             for name in module.FUNCTIONS}
 
 

@@ -92,6 +92,36 @@ def index_fill(x, dim, index, value):
     return where(hit.reshape(*shape), value, x)
 
 
+def scatter_reduce(x, dim, index, src, reduce, *, include_self=True):
+    """``x`` with each source reduced into the position ``index`` names along ``dim``: "sum",
+    "prod", "mean", "amax" or "amin", with (``include_self``) or without x's own value there."""
+    dim = norm_dim(dim, max(x.ndim, 1))
+    if is_tensor_like(src) and src.dtype is not x.dtype:
+        raise RuntimeError("scatter_reduce(): Expected self.dtype to be equal to src.dtype")
+    return apply("scatter_reduce", x, index, src, dim=dim, reduce=reduce, include_self=bool(include_self))
+
+
+def scatter_reduce_(x, dim, index, src, reduce, *, include_self=True):
+    return x._inplace(scatter_reduce(x, dim, index, src, reduce, include_self=include_self))
+
+
+def index_reduce(x, dim, index, source, reduce, *, include_self=True):
+    """``x`` with the slices of ``source`` reduced into the slices ``index`` (1-D) names along
+    ``dim``: "prod", "mean", "amax" or "amin" (PyTorch's index_reduce)."""
+    dim = norm_dim(dim, max(x.ndim, 1))
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    if index.ndim > 1:
+        raise IndexError("index_reduce_(): Index is supposed to be a vector")
+    spread = _along(x, dim, index, tuple(source.shape))
+    return apply("scatter_reduce", x, spread, source.to(x.dtype), dim=dim, reduce=reduce,
+                 include_self=bool(include_self), _name="IndexReduceBackward0")
+
+
+def index_reduce_(x, dim, index, source, reduce, *, include_self=True):
+    return x._inplace(index_reduce(x, dim, index, source, reduce, include_self=include_self))
+
+
 def scatter_(x, dim, index, src=None, value=None, *, reduce=None):
     return x._inplace(scatter(x, dim, index, src, value, reduce=reduce))
 
@@ -166,7 +196,8 @@ def bincount(x, weights=None, minlength=0):
 
 
 METHODS = ("scatter", "scatter_add", "index_add", "index_fill", "scatter_", "scatter_add_", "index_add_",
+           "scatter_reduce", "scatter_reduce_", "index_reduce", "index_reduce_",
            "index_fill_", "masked_fill_", "masked_select", "nonzero", "argwhere", "unique", "bincount")
-FUNCTIONS = ("scatter", "scatter_add", "index_add", "index_fill", "masked_select", "nonzero", "argwhere", "unique",
+FUNCTIONS = ("scatter", "scatter_add", "index_add", "index_fill", "scatter_reduce", "index_reduce", "masked_select", "nonzero", "argwhere", "unique",
              "bincount")
 bind_methods(globals(), METHODS)

@@ -481,3 +481,14 @@ def test_writes_through_a_diagonal_under_compile_are_refused_not_lost():
         gradc.compile(f)(gradc.ones(3, 3))
     g = gradc.compile(lambda x: gradc.diag(x).add_(1).sum() + x.diagonal().sum())
     assert g(gradc.arange(9.0).reshape(3, 3)).item() == 27.0
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_compiled_equals_eager(compiled_vs_eager, reduce, include_self):
+    """scatter_reduce has no kernel lowering: a NumPy step between kernels, and its VJP's too."""
+    rng = np.random.default_rng(5)
+    index = gradc.tensor(rng.integers(0, 3, (5, 4)))
+    x, src = rng.permutation(32)[:12].reshape(3, 4) * 0.25, rng.permutation(32)[12:32].reshape(5, 4) * 0.25 + 0.01
+    compiled_vs_eager(lambda a, b: (a.scatter_reduce(0, index, b, reduce, include_self=include_self).tanh() ** 2).sum(),
+                      x, src, rtol=1e-12)

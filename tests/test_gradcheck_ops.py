@@ -243,6 +243,18 @@ unary("i0e", "i0e", lambda a: gradc.special.i0e(a * 3), values=away)
 unary("i1", "i1", lambda a: gradc.special.i1(a * 3))
 unary("i1e", "i1e", lambda a: gradc.special.i1e(a * 3), values=away)
 unary("lgamma", "mvlgamma", lambda a: gradc.mvlgamma(a, 3), values=lambda r, s: r.uniform(1.5, 4.0, s))
+def _scatter_reduce_case(reduce, include_self, larger_src=False):
+    @case("scatter_reduce", f"scatter_reduce({reduce}, include_self={include_self}{', larger src' if larger_src else ''})")
+    def _(rng):
+        x, src = distinct(rng, (3, 4), (5, 5 if larger_src else 4))      # no ties for amax/amin
+        index = gradc.tensor(rng.integers(0, 3, (5, 4)))
+        return (lambda a, b: a.scatter_reduce(0, index, b, reduce, include_self=include_self)), [T(x), T(src)]
+
+
+for _reduce in ("sum", "prod", "mean", "amax", "amin"):
+    for _include in (True, False):
+        _scatter_reduce_case(_reduce, _include)
+_scatter_reduce_case("prod", True, larger_src=True)
 binary("copysign", "copysign", lambda a, b: gradc.copysign(a, b) * a, values=away, values_b=away)
 binary("nextafter", "nextafter", lambda a, b: gradc.nextafter(a, b) * a)
 unary("softplus", "softplus", lambda a: gradc.nn.functional.softplus(a * 3))

@@ -254,6 +254,37 @@ OPS = [
     ("(a * 1).gcd_(b)", dict(a=ints([12, -18, 0, 7]), b=ints([8, 12, 0, 0]))),
     ("(x.detach() * 1).hypot_(y.detach())", dict(x=positive(2, 3), y=normal(2, 3))),   # (PyTorch's backward of hypot_ raises)
     ("(x * 1).ldexp_(y)", dict(x=positive(2, 3), y=normal(2, 3)), TOP),
+    # scatter_reduce and index_reduce (ops/index.py); PyTorch's amax/amin share a tie with self
+    # even when include_self=False (gradc gives self nothing there), so no such ties here
+    ("x.scatter_reduce(0, i, y, 'sum')", dict(x=normal(3, 4), y=normal(5, 4), i=lambda r: r.integers(0, 3, (5, 4)))),
+    ("x.scatter_reduce(0, i, y, 'sum', include_self=False)", dict(x=normal(3, 4), y=normal(5, 4), i=lambda r: r.integers(0, 3, (5, 4)))),
+    ("x.scatter_reduce(1, i, y, 'mean')", dict(x=normal(3, 4), y=normal(3, 5), i=lambda r: r.integers(0, 4, (3, 5)))),
+    ("m.scatter_reduce(x, 0, i, y, 'mean', include_self=False)", dict(x=normal(3, 4), y=normal(5, 4), i=lambda r: r.integers(0, 3, (5, 4)))),
+    ("x.scatter_reduce(0, i, y, 'amax')", dict(x=distinct(3, 4), y=lambda r: distinct(5, 4)(r) + 0.01, i=lambda r: r.integers(0, 3, (5, 4)))),
+    ("x.scatter_reduce(0, i, y, 'amin', include_self=False)", dict(x=distinct(3, 4), y=lambda r: distinct(5, 4)(r) + 0.01, i=lambda r: r.integers(0, 3, (5, 4)))),
+    ("x.scatter_reduce(0, i, y, 'amax')", dict(x=lambda r: np.zeros((2, 3)), y=lambda r: np.array([[1.0, 0, 2], [1, 0, 2], [1, -1, 0]]), i=ints([[0, 0, 1], [0, 0, 1], [0, 1, 1]]))),
+    ("x.scatter_reduce(0, i, y, 'prod')", dict(x=normal(3, 4), y=normal(5, 4), i=lambda r: r.integers(0, 3, (5, 4)))),
+    ("x.scatter_reduce(0, i, y, 'prod', include_self=False)", dict(x=lambda r: np.array([[0.0, 2.0], [3.0, 0.0]]), y=lambda r: np.array([[0.0, 1.5], [2.0, 0.0], [0.0, 4.0]]), i=ints([[0, 1], [0, 1], [1, 1]]))),
+    ("x.scatter_reduce(0, i, y, 'prod')", dict(x=lambda r: np.array([[0.0, 2.0], [3.0, 0.0]]), y=lambda r: np.array([[0.0, 1.5], [2.0, 0.0], [0.0, 4.0]]), i=ints([[0, 1], [0, 1], [1, 1]]))),
+    ("a.scatter_reduce(0, i, b, 'mean')", dict(a=ints([4, 7, 9]), b=ints([1, 2, 6, 3]), i=ints([0, 0, 2, 2]))),
+    ("(x * 1).scatter_reduce_(1, i, y, 'amax', include_self=False)", dict(x=distinct(3, 4), y=lambda r: distinct(3, 2)(r) + 0.01, i=ints([[0, 3], [1, 1], [2, 0]]))),
+    ("x.index_reduce(0, i, y, 'prod')", dict(x=normal(3, 2), y=normal(4, 2), i=ints([0, 2, 0, 1]))),
+    ("x.index_reduce(1, i, y, 'amax', include_self=False)", dict(x=distinct(2, 3), y=lambda r: distinct(2, 4)(r) + 0.01, i=ints([0, 2, 0, 1]))),
+    ("(x * 1).index_reduce_(0, i, y, 'mean')", dict(x=normal(3, 2), y=normal(4, 2), i=ints([0, 2, 0, 1]))),
+    # mode, histc, unique_consecutive, renorm (counting.py)
+    ("x.mode(1)", dict(x=lambda r: np.array([[1.0, 3.0, 3.0, 2.0, 2.0], [5.0, 5.0, 1.0, 1.0, 0.0]])), TOP),
+    ("m.mode(x, 0, keepdim=True)", dict(x=lambda r: r.integers(0, 3, (6, 4)).astype(float)), TOP),
+    ("m.mode(x)", dict(x=lambda r: np.array(2.5)), TOP),
+    ("m.mode(a)", dict(a=ints([2, 2, 1, 1, 3]))),
+    ("x.histc(bins=4, min=0, max=3)", dict(x=lambda r: np.array([1.0, 2.0, 1.0, 4.0, 7.0, 3.0, -1.0]))),
+    ("m.histc(x, 5)", dict(x=normal(20))),
+    ("m.histc(x, 3)", dict(x=lambda r: np.array([2.0, 2.0]))),
+    ("m.unique_consecutive(a, return_inverse=True, return_counts=True)", dict(a=ints([1, 1, 2, 2, 3, 1, 1, 2]))),
+    ("a.unique_consecutive(dim=0)", dict(a=ints([[1, 1], [1, 1], [2, 3], [1, 1]]))),
+    ("m.unique_consecutive(a, dim=1, return_counts=True)", dict(a=ints([[1, 1, 2], [1, 1, 3]]))),
+    ("m.renorm(x, 2, 0, 2.5)", dict(x=normal(3, 4)), TOP),
+    ("x.renorm(1, 1, 1.0)", dict(x=normal(2, 3, 2)), TOP),
+    ("(x.detach() * 1).renorm_(3, -1, 0.5)", dict(x=normal(3, 3))),     # (PyTorch's backward of renorm_ raises)
     ("m.nn.functional.softplus(x * 10)", dict(x=normal(2, 3))),
     ("m.nn.functional.softplus(x, beta=2, threshold=1)", dict(x=away(2, 3, margin=0.1, points=(0.5,)))),
     ("m.nn.Softplus(0.5, 3)(x * 4)", dict(x=away(5, margin=0.1, points=(1.5,)))),
@@ -756,6 +787,14 @@ ERRORS = [
     ("x = m.ones(3); y = m.ones(3, dtype=m.float64)", "m.heaviside(x, y)"),
     ("x = m.ones(3, requires_grad=True)", "m.heaviside(x, m.ones(3)).sum().backward()"),
     ("x = m.ones(3)", "m.polygamma(-1, x)"),
+    ("x = m.ones(3, dtype=m.int64)", "m.histc(x, 3)"),
+    ("x = m.ones(3); i = m.tensor([0, 1])", "x.scatter_reduce(0, i, m.ones(2), 'median')"),
+    ("x = m.ones(3); i = m.tensor([0, 3])", "x.scatter_reduce(0, i, m.ones(2), 'sum')"),
+    ("x = m.ones(3); i = m.tensor([0, 1])", "x.index_reduce(0, i, m.ones(2), 'sum')"),
+    ("x = m.ones(3)", "m.histc(x, 3, min=2, max=1)"),
+    ("x = m.ones(3, 0)", "m.mode(x, 1)"),
+    ("x = m.ones(3)", "m.renorm(x, -1, 0, 1.0)"),
+    ("x = m.ones(3)", "m.renorm(x, 2, 0, -1.0)"),
 ]
 
 

@@ -285,3 +285,121 @@ def _scatter_add_vjp(ctx, g):
 defop("scatter_add", infer=_scatter_add_infer, forward=_scatter_add_forward, vjp=_scatter_add_vjp,
       saves=("in0",), traits=INDEX, num_inputs=2, differentiable_inputs=(1,), attr_names=("dim", "shape"),
       node_name="ScatterAddBackward0")
+
+
+# ---- scatter_reduce: x with the sources at ``index`` along ``dim`` reduced into it ----------------
+# (PyTorch's Tensor.scatter_reduce: sum, prod, mean, amax, amin; include_self says whether x's own
+# value at a position that receives sources takes part.) The VJP is written with gather,
+# scatter_add, where and this op itself: amax/amin share the gradient evenly among the elements
+# equal to the result, prod gives each element the product of the others (exact with zeros).
+SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _scatter_reduce_infer(types, attrs):
+    x, idx, src = types
+    if attrs["reduce"] not in SCATTER_REDUCTIONS:
+        raise ShapeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {attrs['reduce']}")
+    if src.dtype is not x.dtype:
+        raise ShapeError(f"scatter_reduce(): Expected self.dtype to be equal to src.dtype (got {x.dtype} and "
+                         f"{src.dtype})")
+    _check_gather("scatter_reduce", x.shape, idx, attrs["dim"])
+    for k, (a, b) in enumerate(zip(idx.shape, src.shape)):
+        if a > b:
+            raise ShapeError(f"Size does not match at dimension {k} expected index {fmt_shape(idx.shape)} to be "
+                             f"smaller than src {fmt_shape(src.shape)} (in gradc.scatter_reduce)")
+    return [TypeInfo(x.shape, x.dtype)]
+
+
+def _lowest(dtype):
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _highest(dtype):
+    return np.inf if dtype.kind == "f" else np.iinfo(dtype).max
+
+
+def _scatter_reduce_forward(x, idx, src, dim, reduce, include_self):
+    _check_bounds(idx, x.shape[dim], dim)
+    src = src[tuple(slice(0, n) for n in idx.shape)]
+    grid = _grid(idx, dim)
+    out = x.copy()
+    hit = np.zeros(x.shape, dtype=bool)
+    hit[grid] = True
+    if not include_self:
+        identity = {"sum": 0, "mean": 0, "prod": 1, "amax": _lowest(x.dtype), "amin": _highest(x.dtype)}[reduce]
+        out[hit] = identity
+    if reduce in ("sum", "mean"):
+        np.add.at(out, grid, src)
+    elif reduce == "prod":
+        np.multiply.at(out, grid, src)
+    elif reduce == "amax":
+        np.maximum.at(out, grid, src)
+    else:
+        np.minimum.at(out, grid, src)
+    if reduce == "mean":
+        counts = np.zeros(x.shape, dtype=np.int64)
+        np.add.at(counts, grid, 1)
+        counts = counts + (1 if include_self else 0)
+        safe = np.maximum(counts, 1).astype(x.dtype)
+        out = np.where(hit, out // safe if x.dtype.kind in "iu" else out / safe, out).astype(x.dtype)
+    return out
+
+
+def _scatter_reduce_vjp(ctx, g):
+    from ..tensor_api import where
+    from .dispatch import apply
+    x, idx, src, out = ctx.input(0), ctx.input(1), ctx.input(2), ctx.output(0)
+    dim, reduce, include_self = ctx.attrs["dim"], ctx.attrs["reduce"], ctx.attrs["include_self"]
+    shape = list(ctx.input_types[0].shape)
+    g = g[0]
+    if tuple(idx.shape) != tuple(src.shape):        # PyTorch reads only the part of src that index covers
+        src = src[tuple(slice(0, n) for n in idx.shape)]
+
+    def scatter(values):
+        return apply("scatter_add", idx, values, dim=dim, shape=shape)
+
+    def gather(values):
+        return apply("gather", values, idx, dim=dim)
+
+    counts = scatter(where(idx == idx, 1.0, 0.0).to(x.dtype))
+    hit = counts > 0
+    if reduce == "sum":
+        gx, gsrc = (g if include_self else where(hit, 0.0, g)), gather(g)
+    elif reduce == "mean":
+        n = counts + 1 if include_self else counts
+        per = g / where(n == 0, 1.0, n)
+        gx, gsrc = (where(hit, per, g) if include_self else where(hit, 0.0, g)), gather(per)
+    elif reduce in ("amax", "amin"):
+        src_is = src == gather(out)
+        self_is = (x == out) if include_self else (x == out) & ~hit
+        n = scatter(src_is.to(x.dtype)) + self_is.to(x.dtype)
+        per = g / where(n == 0, 1.0, n)
+        gx, gsrc = where(self_is, per, 0.0), where(src_is, gather(per), 0.0)
+    else:   # prod: the product of the other elements at each position, zeros included exactly
+        src_zero = src == 0
+        self_zero = (x == 0) & include_self
+        zeros = scatter(src_zero.to(x.dtype)) + self_zero.to(x.dtype)
+        nonzero_product = apply("scatter_reduce", where(self_zero, 1.0, x) if include_self else x,
+                                idx, where(src_zero, 1.0, src), dim=dim, reduce="prod", include_self=include_self)
+        others_x = where(self_zero, nonzero_product, nonzero_product / where(x == 0, 1.0, x)) * (zeros - self_zero.to(x.dtype) == 0)
+        gx = where(hit, g * others_x, g) if include_self else where(hit, 0.0, g)
+        p_at, z_at = gather(nonzero_product), gather(zeros)
+        others_src = where(src_zero, p_at, p_at / where(src_zero, 1.0, src)) * (z_at - src_zero.to(x.dtype) == 0)
+        gsrc = gather(g) * others_src
+    if ctx.needs_input_grad[2] and tuple(ctx.input_types[2].shape) != tuple(idx.shape):
+        gsrc = _pad_source(gsrc, ctx.input_types[2].shape)
+    return [gx if ctx.needs_input_grad[0] else None, None, gsrc if ctx.needs_input_grad[2] else None]
+
+
+def _pad_source(gsrc, shape):
+    """The gradient of the part of src that index covers, zero-padded to src's shape."""
+    from ..compositions import pad
+    widths = []
+    for have, want in reversed(list(zip(gsrc.shape, shape))):
+        widths += [0, want - have]
+    return pad(gsrc, widths)
+
+
+defop("scatter_reduce", infer=_scatter_reduce_infer, forward=_scatter_reduce_forward, vjp=_scatter_reduce_vjp,
+      saves=("in0", "in1", "in2", "out0"), traits=frozenset({PURE}), num_inputs=3, differentiable_inputs=(0, 2),
+      attr_names=("dim", "reduce", "include_self"), node_name="ScatterReduceBackward0")

@@ -1,0 +1,139 @@
+"""Functions that count a tensor's values: mode (the most frequent value along a dim, its
+gradient through a gather at the index found), histc and unique_consecutive. Which value or
+run is found depends on the values, so the counting runs eagerly in NumPy and each raises a
+clear error under ``@gradc.compile``; renorm (rescaling slices to a maximum norm) is spelled
+with table ops and works in both."""
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from . import dtypes, factories
+from .autograd.node import grad_fn_named
+from .compositions import bind_methods
+from .tensor_api import norm_dim, where
+
+_ModeResult = namedtuple("mode", ["values", "indices"])
+
+
+def _host(t, name):
+    if getattr(t, "_data", None) is None:
+        raise RuntimeError(f"{name} under @gradc.compile: which element it picks depends on the tensor's values, "
+                           "which are unknown while tracing; compute it outside the compiled function")
+    return t._host()
+
+
+def _mode_indices(rows):
+    """Per row of a 2-D array: the index of the last occurrence of the smallest most frequent value."""
+    n = rows.shape[1]
+    s = np.sort(rows, axis=1)
+    positions = np.arange(n)
+    starts = np.ones_like(s, dtype=bool)
+    starts[:, 1:] = s[:, 1:] != s[:, :-1]
+    run_start = np.maximum.accumulate(np.where(starts, positions, 0), axis=1)
+    ends = np.ones_like(s, dtype=bool)
+    ends[:, :-1] = s[:, 1:] != s[:, :-1]
+    run_length = np.where(ends, positions - run_start + 1, 0)
+    value = s[np.arange(len(s)), np.argmax(run_length, axis=1)]     # first maximum: the smallest value
+    hits = rows == value[:, None]
+    return n - 1 - np.argmax(hits[:, ::-1], axis=1)
+
+
+def mode(input, dim=-1, keepdim=False):
+    """(values, indices): the most frequent value along ``dim`` (the smallest of equally frequent
+    ones) and the index of its last occurrence, as PyTorch's; values' gradient goes to that index."""
+    data = _host(input, "mode")
+    if input.ndim == 0:
+        idx = factories.zeros((), dtype=dtypes.int64, device=input.device)
+        return _ModeResult(_mode_values(input, None, None), idx)
+    d = norm_dim(dim, input.ndim)
+    if input.shape[d] == 0:
+        raise IndexError("mode(): Expected reduction dim " + str(d) + " to have non-zero size.")
+    moved = np.moveaxis(data, d, -1)
+    rows = moved.reshape(-1, moved.shape[-1])
+    found = _mode_indices(rows).reshape(moved.shape[:-1])
+    idx = factories.tensor(np.expand_dims(found, d).astype(np.int64), device=input.device)
+    values = _mode_values(input, idx, d, keepdim)
+    return _ModeResult(values, idx if keepdim else idx.squeeze(d))
+
+
+@grad_fn_named("ModeBackward0")
+def _mode_values(input, idx, d, keepdim=False):
+    if d is None:                     # a 0-d tensor is its own mode
+        return input.clone()
+    values = input.gather(d, idx)
+    return values if keepdim else values.squeeze(d)
+
+
+def histc(input, bins=100, min=0, max=0):  # noqa: A002  (PyTorch's argument names)
+    """Counts of ``input``'s values in ``bins`` equal bins over [min, max] (the data's range when
+    both are 0, widened by 1 each side when that range is one value); values outside are left
+    out, the last bin includes max. No gradient."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{input.dtype.tensor_type[:-6]}'")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histc(): bins must be > 0, but got {bins} for dimension 0")
+    data = _host(input, "histc").astype(np.float64).ravel()
+    lo, hi = float(min), float(max)
+    if lo == hi and data.size:
+        lo, hi = float(data.min()), float(data.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if lo > hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    counts, _ = np.histogram(data[(data >= lo) & (data <= hi)], bins=bins, range=(lo, hi))
+    return factories.tensor(counts.astype(input.dtype.np), device=input.device)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """The values with each run of equal consecutive elements (or slices along ``dim``) kept once."""
+    data = _host(input, "unique_consecutive")
+    if dim is None:
+        flat = data.ravel()
+        change = np.ones(flat.shape, dtype=bool)
+        change[1:] = flat[1:] != flat[:-1]
+        values = flat[change]
+        inverse_shape = data.shape
+    else:
+        d = norm_dim(dim, input.ndim)
+        moved = np.moveaxis(data, d, 0)
+        change = np.ones(moved.shape[0], dtype=bool)
+        if moved.shape[0] > 1:
+            change[1:] = (moved[1:] != moved[:-1]).reshape(moved.shape[0] - 1, -1).any(axis=1)
+        values = np.moveaxis(moved[change], 0, d)
+        inverse_shape = (moved.shape[0],)
+    inverse = np.cumsum(change) - 1
+    counts = np.diff(np.append(np.flatnonzero(change), change.size))
+    out = [factories.tensor(values, dtype=input.dtype, device=input.device)]
+    if return_inverse:
+        out.append(factories.tensor(inverse.reshape(inverse_shape).astype(np.int64), device=input.device))
+    if return_counts:
+        out.append(factories.tensor(counts.astype(np.int64), device=input.device))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+@grad_fn_named("RenormBackward0")
+def renorm(input, p, dim, maxnorm):
+    """Each slice along ``dim`` whose p-norm exceeds ``maxnorm`` scaled to norm maxnorm (PyTorch's
+    maxnorm / (norm + 1e-7)); the others unchanged."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"renorm: expected a floating point tensor, got {input.dtype}")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
+    d = norm_dim(dim, max(input.ndim, 1))
+    others = [k for k in range(input.ndim) if k != d]
+    norm = input.norm(p, dim=others, keepdim=True) if others else input.abs()
+    factor = where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    return input * factor
+
+
+def renorm_(input, p, dim, maxnorm):
+    return input._inplace(renorm(input, p, dim, maxnorm))
+
+
+METHODS = ("mode", "histc", "unique_consecutive", "renorm", "renorm_")
+FUNCTIONS = ("mode", "histc", "unique_consecutive", "renorm")
+bind_methods(globals(), METHODS)
