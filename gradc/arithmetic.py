@@ -63,33 +63,54 @@ def nanmean(x, dim=None, keepdim=False):
     return nansum(x, dim, keepdim) / counted
 
 
+def _median_node_name(prefix):
+    return lambda x, dim=None, keepdim=False: f"{prefix}Backward{0 if dim is None else 1}"
+
+
+@grad_fn_named(_median_node_name("Median"))
 def median(x, dim=None, keepdim=False):
     """The lower median ((n - 1) // 2-th smallest), with its index when ``dim`` is given
     (``torch.return_types.median``); a slice with a NaN gives NaN and the index of its first NaN,
     as PyTorch's. The gradient goes to the element picked."""
-    from .tensor_api import return_types_median
+    return _median(x, dim, keepdim, skip_nan=False)
+
+
+@grad_fn_named(_median_node_name("Nanmedian"))
+def nanmedian(x, dim=None, keepdim=False):
+    """The lower median of each slice's non-NaN values; a slice of NaNs only gives NaN and the
+    index of its first element (PyTorch's selection leaves that index unspecified: 0 or 2 seen)."""
+    return _median(x, dim, keepdim, skip_nan=True)
+
+
+def _median(x, dim, keepdim, skip_nan):
+    from .tensor_api import return_types_median, return_types_nanmedian
+    named = return_types_nanmedian if skip_nan else return_types_median
     if dim is None:
-        return _lower_median(x.reshape(-1), 0)[0].reshape(())
+        return _lower_median(x.reshape(-1), 0, skip_nan)[0].reshape(())
     dim = norm_dim(dim, max(x.ndim, 1))
     if x.ndim == 0:
         from . import dtypes
-        return return_types_median(x * 1, factories.zeros((), dtype=dtypes.int64))
-    values, indices = _lower_median(x, dim)
+        return named(x * 1, factories.zeros((), dtype=dtypes.int64))
+    values, indices = _lower_median(x, dim, skip_nan)
     if not keepdim:
         values, indices = values.squeeze(dim), indices.squeeze(dim)
-    return return_types_median(values, indices)
+    return named(values, indices)
 
 
-def _lower_median(x, dim):
+def _lower_median(x, dim, skip_nan=False):
     """(values, indices) of the lower median along ``dim``, kept as a size-1 dim. The sort puts
-    NaNs last and keeps their order, so a slice's first NaN sits just after its other values."""
+    NaNs last and keeps their order, so a slice's first NaN sits just after its other values;
+    ``skip_nan`` takes the lower median of the values before it."""
     s = x.sort(dim)
     n = x.shape[dim]
     k = (n - 1) // 2
     if not x.dtype.is_floating_point:
         return s.values.narrow(dim, k, 1), s.indices.narrow(dim, k, 1)
     valid = (x == x).sum(dim, keepdim=True)
-    pos = where(valid < n, valid, k)
+    if skip_nan:
+        pos = where(valid > 0, (valid - 1) // 2, 0)
+    else:
+        pos = where(valid < n, valid, k)
     return s.values.gather(dim, pos), s.indices.gather(dim, pos)
 
 
@@ -193,6 +214,6 @@ def cummin(input, dim):
 
 
 METHODS = ("addcmul", "addcdiv", "clamp_min", "clamp_max", "logit", "deg2rad", "rad2deg", "sgn", "signbit", "nansum",
-           "nanmean", "median", "mv", "addmv", "baddbmm", "addbmm", "inner", "cross", "cummax", "cummin")
+           "nanmean", "median", "nanmedian", "mv", "addmv", "baddbmm", "addbmm", "inner", "cross", "cummax", "cummin")
 FUNCTIONS = METHODS + ("logspace",)
 bind_methods(globals(), METHODS)

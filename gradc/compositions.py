@@ -35,12 +35,26 @@ def isfinite(x):
     return (x.abs() < math.inf) if x.dtype.is_floating_point else x == x
 
 
+def _reduces_nothing(dim) -> bool:
+    """any/all read an empty dim list as "no dims" (sum reads it as all of them)."""
+    return isinstance(dim, (tuple, list)) and len(dim) == 0
+
+
+def _as_input_kind(out, x):
+    """any/all of a uint8 tensor are uint8, as PyTorch's."""
+    return out.to(dtypes.uint8) if x.dtype is dtypes.uint8 else out
+
+
 def any(x, dim=None, keepdim=False):
-    return (x != 0).sum(dim, keepdim=keepdim) > 0
+    nonzero = x != 0
+    out = nonzero if _reduces_nothing(dim) else nonzero.sum(dim, keepdim=keepdim) > 0
+    return _as_input_kind(out, x)
 
 
 def all(x, dim=None, keepdim=False):
-    return (x == 0).sum(dim, keepdim=keepdim) == 0
+    zero = x == 0
+    out = ~zero if _reduces_nothing(dim) else zero.sum(dim, keepdim=keepdim) == 0
+    return _as_input_kind(out, x)
 
 
 def count_nonzero(x, dim=None):
@@ -361,7 +375,10 @@ bind_methods(globals(), METHODS + TENSOR_ONLY)
 def einsum(equation, *operands):
     """``torch.einsum``: each operand's repeated labels become its diagonal, labels no other operand
     or the output needs are summed out, and two operands contract as one batched ``matmul``
-    (batch, free and contracted labels grouped); more than two contract left to right."""
+    (batch, free and contracted labels grouped); more than two contract left to right.  The
+    sublist form ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` is spelled as an equation first."""
+    if not isinstance(equation, str):
+        equation, operands = _einsum_sublists((equation,) + operands)
     operands = _varargs(operands)
     ins, out = _parse_einsum(equation, operands)
     terms = [_einsum_diagonals(x, list(labels)) for x, labels in zip(operands, ins)]
@@ -372,6 +389,33 @@ def einsum(equation, *operands):
         terms = [_einsum_pair(a, la, b, lb, keep)] + terms[2:]
     x, labels = terms[0]
     return _einsum_finish(x, labels, out)
+
+
+def _einsum_sublists(args):
+    """(op0, sublist0, op1, sublist1, ..., [output sublist]) -> (equation, operands); labels are
+    ints in [0, 52) or ``...``, as PyTorch's."""
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+    def spell(sublist):
+        out = []
+        for label in sublist:
+            if label is Ellipsis:
+                out.append("...")
+            elif isinstance(label, int) and 0 <= label < 52:
+                out.append(letters[label])
+            else:
+                raise RuntimeError("einsum(): expected subscript to be within the range [0, 52), but got "
+                                   f"{label}" if isinstance(label, int) else
+                                   f"einsum(): expected a list of ints or Ellipsis as a sublist, got {label!r}")
+        return "".join(out)
+    has_output = len(args) % 2 == 1
+    operands = list(args[0:-1:2] if has_output else args[0::2])
+    sublists = list(args[1::2])
+    if len(operands) != len(sublists):
+        raise RuntimeError("einsum(): must specify the equation string and at least one operand, or at least "
+                           "one operand and its subscripts list")
+    equation = ",".join(spell(s) for s in sublists) + ("->" + spell(args[-1]) if has_output else "")
+    return equation, tuple(operands)
 
 
 def _parse_einsum(equation, operands):
@@ -701,10 +745,21 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     return out.squeeze(0) if unbatched else out
 
 
-def _pool(input, kernel_size, stride, padding, dilation, fill, reduce):
+def _pool_out_size(n, k, s, p, d, ceil_mode):
+    """PyTorch's pooling output size; with ``ceil_mode`` a last partial window counts if it
+    starts inside the input or its left padding."""
+    span = n + 2 * p - d * (k - 1) - 1
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= n + p:
+        out -= 1
+    return out
+
+
+def _pool(input, kernel_size, stride, padding, dilation, fill, reduce, ceil_mode=False):
     """``reduce(patches, geometry)`` of the windows of ``input`` (3-D or 4-D), where patches are
     (N, C, KH*KW, Ho, Wo) and geometry is (kernel, stride, padding, dilation, input H, W); the
-    result's tensors get the batch dim back off for an unbatched input."""
+    result's tensors get the batch dim back off for an unbatched input.  ``ceil_mode``'s last
+    windows read ``fill`` past the padded input."""
     unbatched = input.ndim == 3
     if unbatched:
         input = input.unsqueeze(0)
@@ -714,14 +769,34 @@ def _pool(input, kernel_size, stride, padding, dilation, fill, reduce):
         raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p[0]}, "
                            f"kernel_size={k[0]} and dilation={d[0]}")
     h, w = input.shape[2], input.shape[3]
-    if p != (0, 0):
-        input = pad(input, (p[1], p[1], p[0], p[0]), value=fill)
-    ho = _out_size(input.shape[2], 0, d[0], k[0], s[0])
-    wo = _out_size(input.shape[3], 0, d[1], k[1], s[1])
+    ho, wo = (_pool_out_size(n, k[i], s[i], p[i], d[i], ceil_mode) for i, n in enumerate((h, w)))
+    if ho <= 0 or wo <= 0:
+        raise RuntimeError(f"Given input size: ({input.shape[1]}x{h}x{w}). Calculated output size: "
+                           f"({input.shape[1]}x{ho}x{wo}). Output size is too small")
+    extra = [max(0, (o - 1) * s[i] + d[i] * (k[i] - 1) + 1 - (n + 2 * p[i])) for i, (o, n) in
+             enumerate(((ho, h), (wo, w)))]
+    if p != (0, 0) or extra != [0, 0]:
+        input = pad(input, (p[1], p[1] + extra[1], p[0], p[0] + extra[0]), value=fill)
     out = reduce(_patches(input, k, s, d, (ho, wo)), (k, s, p, d, h, w))
     if unbatched:
         return tuple(t.squeeze(0) for t in out) if isinstance(out, tuple) else out.squeeze(0)
     return out
+
+
+def _avg_pool_divisor(geometry, ho, wo, count_include_pad, divisor_override):
+    """(Ho, Wo) divisors of PyTorch's avg_pool2d: the window clipped to the padded input (padding
+    counted), or to the input itself (``count_include_pad=False``), or the override."""
+    if divisor_override is not None:
+        return np.full((ho, wo), float(divisor_override))
+    (kh, kw), (sh, sw), (ph, pw), _, h, w = geometry
+
+    def sizes(n_out, k, s, p, n):
+        start = np.arange(n_out) * s - p
+        end = np.minimum(start + k, n + p)
+        if count_include_pad:
+            return end - start
+        return np.minimum(end, n) - np.maximum(start, 0)
+    return np.outer(sizes(ho, kh, sh, ph, h), sizes(wo, kw, sw, pw, w)).astype(float)
 
 
 def _window_argmax_to_flat(arg, geometry):
@@ -740,20 +815,25 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     """The maximum of each window; its gradient goes to one element of the window, the first
     maximum in row-major order, as PyTorch's does.  ``return_indices``: also the flat index
     of that element in its (unpadded) H*W plane."""
-    if ceil_mode:
-        raise NotImplementedError("max_pool2d: ceil_mode is not supported in gradc")
-
     def reduce(patches, geometry):
         values, arg = patches.max(2)
         return (values, _window_argmax_to_flat(arg, geometry)) if return_indices else values
-    return _pool(input, kernel_size, stride, padding, dilation, -math.inf, reduce)
+    return _pool(input, kernel_size, stride, padding, dilation, -math.inf, reduce, ceil_mode)
 
 
 @grad_fn_named("AvgPool2DBackward0")
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
-    """The mean of each window, zero padding counted (PyTorch's default)."""
+    """The mean of each window, zero padding counted (PyTorch's default) or not
+    (``count_include_pad=False``), or the sum over ``divisor_override``."""
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
     if ceil_mode or not count_include_pad or divisor_override is not None:
-        raise NotImplementedError("avg_pool2d: ceil_mode, count_include_pad=False and divisor_override are not "
-                                  "supported in gradc")
-    return _pool(input, kernel_size, stride, padding, 1, 0.0, lambda p, geometry: p.mean(2))
+        def reduce(patches, geometry):
+            ho, wo = patches.shape[-2], patches.shape[-1]
+            divisor = _avg_pool_divisor(geometry, ho, wo, count_include_pad, divisor_override)
+            return patches.sum(2) / factories.tensor(divisor, dtype=patches.dtype, device=patches.device)
+    else:
+        def reduce(patches, geometry):
+            return patches.mean(2)
+    return _pool(input, kernel_size, stride, padding, 1, 0.0, reduce, ceil_mode)

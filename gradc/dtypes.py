@@ -104,6 +104,28 @@ def scalar_dtype(value) -> dtype:
     return default_float
 
 
+_C_TYPE_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t"}
+
+
+def wrap_integer(value, dt: dtype):
+    """A Python int taken into an integer dtype as PyTorch takes an operand: modulo 2**bits
+    (uint8 + (-3) adds 253; int8 == 300 compares with 44).  Beyond int64 it stays as it is."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or dt.np.kind not in "iu":
+        return value
+    info = np.iinfo(dt.np)
+    if info.min <= value <= info.max or not np.iinfo(np.int64).min <= value <= np.iinfo(np.uint64).max:
+        return value
+    span = 1 << info.bits
+    value = int(value) % span
+    return value - span if value > info.max else value
+
+
+def overflow_error(dt: dtype, *, factory=False) -> RuntimeError:
+    """PyTorch's error for a value that a fill or a factory cannot store in ``dt``."""
+    c_name = dt.name if factory else _C_TYPE_NAMES.get(dt.name, dt.name)
+    return RuntimeError(f"value cannot be converted to type {c_name} without overflow")
+
+
 def promote(a: dtype, b: dtype) -> dtype:
     """Promotion between two tensors of equal standing (both dimensioned, or both 0-d): the higher
     category, then the wider type; uint8 with int8 gives int16, as PyTorch's table."""

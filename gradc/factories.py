@@ -140,6 +140,8 @@ def _tensor(data, dtype=None, device=None, requires_grad=False):
         dt = dtypes.as_dtype(dtype) if dtype is not None else _infer_dtype(data)
         try:
             array = np.array(_to_nested(data), dtype=dt.np)
+        except OverflowError:
+            raise dtypes.overflow_error(dt, factory=True) from None
         except (ValueError, TypeError) as e:
             if "one element" in str(e):
                 raise
@@ -167,7 +169,11 @@ def from_numpy(array: np.ndarray) -> Tensor:
 def _filled(fill, size, dtype, requires_grad, device, default=None):
     shape = _shape_args(size)
     dt = dtypes.as_dtype(dtype) if dtype is not None else (default or dtypes.default_float)
-    return _finish(np.full(shape, fill, dtype=dt.np), dt, requires_grad, device)
+    try:
+        array = np.full(shape, fill, dtype=dt.np)
+    except OverflowError:
+        raise dtypes.overflow_error(dt) from None
+    return _finish(array, dt, requires_grad, device)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):

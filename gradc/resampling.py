@@ -1,5 +1,5 @@
 """Resampling spelled with table ops: adaptive average pooling, ``interpolate`` (nearest,
-nearest-exact, linear, bilinear, area) and the 1-D pools.  Each resampling along a dim is a
+nearest-exact, linear, bilinear, area), the 1-D pools and pixel (un)shuffle.  Each resampling along a dim is a
 fixed matrix (PyTorch's source-index formulas, built with NumPy) applied with a matmul, or an
 ``index_select`` for the nearest modes, so gradients come from those ops."""
 from __future__ import annotations
@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from . import factories
+from .autograd.node import grad_fn_named
 
 
 def _adaptive_bounds(n_in, n_out):
@@ -172,3 +173,38 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         values, idx = out
         return values.squeeze(-2), idx.squeeze(-2)
     return out.squeeze(-2)
+
+
+@grad_fn_named("PixelShuffleBackward0")
+def pixel_shuffle(input, upscale_factor):
+    """(*, C r^2, H, W) -> (*, C, H r, W r): each group of r^2 channels becomes an r x r block."""
+    r = int(upscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.ndim} dimension(s)")
+    *batch, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    n = len(batch)
+    x = input.reshape(*batch, c // (r * r), r, r, h, w)
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(*batch, c // (r * r), h * r, w * r)
+
+
+@grad_fn_named("PixelUnshuffleBackward0")
+def pixel_unshuffle(input, downscale_factor):
+    """pixel_shuffle's inverse: (*, C, H r, W r) -> (*, C r^2, H, W)."""
+    r = int(downscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.ndim} dimension(s)")
+    *batch, c, h, w = input.shape
+    for name, size, dim in (("height", h, -2), ("width", w, -1)):
+        if size % r:
+            raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but "
+                               f"input.size({dim})={size} is not divisible by {r}")
+    n = len(batch)
+    x = input.reshape(*batch, c, h // r, r, w // r, r)
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(*batch, c * r * r, h // r, w // r)

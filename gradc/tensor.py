@@ -376,7 +376,13 @@ class Tensor(TensorAPI):
         return edge
 
     def _scalar(self, value, dtype):
-        t = Tensor(np.asarray(value, dtype=dtypes.as_dtype(dtype).np))
+        dt = dtypes.as_dtype(dtype)
+        try:
+            t = Tensor(np.asarray(value, dtype=dt.np))
+        except OverflowError:
+            if isinstance(value, int) and not -2**63 <= value < 2**64:
+                raise OverflowError("int too big to convert") from None
+            raise dtypes.overflow_error(dt) from None
         return t._to_device(self._device) if self._device.type != "cpu" else t
 
     def _index_tensor(self, value):

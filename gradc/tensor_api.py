@@ -72,6 +72,7 @@ return_types_min = _named_return("min")
 return_types_sort = _named_return("sort")
 return_types_topk = _named_return("topk")
 return_types_median = _named_return("median")
+return_types_nanmedian = _named_return("nanmedian")
 
 
 def is_tensor_like(x) -> bool:
@@ -111,14 +112,23 @@ def norm_dims(dim, ndim: int) -> tuple:
     return tuple(out)
 
 
+def reduction_dims(dim, ndim: int) -> list:
+    """A reduction's dims as PyTorch reads them: None and an empty list both mean every dim."""
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
+        dim = None
+    return list(norm_dims(dim, ndim))
+
+
 def _shape_args(args) -> tuple:
     if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
         args = tuple(args[0])
     return tuple(int(a) for a in args)
 
 
-def promote_operands(operands, *, float_only=False):
-    """Cast tensor-likes and wrap Python scalars to PyTorch's common result dtype."""
+def promote_operands(operands, *, float_only=False, wrap_integers=True):
+    """Cast tensor-likes and wrap Python scalars to PyTorch's common result dtype (an integer
+    out of an integer dtype's range is taken modulo 2**bits as an arithmetic operand, and is an
+    error where ``wrap_integers`` is false: where, clamp)."""
     if len(operands) == 2:            # two tensors of one dtype: nothing to promote
         a, b = operands
         if is_tensor_like(a) and is_tensor_like(b):
@@ -140,7 +150,7 @@ def promote_operands(operands, *, float_only=False):
         if is_tensor_like(x):
             out.append(x if x.dtype is dt else x.to(dt))
         else:
-            out.append(like._scalar(x, dt))
+            out.append(like._scalar(dtypes.wrap_integer(x, dt) if wrap_integers else x, dt))
     return out, dt
 
 
@@ -417,7 +427,10 @@ class TensorAPI(TensorLikeMeta):
     def sin(self): return self._unary("sin")
     def cos(self): return self._unary("cos")
     def relu(self): return apply("relu", self)
-    def abs(self): return apply("abs", self)
+    def abs(self):
+        if self.dtype is dtypes.bool_:
+            raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+        return apply("abs", self)
     def sign(self): return apply("sign", self)
     def floor(self): return apply("floor", self)
     def ceil(self): return apply("ceil", self)
@@ -461,6 +474,13 @@ class TensorAPI(TensorLikeMeta):
         x = self
         if not x.dtype.is_floating_point and builtins.any(isinstance(b, float) for b in (min, max)):
             x = x.to(dtypes.default_float)   # PyTorch: the result type of the input and the bounds
+        elif x.dtype is dtypes.bool_:
+            if builtins.all(isinstance(b, bool) for b in (min, max) if b is not None):
+                raise NotImplementedError('"clamp_scalar_cpu" not implemented for \'Bool\'')
+            x = x.to(dtypes.int64)           # bool and int bounds: int64, as PyTorch's
+        for bound in (min, max):
+            if bound is not None:
+                x._scalar(bound, x.dtype)    # PyTorch's error for a bound the dtype cannot hold
         return apply("clamp", x, min=None if min is None else float(min),
                      max=None if max is None else float(max), _name="ClampBackward1")
 
@@ -503,7 +523,7 @@ class TensorAPI(TensorLikeMeta):
         x = self.to(dtype) if dtype is not None else self
         if not x.dtype.is_floating_point:
             x = x.to(dtypes.int64)
-        return apply("sum", x, dims=list(norm_dims(dim, self.ndim)), keepdim=bool(keepdim),
+        return apply("sum", x, dims=reduction_dims(dim, self.ndim), keepdim=bool(keepdim),
                      _name="SumBackward0" if dim is None else "SumBackward1")
 
     def _float_reduction_input(self, what):
@@ -519,21 +539,19 @@ class TensorAPI(TensorLikeMeta):
 
     def mean(self, dim=None, keepdim=False, dtype=None):
         x = self.to(dtype) if dtype is not None else self._float_reduction_input("mean")
-        return apply("mean", x, dims=list(norm_dims(dim, self.ndim)), keepdim=bool(keepdim),
+        return apply("mean", x, dims=reduction_dims(dim, self.ndim), keepdim=bool(keepdim),
                      _name="MeanBackward0" if dim is None else "MeanBackward1")
 
     def prod(self, dim=None, keepdim=False):
         x = self if self.dtype.is_floating_point else self.to(dtypes.int64)
-        return apply("prod", x, dims=list(norm_dims(dim, self.ndim)), keepdim=bool(keepdim),
+        return apply("prod", x, dims=reduction_dims(dim, self.ndim), keepdim=bool(keepdim),
                      _name="ProdBackward0" if dim is None else "ProdBackward1")
 
     def amax(self, dim=(), keepdim=False):
-        dims = norm_dims(None if dim == () else dim, self.ndim)
-        return apply("amax", self, dims=list(dims), keepdim=bool(keepdim))
+        return apply("amax", self, dims=reduction_dims(dim, self.ndim), keepdim=bool(keepdim))
 
     def amin(self, dim=(), keepdim=False):
-        dims = norm_dims(None if dim == () else dim, self.ndim)
-        return apply("amin", self, dims=list(dims), keepdim=bool(keepdim))
+        return apply("amin", self, dims=reduction_dims(dim, self.ndim), keepdim=bool(keepdim))
 
     def _extremum(self, kind, dim, keepdim):
         if is_tensor_like(dim):
@@ -543,7 +561,7 @@ class TensorAPI(TensorLikeMeta):
                 raise RuntimeError(f"{kind}(): Expected reduction dim to be specified for input.numel() == 0. "
                                    "Specify the reduction dim with the 'dim' argument.")
             return apply("amax" if kind == "max" else "amin", self, dims=list(range(self.ndim)),
-                         keepdim=False, _name=f"{kind.capitalize()}Backward1")
+                         keepdim=False, nan_shares=True, _name=f"{kind.capitalize()}Backward1")
         d = norm_dim(dim, self.ndim)
         values, indices = apply(f"{kind}_dim", self, dim=d, keepdim=bool(keepdim),
                                 _name=f"{kind.capitalize()}Backward0")
@@ -571,24 +589,24 @@ class TensorAPI(TensorLikeMeta):
         x = self._float_reduction_input("linalg.vector_norm")
         if p == "fro":
             p = 2
-        return apply("norm", x, p=float(p), dims=list(norm_dims(dim, self.ndim)), keepdim=bool(keepdim),
+        return apply("norm", x, p=float(p), dims=reduction_dims(dim, self.ndim), keepdim=bool(keepdim),
                      _name="LinalgVectorNormBackward0")
 
     def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
         correction = _correction(unbiased, correction)
         x = self._var_std_input()
-        return apply("var", x, dims=list(norm_dims(dim, self.ndim)), correction=correction,
+        return apply("var", x, dims=reduction_dims(dim, self.ndim), correction=correction,
                      keepdim=bool(keepdim), _name="VarBackward0")
 
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
         correction = _correction(unbiased, correction)
         x = self._var_std_input()
-        return apply("std", x, dims=list(norm_dims(dim, self.ndim)), correction=correction,
+        return apply("std", x, dims=reduction_dims(dim, self.ndim), correction=correction,
                      keepdim=bool(keepdim), _name="StdBackward0")
 
     def logsumexp(self, dim, keepdim=False):
         x = self if self.dtype.is_floating_point else self.to(dtypes.default_float)
-        return apply("logsumexp", x, dims=list(norm_dims(dim, self.ndim)), keepdim=bool(keepdim))
+        return apply("logsumexp", x, dims=reduction_dims(dim, self.ndim), keepdim=bool(keepdim))
 
     def sort(self, dim=-1, descending=False, stable=False):
         """Stable whatever ``stable`` says (PyTorch's unstable sort may order ties differently)."""
@@ -1014,6 +1032,8 @@ class TensorAPI(TensorLikeMeta):
     def _fill(self, value, name):
         value = float(value) if self.dtype.is_floating_point else (
             bool(value) if self.dtype is dtypes.bool_ else int(value))
+        if self.dtype.np.kind in "iu":
+            self._scalar(value, self.dtype)  # PyTorch's error for a value the dtype cannot hold
         return self._inplace(apply("fill", self, value=value, _name=name))
 
     def copy_(self, src):
@@ -1278,7 +1298,7 @@ def where(condition, input=None, other=None):
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with "
                            f"dtype {condition.dtype.tensor_type[:-6]}")
     if is_tensor_like(input) or is_tensor_like(other):
-        (a, b), _ = promote_operands([input, other])
+        (a, b), _ = promote_operands([input, other], wrap_integers=False)
     else:                                        # two scalars: PyTorch's dtype of the pair
         dt = dtypes.result_type([(dtypes.scalar_dtype(input), 0), (dtypes.scalar_dtype(other), 0)])
         a, b = like._scalar(input, dt), like._scalar(other, dt)

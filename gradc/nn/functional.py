@@ -12,7 +12,8 @@ from ..autograd.node import grad_fn_named
 from ..compositions import (avg_pool2d, conv1d, conv2d, conv_transpose1d, conv_transpose2d,  # noqa: F401
                             fold, max_pool2d, pad, unfold)
 from ..resampling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,  # noqa: F401
-                          adaptive_max_pool2d, avg_pool1d, interpolate, max_pool1d)
+                          adaptive_max_pool2d, avg_pool1d, interpolate, max_pool1d, pixel_shuffle,
+                          pixel_unshuffle)
 
 
 @grad_fn_named(lambda x, weight, bias=None: "AddmmBackward0" if x.ndim == 2 and bias is not None else None)
@@ -597,7 +598,15 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         return loss
     if reduction == "sum":
         return loss.sum()
-    return loss.sum() / w.expand(tuple(loss.shape)).sum()
+    return _weighted_mean(loss.sum(), w.expand(tuple(loss.shape)).sum())
+
+
+def _weighted_mean(total, count):
+    """total / count, NaN when nothing was counted (every target ignored) but with a zero
+    gradient there, as PyTorch's NLLLoss: dividing by the zero count would give 0 * inf."""
+    from ..tensor_api import where
+    empty = count == 0
+    return total / where(empty, 1, count) + where(empty, float("nan"), 0.0).to(total.dtype)
 
 
 def _cross_entropy_node_name(input, target, *args, label_smoothing=0.0, **kwargs):
@@ -647,7 +656,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         ret = smooth.sum()
     elif weight is not None:
         w = where(ignored, 0.0, weight[where(ignored, 0, target)])
-        ret = smooth.sum() / w.sum()
+        ret = _weighted_mean(smooth.sum(), w.sum())
     else:
-        ret = smooth.sum() / (~ignored).sum()
+        ret = _weighted_mean(smooth.sum(), (~ignored).sum())
     return (1 - label_smoothing) * nll + ret * (label_smoothing / c)

@@ -72,13 +72,21 @@ def _prod_vjp(ctx, g):
 
 
 def _extremum_vjp(ctx, g):
+    """The gradient shared by the elements equal to the extremum.  At a NaN extremum PyTorch's
+    max()/min() (``nan_shares``) share it among the NaNs, and its amax/amin give the slice NaN
+    (no element equals NaN: g / 0 * 0)."""
+    from ..tensor_api import where
     dims, keep, shape = _dims(ctx)
     x = ctx.input(0)
     out = keep_reduced(ctx.output(0), shape, dims, keep)
-    mask = (x == out) | (x != x)     # a NaN extremum: the gradient is shared by the NaNs (PyTorch's max())
+    gg = expand_reduced(g[0], shape, dims, keep)
+    if ctx.attrs.get("nan_shares"):
+        mask = (x == out) | (x != x)
+        count = mask.sum(dims, keepdim=True) if dims else mask.long()
+        return [where(mask, gg / count, 0.0)]
+    mask = x == out
     count = mask.sum(dims, keepdim=True) if dims else mask.long()
-    from ..tensor_api import where
-    return [where(mask, expand_reduced(g[0], shape, dims, keep) / count, 0.0)]
+    return [gg / count * mask]
 
 
 @quiet
@@ -98,7 +106,7 @@ defop("prod", infer=_reduce_infer("prod"), forward=_np_reduce(np.prod), vjp=_pro
 
 
 def _nonempty(fn, name):
-    def forward(x, dims, keepdim):
+    def forward(x, dims, keepdim, nan_shares=False):
         if x.size == 0 and any(x.shape[d] == 0 for d in dims) or (x.size == 0 and not dims):
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
         return np.asarray(fn(x, axis=tuple(dims), keepdims=keepdim))
@@ -106,9 +114,9 @@ def _nonempty(fn, name):
 
 
 defop("amax", infer=_reduce_infer("amax"), forward=_nonempty(np.max, "amax"), vjp=_extremum_vjp,
-      saves=("in0", "out0"), traits=RED, attr_names=_ATTRS, node_name="AmaxBackward0")
+      saves=("in0", "out0"), traits=RED, attr_names=_ATTRS + ("nan_shares",), node_name="AmaxBackward0")
 defop("amin", infer=_reduce_infer("amin"), forward=_nonempty(np.min, "amin"), vjp=_extremum_vjp,
-      saves=("in0", "out0"), traits=RED, attr_names=_ATTRS, node_name="AminBackward0")
+      saves=("in0", "out0"), traits=RED, attr_names=_ATTRS + ("nan_shares",), node_name="AminBackward0")
 
 
 # ---- max/min along one dim: (values, indices) ------------------------------------------------
@@ -176,6 +184,8 @@ def _norm_forward(x, p, dims, keepdim):
     with np.errstate(all="ignore"):
         if p == float("inf"):
             return np.asarray(np.max(np.abs(x), axis=ax, keepdims=keepdim))
+        if p == float("-inf"):
+            return np.asarray(np.min(np.abs(x), axis=ax, keepdims=keepdim))
         if p == 2:
             return np.asarray(np.sqrt(np.sum(x * x, axis=ax, keepdims=keepdim)))
         if p == 0:
@@ -196,7 +206,7 @@ def _norm_vjp(ctx, g):
         return [gg * x.sign()]
     if p == 0:
         return [gg * 0]
-    if p == float("inf"):
+    if p in (float("inf"), float("-inf")):      # shared evenly among the ties, as PyTorch's
         mask = x.abs() == out
         return [where(mask, gg * x.sign() / mask.sum(dims, keepdim=True), 0.0)]
     return [where(out == 0, 0.0, gg * x * x.abs() ** (p - 2) / out ** (p - 1))]
@@ -218,21 +228,30 @@ def _var_forward(x, dims, correction, keepdim, name="var"):
         return np.asarray(np.var(x, axis=tuple(dims), ddof=correction, keepdims=keepdim))
 
 
+def _var_scale(n):
+    """2 / (N - correction) as PyTorch's backward takes it: not clamped at zero (where the forward
+    is), and infinite at zero degrees of freedom."""
+    return 2.0 / n if n != 0 else float("inf")
+
+
 def _var_vjp(ctx, g):
     dims, keep, shape = _dims(ctx)
     x = ctx.input(0)
     n = reduction_count(shape, dims) - ctx.attrs["correction"]
     centered = x - x.mean(dims, keepdim=True)
-    return [expand_reduced(g[0], shape, dims, keep) * centered * (2.0 / n if n > 0 else float("nan"))]
+    return [expand_reduced(g[0], shape, dims, keep) * centered * _var_scale(n)]
 
 
 def _std_vjp(ctx, g):
+    """var's gradient of g / (2 std), zero where std is zero, as PyTorch's std_backward."""
+    from ..tensor_api import where
     dims, keep, shape = _dims(ctx)
     x = ctx.input(0)
     n = reduction_count(shape, dims) - ctx.attrs["correction"]
     centered = x - x.mean(dims, keepdim=True)
     out = keep_reduced(ctx.output(0), shape, dims, keep)
-    return [expand_reduced(g[0], shape, dims, keep) * centered / (out * n) if n > 0 else g[0].expand(shape) * float("nan")]
+    g_var = where(out == 0, 0.0, expand_reduced(g[0], shape, dims, keep) / (out * 2))
+    return [g_var * centered * _var_scale(n)]
 
 
 defop("var", infer=_reduce_infer("var", float_only=True), forward=_var_forward, vjp=_var_vjp,

@@ -1,0 +1,223 @@
+"""Edge cases where gradc once disagreed with PyTorch silently or raised where PyTorch computes:
+empty dim lists, norms of order -inf, every target ignored, bool clamps, Python ints outside an
+integer dtype's range, var/std with more correction than elements, einsum's sublist form, NaN
+extrema, nanmedian, pooling's ceil_mode/count_include_pad/divisor_override, pixel (un)shuffle.
+
+Each case is an expression run with ``m = torch`` and ``m = gradc``; values, dtypes, the grad_fn
+name and the gradients of the float inputs must agree (errors: type and message).
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import gradc
+
+torch = pytest.importorskip("torch")
+
+X = [[3.0, -0.5], [2.0, 4.0]]
+
+
+def _run(m, setup, expr):
+    ns = {"m": m, "X": X, "NAN": float("nan")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(setup, ns)
+        out = eval(expr, ns)
+        leaves = [v for v in ns.values() if isinstance(v, m.Tensor) and v.requires_grad]
+        grads = []
+        if leaves and isinstance(out, m.Tensor) and out.requires_grad:
+            grads = [g.numpy() for g in m.autograd.grad(out.sum(), leaves, allow_unused=False)]
+    return out, grads
+
+
+def _same(t, g):
+    assert str(g.dtype) == str(t.dtype), (g.dtype, t.dtype)
+    assert tuple(g.shape) == tuple(t.shape)
+    np.testing.assert_allclose(g.detach().numpy().astype(float), t.detach().numpy().astype(float),
+                               rtol=1e-12, atol=1e-12)
+    if t.grad_fn is not None or g.grad_fn is not None:
+        assert type(g.grad_fn).__name__ == type(t.grad_fn).__name__
+
+
+CASES = [
+    # reductions over an empty dim list reduce every dim (any/all reduce none)
+    ("x = m.tensor(X, dtype=m.float64, requires_grad=True)", "x.sum(())"),
+    ("x = m.tensor(X, dtype=m.float64, requires_grad=True)", "x.sum(dim=[])"),
+    ("x = m.tensor(X, dtype=m.float64, requires_grad=True)", "x.mean(())"),
+    ("x = m.tensor(X, dtype=m.float64, requires_grad=True)", "m.sum(x, dim=[], keepdim=True)"),
+    ("x = m.tensor(X, dtype=m.float64, requires_grad=True)", "x.amax(dim=[])"),
+    # (values only: PyTorch's var/std backward reads the empty list as no dims, giving inf)
+    ("x = m.tensor(X, dtype=m.float64, requires_grad=True)", "x.var(dim=[]).detach()"),
+    ("x = m.tensor(X, dtype=m.float64, requires_grad=True)", "x.std(()).detach()"),
+    ("x = m.tensor(X, dtype=m.float64, requires_grad=True)", "x.norm(dim=())"),
+    ("x = m.tensor(X, dtype=m.float64, requires_grad=True)", "m.linalg.vector_norm(x, dim=())"),
+    ("x = m.tensor(X, dtype=m.float64)", "x.any(dim=())"),
+    ("x = m.tensor([[1., 0.]], dtype=m.float64)", "x.all(dim=[])"),
+    ("u = m.tensor([[3, 0], [2, 4]], dtype=m.uint8)", "u.any()"),
+    ("u = m.tensor([[3, 0], [2, 4]], dtype=m.uint8)", "u.all(1)"),
+    ("u = m.tensor([[3, 0], [2, 4]], dtype=m.uint8)", "u.all(dim=())"),
+    # norms of order -inf: the smallest magnitude, its gradient to it (ties share)
+    ("x = m.tensor(X, dtype=m.float64, requires_grad=True)", "x.norm(p=float('-inf'))"),
+    ("x = m.tensor([[3., -0.5], [0.5, 4.]], dtype=m.float64, requires_grad=True)", "x.norm(float('-inf'), 1)"),
+    ("x = m.tensor([[3., -0.5], [0.5, -0.5]], dtype=m.float64, requires_grad=True)",
+     "m.linalg.vector_norm(x, float('-inf'))"),
+    ("x = m.tensor([[3., -0.5], [2., 4.]], dtype=m.float64, requires_grad=True)", "m.linalg.vector_norm(x, -1.5)"),
+    # cross entropy when every target is ignored: NaN, and zero gradients
+    ("l = m.tensor(X, dtype=m.float64, requires_grad=True); t = m.tensor([-100, -100])",
+     "m.nn.functional.cross_entropy(l, t)"),
+    ("l = m.tensor(X, dtype=m.float64, requires_grad=True); t = m.tensor([-100, -100])",
+     "m.nn.functional.cross_entropy(l, t, label_smoothing=0.1)"),
+    ("l = m.tensor(X, dtype=m.float64, requires_grad=True); t = m.tensor([-100, -100])",
+     "m.nn.functional.cross_entropy(l, t, weight=m.tensor([1., 2.], dtype=m.float64), label_smoothing=0.2)"),
+    ("l = m.tensor(X, dtype=m.float64, requires_grad=True); t = m.tensor([1, -100])",
+     "m.nn.functional.cross_entropy(l, t, label_smoothing=0.1)"),
+    ("l = m.tensor(X, dtype=m.float64, requires_grad=True); t = m.tensor([2, 2])",
+     "m.nn.functional.nll_loss(l.log_softmax(1), t, ignore_index=2)"),
+    # clamp of a bool tensor with int bounds is int64
+    ("b = m.tensor([True, False])", "b.clamp(0, 2)"),
+    ("b = m.tensor([True, False])", "b.clamp(max=0)"),
+    ("b = m.tensor([True, False])", "b.clamp(0.5)"),
+    # Python ints outside an integer dtype's range wrap as operands (comparisons too)
+    ("u = m.tensor([1, 200], dtype=m.uint8)", "u + (-3)"),
+    ("u = m.tensor([1, 200], dtype=m.uint8)", "u * 300"),
+    ("u = m.tensor([1, 200], dtype=m.uint8)", "u - 256"),
+    ("u = m.tensor([1, 200], dtype=m.uint8)", "u // -3"),
+    ("u = m.tensor([1, 200], dtype=m.uint8)", "u % 300"),
+    ("u = m.tensor([1, 200], dtype=m.uint8)", "u.eq(-1)"),
+    ("i = m.tensor([1, -100], dtype=m.int8)", "i == 300"),
+    ("i = m.tensor([1, -100], dtype=m.int8)", "i < 300"),
+    ("i = m.tensor([1, -100], dtype=m.int8)", "i > -300"),
+    ("i = m.tensor([1, 5], dtype=m.int32)", "i + 2 ** 40"),
+    ("i = m.tensor([1, 5], dtype=m.int32)", "i * 2 ** 33"),
+    ("i = m.tensor([1, 5], dtype=m.int16)", "i - 70000"),
+    # var/std with a correction beyond the reduced count (PyTorch's unclamped backward)
+    ("x = m.tensor([[1., 2.], [3., 5.]], dtype=m.float64, requires_grad=True)", "x.std(1, correction=3)"),
+    ("x = m.tensor([[1., 2.], [3., 5.]], dtype=m.float64, requires_grad=True)", "x.std(1, correction=2)"),
+    ("x = m.tensor([[1., 2.], [3., 5.]], dtype=m.float64, requires_grad=True)", "x.std(0, correction=5, keepdim=True)"),
+    ("x = m.tensor([[1., 2.], [3., 5.]], dtype=m.float64, requires_grad=True)", "x.var(1, correction=3)"),
+    ("x = m.tensor([[1., 2.], [3., 5.]], dtype=m.float64, requires_grad=True)", "x.var(1, correction=2)"),
+    ("x = m.tensor([[1., 1.], [3., 5.]], dtype=m.float64, requires_grad=True)", "x.std(1)"),
+    ("x = m.tensor([[1., 2.], [3., 5.]], dtype=m.float64, requires_grad=True)", "x.std(correction=1)"),
+    # einsum's sublist form
+    ("a = m.arange(6.).reshape(2, 3).requires_grad_(); b = m.arange(12.).reshape(3, 4)",
+     "m.einsum(a, [0, 1], b, [1, 2], [0, 2])"),
+    ("a = m.arange(6.).reshape(2, 3).requires_grad_(); b = m.arange(12.).reshape(3, 4)",
+     "m.einsum(a, [0, 1], b, [1, 2])"),
+    ("a = m.arange(6.).reshape(2, 3).requires_grad_(); b = m.arange(12.).reshape(3, 4)",
+     "m.einsum(a, [Ellipsis, 1], b, [1, 2], [Ellipsis, 2])"),
+    ("a = m.arange(6.).reshape(2, 3).requires_grad_()", "m.einsum(a, [0, 1], [1])"),
+    # a NaN extremum: amax/amin give the slice a NaN gradient, max()/min() share it among the NaNs
+    ("x = m.tensor([[1., NAN, NAN], [2., 5., 5.]], dtype=m.float64, requires_grad=True)", "x.amax(1)"),
+    ("x = m.tensor([[1., NAN, NAN], [2., 5., 5.]], dtype=m.float64, requires_grad=True)", "x.amin(1)"),
+    ("x = m.tensor([[1., NAN, NAN], [2., 5., 5.]], dtype=m.float64, requires_grad=True)", "x.amax()"),
+    ("x = m.tensor([[1., NAN, NAN], [2., 5., 5.]], dtype=m.float64, requires_grad=True)", "x.max()"),
+    ("x = m.tensor([[1., NAN, NAN], [2., 5., 5.]], dtype=m.float64, requires_grad=True)", "x.min()"),
+    ("x = m.tensor([[1., 3., 3.], [2., 5., 5.]], dtype=m.float64, requires_grad=True)", "x.amax(1)"),
+    # nanmedian (the index of an all-NaN slice is left out: PyTorch's is unspecified)
+    ("x = m.tensor([[1., NAN, 3., .5], [2., NAN, 5., 7.]], dtype=m.float64, requires_grad=True)", "x.nanmedian()"),
+    ("x = m.tensor([[1., NAN, 3., .5], [2., NAN, 5., 7.]], dtype=m.float64, requires_grad=True)",
+     "m.nanmedian(x, 1).values"),
+    ("x = m.tensor([[1., NAN, 3., .5], [2., NAN, 5., 7.]], dtype=m.float64, requires_grad=True)",
+     "m.nanmedian(x, 1, keepdim=True).indices"),
+    ("x = m.tensor([[1., NAN, 3., .5], [2., NAN, 5., 7.]], dtype=m.float64, requires_grad=True)",
+     "x.nanmedian(0).values"),
+    ("x = m.tensor([3, 1, 2, 7])", "x.nanmedian()"),
+    # pools: ceil_mode, count_include_pad=False, divisor_override
+    ("x = m.arange(25.).reshape(1, 1, 5, 5).to(m.float64).requires_grad_()",
+     "m.nn.functional.max_pool2d(x, 2, ceil_mode=True)"),
+    ("x = m.arange(49.).reshape(1, 7, 7).to(m.float64).requires_grad_()",
+     "m.nn.functional.max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True)"),
+    ("x = m.arange(25.).reshape(1, 1, 5, 5).to(m.float64).requires_grad_()",
+     "m.nn.functional.max_pool2d(x, 2, stride=2, ceil_mode=True, return_indices=True)[1]"),
+    ("x = m.arange(25.).reshape(1, 1, 5, 5).to(m.float64).requires_grad_()",
+     "m.nn.functional.avg_pool2d(x, 2, padding=1, count_include_pad=False)"),
+    ("x = m.arange(25.).reshape(1, 1, 5, 5).to(m.float64).requires_grad_()",
+     "m.nn.functional.avg_pool2d(x, 2, ceil_mode=True)"),
+    ("x = m.arange(25.).reshape(1, 1, 5, 5).to(m.float64).requires_grad_()",
+     "m.nn.functional.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)"),
+    ("x = m.arange(30.).reshape(1, 1, 5, 6).to(m.float64).requires_grad_()",
+     "m.nn.functional.avg_pool2d(x, (3, 2), stride=(2, 3), padding=1, ceil_mode=True)"),
+    ("x = m.arange(25.).reshape(1, 1, 5, 5).to(m.float64).requires_grad_()",
+     "m.nn.functional.avg_pool2d(x, 3, stride=2, padding=1, divisor_override=2)"),
+    ("x = m.arange(14.).reshape(1, 2, 7).to(m.float64).requires_grad_()",
+     "m.nn.functional.avg_pool1d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)"),
+    ("x = m.arange(14.).reshape(1, 2, 7).to(m.float64).requires_grad_()",
+     "m.nn.functional.max_pool1d(x, 2, ceil_mode=True)"),
+    ("x = m.arange(25.).reshape(1, 1, 5, 5).to(m.float64).requires_grad_()",
+     "m.nn.AvgPool2d(2, ceil_mode=True, count_include_pad=False)(x)"),
+    # pixel shuffle
+    ("x = m.arange(64.).reshape(1, 8, 2, 4).to(m.float64).requires_grad_()", "m.nn.functional.pixel_shuffle(x, 2)"),
+    ("x = m.arange(72.).reshape(2, 9, 2, 2).to(m.float64).requires_grad_()", "m.nn.PixelShuffle(3)(x)"),
+    ("x = m.arange(48.).reshape(3, 4, 4).to(m.float64).requires_grad_()", "m.nn.functional.pixel_unshuffle(x, 2)"),
+    ("x = m.arange(96.).reshape(2, 1, 3, 4, 4).to(m.float64).requires_grad_()", "m.nn.PixelUnshuffle(2)(x)"),
+]
+
+
+@pytest.mark.parametrize("setup,expr", CASES, ids=[e for _, e in CASES])
+def test_matches_pytorch(setup, expr):
+    t_out, t_grads = _run(torch, setup, expr)
+    g_out, g_grads = _run(gradc, setup, expr)
+    _same(t_out, g_out)
+    assert len(g_grads) == len(t_grads)
+    for tg, gg in zip(t_grads, g_grads):
+        np.testing.assert_allclose(gg, tg, rtol=1e-12, atol=1e-12)
+
+
+ERRORS = [
+    ("u = m.tensor([1, 200], dtype=m.uint8)", "u.fill_(300)"),
+    ("u = m.tensor([1, 200], dtype=m.uint8)", "u.clamp(-5, 300)"),
+    ("u = m.tensor([1, 200], dtype=m.uint8)", "m.where(u > 1, u, 300)"),
+    ("", "m.full((2,), 300, dtype=m.uint8)"),
+    ("", "m.full((2,), 2 ** 31, dtype=m.int32)"),
+    ("", "m.tensor([300], dtype=m.uint8)"),
+    ("", "m.tensor([-129], dtype=m.int8)"),
+    ("", "m.tensor([1]) + 2 ** 70"),
+    ("b = m.tensor([True, False])", "b.clamp(False, True)"),
+    ("b = m.tensor([True, False])", "b.abs()"),
+    ("", "m.nn.functional.pixel_shuffle(m.ones(1, 3, 2, 2), 2)"),
+    ("", "m.nn.functional.pixel_shuffle(m.ones(3, 2), 2)"),
+    ("", "m.nn.functional.pixel_unshuffle(m.ones(1, 3, 3, 2), 2)"),
+    ("", "m.nn.functional.pixel_unshuffle(m.ones(1, 3, 4, 3), 2)"),
+]
+
+
+@pytest.mark.parametrize("setup,expr", ERRORS, ids=[e for _, e in ERRORS])
+def test_errors_match_pytorch(setup, expr):
+    caught = []
+    for m in (torch, gradc):
+        with pytest.raises(Exception) as info:
+            _run(m, setup, expr)
+        caught.append(info.value)
+    t, g = caught
+    assert type(g) is type(t), (type(g), type(t), g)
+    assert str(g) == str(t)
+
+
+def test_cross_entropy_all_ignored_compiled():
+    """The compiled loss gives PyTorch's NaN and zero gradient too."""
+    @gradc.compile
+    def loss(logits, target):
+        return gradc.nn.functional.cross_entropy(logits, target)
+    logits = gradc.tensor(X, dtype=gradc.float64, requires_grad=True)
+    out = loss(logits, gradc.tensor([-100, -100]))
+    out.backward()
+    assert np.isnan(out.item())
+    assert np.array_equal(logits.grad.numpy(), np.zeros((2, 2)))
+
+
+def test_pools_pixel_shuffle_nanmedian_compiled(compiled_vs_eager):
+    """The new pooling options, pixel (un)shuffle and nanmedian compile to the same values and
+    gradients as eagerly."""
+    F = gradc.nn.functional
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 4, 7, 6))
+    compiled_vs_eager(lambda a: (F.avg_pool2d(a, 3, 2, 1, ceil_mode=True, count_include_pad=False) ** 2).sum()
+                      + F.max_pool2d(a, 2, ceil_mode=True).sum() + F.avg_pool2d(a, 2, divisor_override=3).sum(), x)
+    compiled_vs_eager(lambda a: (F.pixel_unshuffle(F.pixel_shuffle(a, 2), 2) * a).sum()
+                      + (F.pixel_shuffle(a, 2) ** 3).sum(), x)
+    y = x.copy()
+    y[0, 1, :3] = np.nan
+    compiled_vs_eager(lambda a: (a.nanmedian(2).values ** 2).nansum(), y)
