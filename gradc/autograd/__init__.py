@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import functional
 from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .engine import run_backward
 from .function import Function
@@ -11,7 +12,7 @@ from .gradcheck import gradcheck, gradgradcheck
 from .node import AccumulateGrad, Node
 
 __all__ = ["backward", "grad", "Function", "gradcheck", "gradgradcheck", "no_grad", "enable_grad", "inference_mode",
-           "set_grad_enabled", "is_grad_enabled", "Node", "AccumulateGrad", "detect_anomaly", "set_detect_anomaly"]
+           "set_grad_enabled", "is_grad_enabled", "functional", "Node", "AccumulateGrad", "detect_anomaly", "set_detect_anomaly"]
 
 
 def _as_tuple(x):
