@@ -1,15 +1,29 @@
-"""``torch.linalg``: inv, det, slogdet, solve (table ops whose forward is NumPy's LAPACK and whose
-gradients are written with those ops, so they differentiate twice) and the vector / matrix
-norms as compositions."""
+"""``torch.linalg``: inv, det, slogdet, solve and the decompositions svd, eigh, cholesky, qr, pinv
+(table ops whose forward is NumPy's LAPACK and whose gradients are written with gradc ops, so
+they differentiate twice: ops/linalg.py, ops/decompositions.py); the vector / matrix norms,
+svdvals, eigvalsh, matrix_rank, cond, cross, vecdot, multi_dot as compositions."""
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 
+import numpy as np
+
+from .ops.decompositions import LinAlgError, cutoff  # noqa: F401  (torch.linalg.LinAlgError)
 from .ops.dispatch import apply
 
-_Slogdet = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
-_Slogdet.__repr__ = lambda self: (f"torch.return_types.linalg_slogdet(\nsign={self.sign!r},\n"
-                                  f"logabsdet={self.logabsdet!r})")
+
+def _return_type(name, fields):
+    cls = namedtuple(name, fields)
+    cls.__repr__ = lambda self: (f"torch.return_types.{name}(\n"
+                                 + ",\n".join(f"{f}={getattr(self, f)!r}" for f in fields) + ")")
+    return cls
+
+
+_Slogdet = _return_type("linalg_slogdet", ["sign", "logabsdet"])
+_Svd = _return_type("linalg_svd", ["U", "S", "Vh"])
+_Eigh = _return_type("linalg_eigh", ["eigenvalues", "eigenvectors"])
+_Qr = _return_type("linalg_qr", ["Q", "R"])
 
 
 def inv(A):
@@ -31,21 +45,174 @@ def solve(A, B, *, left=True):
     return apply("linalg_solve", A, B)
 
 
+# ---- decompositions -----------------------------------------------------------------------------
+def svd(A, full_matrices=True, *, driver=None):
+    """Full matrices as PyTorch's default; the extra columns of U / rows of Vh get no gradient
+    (as in PyTorch)."""
+    U, S, Vh = apply("linalg_svd", A, full_matrices=bool(full_matrices))
+    return _Svd(U, S, Vh)
+
+
+def svdvals(A, *, driver=None):
+    return apply("linalg_svd", A, full_matrices=False)[1]
+
+
+def eigh(A, UPLO="L"):
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    L, V = apply("linalg_eigh", A, UPLO=UPLO)
+    return _Eigh(L, V)
+
+
+def eigvalsh(A, UPLO="L"):
+    return eigh(A, UPLO).eigenvalues
+
+
+def cholesky(A, *, upper=False):
+    return apply("linalg_cholesky", A, upper=bool(upper))
+
+
+def qr(A, mode="reduced"):
+    if mode not in ("reduced", "r", "complete"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
+                           f"or 'complete'")
+    if mode == "complete" and A.ndim >= 2 and A.shape[-2] > A.shape[-1]:
+        raise NotImplementedError("linalg.qr: mode='complete' of a tall matrix is not supported in gradc")
+    Q, R = apply("linalg_qr", A)
+    if mode == "r":
+        from .factories import empty
+        return _Qr(empty(0, dtype=A.dtype), R)
+    return _Qr(Q, R)
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False):
+    return apply("linalg_pinv", A, atol=None if atol is None else float(atol),
+                 rtol=None if rtol is None else float(rtol))
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
+    from . import dtypes
+    from .factories import tensor
+    if A.ndim < 2:
+        raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions.")
+    a = A.detach().numpy()
+    s = np.linalg.svd(a, compute_uv=False)
+    return tensor((s > cutoff(s, atol, rtol, a.shape)).sum(-1).astype(np.int64), dtype=dtypes.int64)
+
+
+# ---- norms --------------------------------------------------------------------------------------
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    if isinstance(ord, str):
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str")
     if dtype is not None:
         x = x.to(dtype)
     return x.norm(ord, dim=dim, keepdim=keepdim)
 
 
+def _matrix_norm_ord(ord):
+    if ord not in ("fro", "nuc") and (isinstance(ord, str) or ord not in (2, -2, 1, -1, math.inf, -math.inf)):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
-    if ord != "fro":
-        raise NotImplementedError(f"linalg.matrix_norm: ord={ord!r} is not supported in gradc (only 'fro')")
-    return vector_norm(A, 2, dim, keepdim, dtype=dtype)
+    """'fro' a vector 2-norm; 1 / -1 / inf / -inf the max / min absolute column / row sum; 2 / -2 /
+    'nuc' the largest / smallest / sum of the singular values (PyTorch's compositions)."""
+    from .tensor_api import norm_dims
+    if A.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    dim = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dim))}")
+    _matrix_norm_ord(ord)
+    if dtype is not None:
+        A = A.to(dtype)
+    d0, d1 = norm_dims(dim, A.ndim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
+    if ord == "fro":
+        return vector_norm(A, 2, (d0, d1), keepdim)
+    if ord in ("nuc", 2, -2):
+        rest = [d for d in range(A.ndim) if d not in (d0, d1)]
+        perm = rest + [d0, d1]
+        s = svdvals(A.permute(*perm))
+        r = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
+        if keepdim:
+            r = r.unsqueeze(-1).unsqueeze(-1).permute(*np.argsort(perm).tolist())
+        return r
+    if abs(ord) == math.inf:
+        d0, d1 = d1, d0
+    sums = vector_norm(A, 1, d0, keepdim)
+    if not keepdim and d1 > d0:
+        d1 -= 1
+    return sums.amax(d1, keepdim) if ord > 0 else sums.amin(d1, keepdim)
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
-    if ord is None or (ord == "fro" and (dim is None or len(dim) == 2)):
-        return vector_norm(A, 2, dim, keepdim, dtype=dtype)
+    """PyTorch's rules: an int or 1-tuple dim, or a 1-D input with ord, a vector norm; a 2-tuple
+    dim, or a 2-D input with ord, a matrix norm; no dim and no ord the 2-norm of all elements."""
+    if dim is not None:
+        dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+        if len(dims) == 2:
+            return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
+        if len(dims) != 1:
+            raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dims)}")
+        if isinstance(ord, str):
+            raise RuntimeError(f"linalg.norm: If dim is specified, it mut be of length 2 when ord is a string. "
+                               f"Got {list(dims)}")
+        return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
+    if ord is None:
+        return vector_norm(A, 2, None, keepdim, dtype=dtype)
+    if A.ndim not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
+                           f"Got {A.ndim}D.")
+    if A.ndim == 2:
+        return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
     if isinstance(ord, str):
-        return matrix_norm(A, ord, dim if dim is not None else (-2, -1), keepdim, dtype=dtype)
-    return vector_norm(A, ord, dim, keepdim, dtype=dtype)
+        raise RuntimeError(f"linalg.norm: If dim is specified, it mut be of length 2 when ord is a string. Got []")
+    return vector_norm(A, ord, None, keepdim, dtype=dtype)
+
+
+def cond(A, p=None):
+    """2 / -2 / None: the ratio of the extreme singular values; others norm(A) * norm(inv(A))."""
+    if p in (None, 2, -2):
+        s = svdvals(A)
+        big, small = s.narrow(-1, 0, 1), s.narrow(-1, s.shape[-1] - 1, 1)
+        return (big / small if p != -2 else small / big).squeeze(-1)
+    _matrix_norm_ord(p)
+    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+
+
+# ---- products -----------------------------------------------------------------------------------
+def vecdot(x, y, *, dim=-1):
+    return (x * y).sum(dim)
+
+
+def cross(input, other, *, dim=-1):
+    from .aliases import broadcast_tensors
+    from .arithmetic import cross as _cross
+    a, b = broadcast_tensors(input, other)
+    return _cross(a, b, dim)
+
+
+def multi_dot(tensors):
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    out = tensors[0]
+    for t in tensors[1:]:
+        out = out @ t
+    return out
+
+
+def matrix_power(A, n):
+    from .aliases import matrix_power as _matrix_power
+    return _matrix_power(A, n)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    from .compositions import diagonal as _diagonal
+    return _diagonal(A, offset, dim1, dim2)
+
+
+def matmul(input, other):
+    return input @ other

@@ -586,6 +586,9 @@ class TensorAPI(TensorLikeMeta):
         return apply("argmin", self, dim=norm_dim(dim, self.ndim), keepdim=bool(keepdim))
 
     def norm(self, p=2, dim=None, keepdim=False):
+        if p == "nuc":      # torch.norm: the nuclear norm over dim (all dims when None: a matrix)
+            from .linalg import matrix_norm
+            return matrix_norm(self, "nuc", tuple(range(self.ndim)) if dim is None else dim, keepdim)
         x = self._float_reduction_input("linalg.vector_norm")
         if p == "fro":
             p = 2

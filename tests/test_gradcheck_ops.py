@@ -455,6 +455,47 @@ def _(rng):
     return (lambda a, b: gradc.linalg.solve(a, b)), [T(a), T(rng.standard_normal((a.shape[-1], 2)))]
 
 
+def _distinct_spectrum(rng, m, n, batch=()):
+    """A random m x n matrix with well-separated singular values (Q1 diag(s) Q2)."""
+    k = min(m, n)
+    q1 = np.linalg.qr(rng.standard_normal(batch + (m, m)))[0][..., :k]
+    q2 = np.linalg.qr(rng.standard_normal(batch + (n, n)))[0][..., :k]
+    s = 1.0 + 0.7 * np.arange(k)[::-1] + rng.uniform(0, 0.1, batch + (k,))
+    return (q1 * s[..., None, :]) @ np.swapaxes(q2, -1, -2)
+
+
+@case("linalg_svd", "linalg.svd(gauge-invariant)")
+def _(rng):
+    m, n = (int(x) for x in rng.integers(1, 4, 2))
+    return (lambda a: (lambda r: r.U ** 2 * r.S.unsqueeze(-2) + (r.U @ r.Vh).sum(-1, keepdim=True))(
+        gradc.linalg.svd(a, full_matrices=False))), [T(_distinct_spectrum(rng, m, n, (2,)))]
+
+
+@case("linalg_eigh", "linalg.eigh(sym)")
+def _(rng):
+    a = _distinct_spectrum(rng, 3, 3)
+    return (lambda a: (lambda r: r.eigenvectors ** 2 * r.eigenvalues)(gradc.linalg.eigh(a + a.mT))), [T(a)]
+
+
+@case("linalg_cholesky", "linalg.cholesky")
+def _(rng):
+    a = _well_conditioned(rng, (2,))
+    return (lambda a: gradc.linalg.cholesky(a @ a.mT, upper=bool(a.shape[-1] % 2))), [T(a)]
+
+
+@case("linalg_qr", "linalg.qr")
+def _(rng):
+    m, n = (int(x) for x in rng.integers(1, 4, 2))
+    return (lambda a: (lambda r: r.Q.sum(-1, keepdim=True) * r.R.sum(-2, keepdim=True))(gradc.linalg.qr(a))), \
+        [T(_distinct_spectrum(rng, m, n))]
+
+
+@case("linalg_pinv", "linalg.pinv")
+def _(rng):
+    m, n = (int(x) for x in rng.integers(1, 4, 2))
+    return (lambda a: gradc.linalg.pinv(a)), [T(_distinct_spectrum(rng, m, n, (2,)))]
+
+
 @case("cumprod", "cumprod(dim)")
 def _(rng):
     shape = rand_shape(rng, 0, lo=1, hi=4)

@@ -1,0 +1,299 @@
+"""Matrix decompositions as table ops: svd, eigh, cholesky, qr and pinv.
+
+The forward is NumPy's LAPACK (eager, and a NumPy step in compiled code); each VJP is written
+with gradc ops (matmul, elementwise, linalg_inv/linalg_solve and these ops' own outputs), so it
+differentiates again.  The formulas are the standard ones PyTorch uses (svd_backward,
+linalg_eig_backward for the Hermitian case, cholesky_backward, linalg_qr_backward,
+pinv_backward), re-derived for real matrices.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .dispatch import apply
+from .registry import PURE, ShapeError, TypeInfo, defop
+from .linalg import _mT, _square
+
+
+class LinAlgError(RuntimeError):
+    """A decomposition failed on its input (PyTorch's ``torch.linalg.LinAlgError``)."""
+
+
+# ---- helpers: masks built from ops on a tensor, so they work eagerly, traced and in IR autodiff --
+def _index_grids(x):
+    """Row and column index (from 1) of each element of the matrices of ``x``, as ``x``'s dtype."""
+    ones = apply("fill", x, value=1.0)
+    return ones.cumsum(-2), ones.cumsum(-1)
+
+
+def _eye_like(x):
+    r, c = _index_grids(x)
+    return (r == c).to(x.dtype)
+
+
+def _diag(x):
+    return (x * _eye_like(x)).sum(-1)
+
+
+def _diag_embed(v, like):
+    return _eye_like(like) * v.unsqueeze(-2)
+
+
+def _skew(x):
+    return x - _mT(x)
+
+
+def _matrix_input(name, t, square=False):
+    if square:
+        _square(name, t)
+        return
+    if t.ndim < 2:
+        raise ShapeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
+    if not t.dtype.is_floating_point:
+        raise ShapeError(f"linalg.{name}: Expected a floating point or complex tensor as input. Got "
+                         f"{t.dtype.tensor_type[:-6]}")
+
+
+# ---- SVD ------------------------------------------------------------------------------------------
+def _svd_infer(types, attrs):
+    a = types[0]
+    _matrix_input("svd", a)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    full = attrs.get("full_matrices", False)
+    b = tuple(a.shape[:-2])
+    return [TypeInfo(b + (m, m if full else k), a.dtype), TypeInfo(b + (k,), a.dtype),
+            TypeInfo(b + (n if full else k, n), a.dtype)]
+
+
+def _svd_forward(a, full_matrices=False):
+    u, s, vh = np.linalg.svd(a, full_matrices=bool(full_matrices))
+    return u, s, vh
+
+
+def _svd_vjp(ctx, g):
+    """Gauge-invariant SVD backward: A = U diag(S) Vh with E_ij = S_j^2 - S_i^2 off the diagonal,
+    gA = U [sym parts / E + diag(gS)] Vh plus the terms from the complements of U / V when A is
+    not square.  With full_matrices only the first k columns of U (rows of Vh) carry gradient."""
+    gU, gS, gVh = g
+    U, S, Vh = ctx.output(0), ctx.output(1), ctx.output(2)
+    m, n = ctx.input_shape(0)[-2:]
+    k = min(m, n)
+    if ctx.attrs.get("full_matrices", False):
+        U, Vh = U.narrow(-1, 0, k), Vh.narrow(-2, 0, k)
+        gU = None if gU is None else gU.narrow(-1, 0, k)
+        gVh = None if gVh is None else gVh.narrow(-2, 0, k)
+    if gU is None and gVh is None:
+        if gS is None:
+            return [None]
+        return [(U * gS.unsqueeze(-2)) @ Vh]
+    S2 = S * S
+    eye = _eye_like(S.unsqueeze(-1) * S.unsqueeze(-2))
+    E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + eye
+    gV = None if gVh is None else _mT(gVh)
+    if gU is not None and gV is not None:
+        inner = (_skew(_mT(U) @ gU) * S.unsqueeze(-2) + S.unsqueeze(-1) * _skew(Vh @ gV)) / E
+    elif gU is not None:
+        inner = (_skew(_mT(U) @ gU) / E) * S.unsqueeze(-2)
+    else:
+        inner = S.unsqueeze(-1) * (_skew(Vh @ gV) / E)
+    if gS is not None:
+        inner = inner + eye * gS.unsqueeze(-2)
+    if m > k and gU is not None:
+        gA = U @ inner
+        gUSinv = gU / S.unsqueeze(-2)
+        gA = (gA + gUSinv - U @ (_mT(U) @ gUSinv)) @ Vh
+    elif n > k and gV is not None:
+        gA = inner @ Vh
+        SinvgVh = gVh / S.unsqueeze(-1)
+        gA = U @ (gA + SinvgVh - (SinvgVh @ _mT(Vh)) @ Vh)
+    else:
+        gA = U @ (inner @ Vh) if m >= n else (U @ inner) @ Vh
+    return [gA]
+
+
+defop("linalg_svd", infer=_svd_infer, forward=_svd_forward, vjp=_svd_vjp, saves=("out0", "out1", "out2"),
+      traits=frozenset({PURE}), num_outputs=3, differentiable_outputs=(0, 1, 2), attr_names=("full_matrices",),
+      node_name="LinalgSvdBackward0")
+
+
+# ---- symmetric eigendecomposition -----------------------------------------------------------------
+def _eigh_infer(types, attrs):
+    a = types[0]
+    _matrix_input("eigh", a, square=True)
+    return [TypeInfo(tuple(a.shape[:-1]), a.dtype), a]
+
+
+def _eigh_forward(a, UPLO="L"):
+    w, v = np.linalg.eigh(a, UPLO=UPLO)
+    return w.astype(a.dtype, copy=False), v.astype(a.dtype, copy=False)
+
+
+def _eigh_vjp(ctx, g):
+    """gA = V (skew(V^T gV) / 2 / E + diag(gL)) V^T with E_ij = L_j - L_i (PyTorch's, unsymmetrized)."""
+    gL, gV = g
+    L, V = ctx.output(0), ctx.output(1)
+    if gV is None:
+        if gL is None:
+            return [None]
+        return [(V * gL.unsqueeze(-2)) @ _mT(V)]
+    eye = _eye_like(V)
+    E = L.unsqueeze(-2) - L.unsqueeze(-1) + eye
+    inner = (_skew(_mT(V) @ gV) * 0.5) / E
+    if gL is not None:
+        inner = inner + eye * gL.unsqueeze(-2)
+    return [V @ (inner @ _mT(V))]
+
+
+defop("linalg_eigh", infer=_eigh_infer, forward=_eigh_forward, vjp=_eigh_vjp, saves=("out0", "out1"),
+      traits=frozenset({PURE}), num_outputs=2, differentiable_outputs=(0, 1), attr_names=("UPLO",),
+      node_name="LinalgEighBackward0")
+
+
+# ---- Cholesky ---------------------------------------------------------------------------------------
+def _cholesky_infer(types, attrs):
+    _matrix_input("cholesky", types[0], square=True)
+    return [types[0]]
+
+
+def _not_pd_order(a):
+    """The order of the first leading minor of ``a`` that is not positive-definite."""
+    for k in range(1, a.shape[-1] + 1):
+        try:
+            np.linalg.cholesky(a[:k, :k])
+        except np.linalg.LinAlgError:
+            return k
+    return a.shape[-1]
+
+
+def _cholesky_forward(a, upper=False):
+    try:
+        L = np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        flat = a.reshape((-1,) + a.shape[-2:])
+        for i, m in enumerate(flat):
+            try:
+                np.linalg.cholesky(m)
+            except np.linalg.LinAlgError:
+                batch = f"(Batch element {i}): " if a.ndim > 2 else ""
+                raise LinAlgError(
+                    f"linalg.cholesky: {batch}The factorization could not be completed because the input is not "
+                    f"positive-definite (the leading minor of order {_not_pd_order(m)} is not "
+                    f"positive-definite).") from None
+        raise
+    return np.swapaxes(L, -1, -2).copy() if upper else L
+
+
+def _cholesky_vjp(ctx, g):
+    """gA = sym(L^-T Phi(L^T gL) L^-1), Phi the lower triangle with its diagonal halved."""
+    L, gL = ctx.output(0), g[0]
+    if ctx.attrs.get("upper", False):
+        L, gL = _mT(L), _mT(gL)
+    r, c = _index_grids(L)
+    half_lower = (r > c).to(L.dtype) + (r == c).to(L.dtype) * 0.5
+    phi = (_mT(L) @ gL) * half_lower
+    Linv = apply("linalg_inv", L)
+    gA = _mT(Linv) @ (phi @ Linv)
+    return [(gA + _mT(gA)) * 0.5]
+
+
+defop("linalg_cholesky", infer=_cholesky_infer, forward=_cholesky_forward, vjp=_cholesky_vjp, saves=("out0",),
+      traits=frozenset({PURE}), attr_names=("upper",), node_name="LinalgCholeskyExBackward0")
+
+
+# ---- QR (reduced) -----------------------------------------------------------------------------------
+def _qr_infer(types, attrs):
+    a = types[0]
+    _matrix_input("qr", a)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    b = tuple(a.shape[:-2])
+    return [TypeInfo(b + (m, k), a.dtype), TypeInfo(b + (k, n), a.dtype)]
+
+
+def _qr_forward(a):
+    q, r = np.linalg.qr(a, mode="reduced")
+    return q, r
+
+
+def _qr_tall_vjp(gQ, gR, Q, R):
+    """m >= n: gA = (gQ + Q copyltu(M)) R^-T with M = gR R^T - Q^T gQ and copyltu(M) its upper
+    triangle (with the diagonal) plus the strict upper triangle's transpose."""
+    M = None
+    if gR is not None:
+        M = gR @ _mT(R)
+    if gQ is not None:
+        M = -(_mT(Q) @ gQ) if M is None else M - _mT(Q) @ gQ
+    r, c = _index_grids(M)
+    gA = Q @ (M * (r <= c).to(M.dtype) + _mT(M * (r < c).to(M.dtype)))
+    if gQ is not None:
+        gA = gA + gQ
+    return _mT(apply("linalg_solve", R, _mT(gA)))      # gA R^-T
+
+
+def _qr_vjp(ctx, g):
+    """Tall or square: ``_qr_tall_vjp``.  Wide (m < n): A = [X | Y], R = [U | V] with X = QU the
+    square QR and V = Q^T Y, so gQ gains Y gV^T, gY = Q gV and gX is the square case."""
+    gQ, gR = g
+    if gQ is None and gR is None:
+        return [None]
+    Q, R = ctx.output(0), ctx.output(1)
+    m, n = ctx.input_shape(0)[-2:]
+    if m >= n:
+        return [_qr_tall_vjp(gQ, gR, Q, R)]
+    A = ctx.input(0)
+    Y = A.narrow(-1, m, n - m)
+    gU = None if gR is None else gR.narrow(-1, 0, m)
+    parts = []
+    if gR is not None:
+        gV = gR.narrow(-1, m, n - m)
+        yg = Y @ _mT(gV)
+        gQ = yg if gQ is None else gQ + yg
+        parts = [Q @ gV]
+    else:
+        parts = [apply("fill", Y, value=0.0)]
+    gX = _qr_tall_vjp(gQ, gU, Q, R.narrow(-1, 0, m))
+    return [apply("cat", gX, *parts, dim=len(ctx.input_shape(0)) - 1)]
+
+
+defop("linalg_qr", infer=_qr_infer, forward=_qr_forward, vjp=_qr_vjp, saves=("in0", "out0", "out1"),
+      traits=frozenset({PURE}), num_outputs=2, differentiable_outputs=(0, 1), node_name="LinalgQrBackward0")
+
+
+# ---- pseudo-inverse -----------------------------------------------------------------------------------
+def _pinv_infer(types, attrs):
+    a = types[0]
+    if a.ndim < 2 or not a.dtype.is_floating_point:
+        raise ShapeError(f"linalg.pinv({a.dtype.tensor_type[:-6]}{{{list(a.shape)}}}): expected a tensor with 2 or "
+                         f"more dimensions of float, double, cfloat or cdouble types")
+    return [TypeInfo(tuple(a.shape[:-2]) + (a.shape[-1], a.shape[-2]), a.dtype)]
+
+
+def cutoff(s, atol, rtol, shape):
+    """PyTorch's tolerance for pinv / matrix_rank: max(atol, rtol * largest singular value), rtol
+    defaulting to eps * max(m, n) when neither is given (0 when only atol is)."""
+    if rtol is None:
+        rtol = np.finfo(s.dtype).eps * max(shape[-2:]) if not atol else 0.0
+    smax = s[..., :1] if s.shape[-1] else np.zeros(s.shape[:-1] + (1,), s.dtype)
+    return np.maximum(atol or 0.0, rtol * smax)
+
+
+def _pinv_forward(a, atol=None, rtol=None):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    keep = s > cutoff(s, atol, rtol, a.shape)
+    sinv = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0).astype(a.dtype)
+    return np.swapaxes(vh, -1, -2) @ (sinv[..., None] * np.swapaxes(u, -1, -2))
+
+
+def _pinv_vjp(ctx, g):
+    """P = A^+: gA = -P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A) (constant rank)."""
+    A, P, G = ctx.input(0), ctx.output(0), g[0]
+    Pt, Gt = _mT(P), _mT(G)
+    gA = -(Pt @ G @ Pt)
+    gA = gA + (Gt - A @ (P @ Gt)) @ (P @ Pt)
+    gA = gA + (Pt @ P) @ (Gt - (Gt @ P) @ A)
+    return [gA]
+
+
+defop("linalg_pinv", infer=_pinv_infer, forward=_pinv_forward, vjp=_pinv_vjp, saves=("in0", "out0"),
+      traits=frozenset({PURE}), attr_names=("atol", "rtol"), node_name="LinalgPinvBackward0")
