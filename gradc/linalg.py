@@ -117,7 +117,7 @@ def _matrix_norm_ord(ord):
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """'fro' a vector 2-norm; 1 / -1 / inf / -inf the max / min absolute column / row sum; 2 / -2 /
     'nuc' the largest / smallest / sum of the singular values (PyTorch's compositions)."""
-    from .tensor_api import norm_dims
+    from .tensor_api import norm_dim
     if A.ndim < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     dim = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
@@ -126,7 +126,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     _matrix_norm_ord(ord)
     if dtype is not None:
         A = A.to(dtype)
-    d0, d1 = norm_dims(dim, A.ndim)
+    d0, d1 = norm_dim(dim[0], A.ndim), norm_dim(dim[1], A.ndim)
     if d0 == d1:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
     if ord == "fro":
@@ -157,8 +157,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
         if len(dims) != 1:
             raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dims)}")
         if isinstance(ord, str):
-            raise RuntimeError(f"linalg.norm: If dim is specified, it mut be of length 2 when ord is a string. "
-                               f"Got {list(dims)}")
+            return matrix_norm(A, ord, dims, keepdim, dtype=dtype)
         return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
     if ord is None:
         return vector_norm(A, 2, None, keepdim, dtype=dtype)
@@ -190,6 +189,8 @@ def vecdot(x, y, *, dim=-1):
 def cross(input, other, *, dim=-1):
     from .aliases import broadcast_tensors
     from .arithmetic import cross as _cross
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     a, b = broadcast_tensors(input, other)
     return _cross(a, b, dim)
 
