@@ -12,7 +12,7 @@ def _method(name):
     return fn
 
 
-_METHODS = ["add", "sub", "mul", "div", "true_divide", "neg", "negative", "pow", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "erf", "erfinv", "inverse", "det", "logdet", "sqrt",
+_METHODS = ["add", "sub", "mul", "div", "true_divide", "neg", "negative", "pow", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "erf", "erfinv", "inverse", "det", "logdet", "slogdet", "pinverse", "sqrt",
             "rsqrt", "tanh", "sigmoid", "relu", "sin", "cos", "tan", "atan", "asin", "acos", "sinh", "cosh", "asinh", "acosh", "atanh",
             "arctan", "arcsin", "arccos", "arcsinh", "arccosh", "arctanh", "atan2", "arctan2", "abs", "sign", "floor", "ceil", "round", "trunc", "fix", "frac", "remainder", "fmod",
             "floor_divide", "square", "reciprocal", "clamp", "clip",

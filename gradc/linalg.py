@@ -21,6 +21,7 @@ def _return_type(name, fields):
 
 
 _Slogdet = _return_type("linalg_slogdet", ["sign", "logabsdet"])
+_Slogdet_legacy = _return_type("slogdet", ["sign", "logabsdet"])    # torch.slogdet / Tensor.slogdet
 _Svd = _return_type("linalg_svd", ["U", "S", "Vh"])
 _Eigh = _return_type("linalg_eigh", ["eigenvalues", "eigenvectors"])
 _Qr = _return_type("linalg_qr", ["Q", "R"])

@@ -422,6 +422,13 @@ class TensorAPI(TensorLikeMeta):
         """log(det): NaN for a negative determinant, -inf for a zero one (PyTorch's)."""
         sign, logabs = apply("linalg_slogdet", self)
         return where(sign < 0, math.nan, where(sign == 0, -math.inf, logabs))
+
+    def slogdet(self):
+        from .linalg import _Slogdet_legacy
+        return _Slogdet_legacy(*apply("linalg_slogdet", self))
+
+    def pinverse(self, rcond=1e-15):
+        return apply("linalg_pinv", self, atol=None, rtol=float(rcond))
     def tanh(self): return self._unary("tanh")
     def sigmoid(self): return self._unary("sigmoid")
     def sin(self): return self._unary("sin")

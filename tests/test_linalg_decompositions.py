@@ -57,7 +57,8 @@ NORMS = [f"m.linalg.matrix_norm(a, {o})" for o in ("'fro'", "'nuc'", 2, -2, 1, -
 OTHERS = ["m.linalg.vecdot(a, t[:, :3])", "m.linalg.vecdot(a, v, dim=-2)", "m.linalg.cross(v[None, None], a)",
           "m.linalg.cross(a, a.mT, dim=1)", "m.linalg.multi_dot([a[0], t[0].mT, t[1]])",
           "m.linalg.multi_dot([v, a[1], a[0], v])", "m.linalg.matrix_power(a, 3)", "m.linalg.matrix_power(a, -2)",
-          "m.linalg.diagonal(t, offset=-1)", "m.linalg.matmul(a, v)"]
+          "m.linalg.diagonal(t, offset=-1)", "m.linalg.matmul(a, v)", "m.pinverse(t)",
+          "t.pinverse(rcond=1e-3)", "a.slogdet().logabsdet", "m.slogdet(a)[1]"]
 
 
 def _run(m, expr):
