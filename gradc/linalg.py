@@ -77,12 +77,7 @@ def qr(A, mode="reduced"):
     if mode not in ("reduced", "r", "complete"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
                            f"or 'complete'")
-    if mode == "complete" and A.ndim >= 2 and A.shape[-2] > A.shape[-1]:
-        raise NotImplementedError("linalg.qr: mode='complete' of a tall matrix is not supported in gradc")
-    Q, R = apply("linalg_qr", A)
-    if mode == "r":
-        from .factories import empty
-        return _Qr(empty(0, dtype=A.dtype), R)
+    Q, R = apply("linalg_qr", A, mode=mode)
     return _Qr(Q, R)
 
 
@@ -99,6 +94,20 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     a = A.detach().numpy()
     s = np.linalg.svd(a, compute_uv=False)
     return tensor((s > cutoff(s, atol, rtol, a.shape)).sum(-1).astype(np.int64), dtype=dtypes.int64)
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+    """A composition: solve with the triangle of A (its diagonal taken as ones if unitriangular), so
+    A's gradient is that triangle's."""
+    from .compositions import tril, triu
+    T = triu(A) if upper else tril(A)
+    if unitriangular:
+        from .arrangement import eye
+        I = eye(A.shape[-1], dtype=A.dtype)
+        T = T * (1 - I) + I
+    if not left:
+        return solve(T.transpose(-2, -1), B.transpose(-2, -1)).transpose(-2, -1)
+    return solve(T, B)
 
 
 # ---- norms --------------------------------------------------------------------------------------

@@ -57,7 +57,10 @@ NORMS = [f"m.linalg.matrix_norm(a, {o})" for o in ("'fro'", "'nuc'", 2, -2, 1, -
 OTHERS = ["m.linalg.vecdot(a, t[:, :3])", "m.linalg.vecdot(a, v, dim=-2)", "m.linalg.cross(v[None, None], a)",
           "m.linalg.cross(a, a.mT, dim=1)", "m.linalg.multi_dot([a[0], t[0].mT, t[1]])",
           "m.linalg.multi_dot([v, a[1], a[0], v])", "m.linalg.matrix_power(a, 3)", "m.linalg.matrix_power(a, -2)",
-          "m.linalg.diagonal(t, offset=-1)", "m.linalg.matmul(a, v)", "m.pinverse(t)",
+          "m.linalg.diagonal(t, offset=-1)", "m.linalg.matmul(a, v)", "m.pinverse(t)", "m.linalg.solve_triangular(a, t[:, :3], upper=True)",
+          "m.linalg.solve_triangular(a, w, upper=False, unitriangular=True)",
+          "m.linalg.solve_triangular(a, t, upper=True, left=False)", "m.linalg.qr(w, mode='complete').R",
+          "m.linalg.qr(w, mode='complete').Q",
           "t.pinverse(rcond=1e-3)", "a.slogdet().logabsdet", "m.slogdet(a)[1]"]
 
 
@@ -79,7 +82,7 @@ def test_values_and_gradients_match_pytorch(expr):
 
 @pytest.mark.parametrize("expr", [e for e in SVD + EIGH + CHOL_QR_PINV + NORMS + OTHERS
                                   if not e.startswith(("(lambda", "m.linalg.cond(a, '", "m.linalg.multi_dot",
-                                                       "m.linalg.cross", "m.linalg.matmul"))])
+                                                       "m.linalg.cross", "m.linalg.solve_triangular", "m.linalg.matmul"))])
 def test_grad_fn_names_match_pytorch(expr):
     yt = eval(expr, {"m": torch, "INF": INF, **{n: torch.tensor(x, requires_grad=True) for n, x in ARRAYS.items()}})
     yg = eval(expr, {"m": gradc, "INF": INF, **{n: gradc.tensor(x, requires_grad=True) for n, x in ARRAYS.items()}})
@@ -127,6 +130,9 @@ def test_forward_values_and_return_types():
     w = gradc.tensor(ARRAYS["w"])
     np.testing.assert_allclose(gradc.linalg.qr(w, mode="r").R.numpy(), torch.linalg.qr(torch.tensor(ARRAYS["w"]),
                                                                                    mode="r").R.numpy(), atol=1e-12)
+    q = gradc.linalg.qr(gradc.tensor(ARRAYS["t"]), mode="complete")
+    assert tuple(q.Q.shape) == (2, 4, 4) and tuple(q.R.shape) == (2, 4, 3)
+    np.testing.assert_allclose((q.Q @ q.R).numpy(), ARRAYS["t"], atol=1e-12)
     a = ARRAYS["a"]
     for p in ("fro", "nuc", 1, -1, INF, -INF, 2, -2, None):   # (PyTorch 2.13's backward fails for 'fro', 1, inf)
         np.testing.assert_allclose(gradc.linalg.cond(gradc.tensor(a), p).numpy(),
@@ -179,8 +185,11 @@ def _error(f):
     "m.linalg.pinv(m.ones(3))", "m.linalg.matrix_norm(m.ones(3), 'nuc')", "m.linalg.matrix_norm(m.ones(3, 3), 3)",
     "m.linalg.norm(m.ones(3, 3), 'nuc', dim=1)", "m.linalg.norm(m.ones(3, 3, 3), 2)",
     "m.linalg.norm(m.ones(3, 3, 3), 'fro')", "m.norm(m.ones(2, 3, 3), p='nuc')",
-    "m.linalg.matrix_rank(m.ones(3))", "m.linalg.inv(m.ones(2, 3))"])
+    "m.linalg.matrix_rank(m.ones(3))", "m.linalg.inv(m.ones(2, 3))",
+    "(lambda r: r.Q.sum() + r.R.sum())(m.linalg.qr(m.ones(4, 2, requires_grad=True), mode='complete')).backward()",
+    "m.linalg.qr(m.ones(4, 2, requires_grad=True), mode='r').R.sum().backward()"])
 def test_errors_match_pytorch(expr):
+    """Raised when called, or by backward of a sum of the outputs."""
     want = _error(lambda: eval(expr, {"m": torch}))
     kind, msg = _error(lambda: eval(expr, {"m": gradc}))
     assert msg == want[1]

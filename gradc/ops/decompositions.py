@@ -206,13 +206,17 @@ def _qr_infer(types, attrs):
     a = types[0]
     _matrix_input("qr", a)
     m, n = a.shape[-2:]
-    k = min(m, n)
+    mode = attrs.get("mode", "reduced")
+    k = m if mode == "complete" else min(m, n)
     b = tuple(a.shape[:-2])
-    return [TypeInfo(b + (m, k), a.dtype), TypeInfo(b + (k, n), a.dtype)]
+    q = TypeInfo((0,), a.dtype) if mode == "r" else TypeInfo(b + (m, k), a.dtype)
+    return [q, TypeInfo(b + (k, n), a.dtype)]
 
 
-def _qr_forward(a):
-    q, r = np.linalg.qr(a, mode="reduced")
+def _qr_forward(a, mode="reduced"):
+    if mode == "r":
+        return np.empty(0, a.dtype), np.linalg.qr(a, mode="r")
+    q, r = np.linalg.qr(a, mode=mode)
     return q, r
 
 
@@ -237,8 +241,14 @@ def _qr_vjp(ctx, g):
     gQ, gR = g
     if gQ is None and gR is None:
         return [None]
-    Q, R = ctx.output(0), ctx.output(1)
     m, n = ctx.input_shape(0)[-2:]
+    mode = ctx.attrs.get("mode", "reduced")
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use "
+                           "linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.")
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+    Q, R = ctx.output(0), ctx.output(1)
     if m >= n:
         return [_qr_tall_vjp(gQ, gR, Q, R)]
     A = ctx.input(0)
@@ -257,7 +267,8 @@ def _qr_vjp(ctx, g):
 
 
 defop("linalg_qr", infer=_qr_infer, forward=_qr_forward, vjp=_qr_vjp, saves=("in0", "out0", "out1"),
-      traits=frozenset({PURE}), num_outputs=2, differentiable_outputs=(0, 1), node_name="LinalgQrBackward0")
+      traits=frozenset({PURE}), num_outputs=2, differentiable_outputs=(0, 1), attr_names=("mode",),
+      node_name="LinalgQrBackward0")
 
 
 # ---- pseudo-inverse -----------------------------------------------------------------------------------
