@@ -82,11 +82,13 @@ def qr(A, mode="reduced"):
 
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False):
+    """``hermitian`` is not used: the SVD's result, the same as PyTorch's for a symmetric A."""
     return apply("linalg_pinv", A, atol=None if atol is None else float(atol),
                  rtol=None if rtol is None else float(rtol))
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
+    """An int64 tensor computed from the values (no graph); ``hermitian`` is not used."""
     from . import dtypes
     from .factories import tensor
     if A.ndim < 2:
@@ -113,7 +115,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
 # ---- norms --------------------------------------------------------------------------------------
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     if isinstance(ord, str):
-        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str")
+        raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str")
     if dtype is not None:
         x = x.to(dtype)
     return x.norm(ord, dim=dim, keepdim=keepdim)
@@ -177,7 +179,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     if A.ndim == 2:
         return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
     if isinstance(ord, str):
-        raise RuntimeError(f"linalg.norm: If dim is specified, it mut be of length 2 when ord is a string. Got []")
+        return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)      # (PyTorch's error for a 1-D A)
     return vector_norm(A, ord, None, keepdim, dtype=dtype)
 
 
@@ -187,7 +189,8 @@ def cond(A, p=None):
         s = svdvals(A)
         big, small = s.narrow(-1, 0, 1), s.narrow(-1, s.shape[-1] - 1, 1)
         return (big / small if p != -2 else small / big).squeeze(-1)
-    _matrix_norm_ord(p)
+    if p not in ("fro", "nuc", 1, -1, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
     return matrix_norm(A, p) * matrix_norm(inv(A), p)
 
 

@@ -31,14 +31,6 @@ def _eye_like(x):
     return (r == c).to(x.dtype)
 
 
-def _diag(x):
-    return (x * _eye_like(x)).sum(-1)
-
-
-def _diag_embed(v, like):
-    return _eye_like(like) * v.unsqueeze(-2)
-
-
 def _skew(x):
     return x - _mT(x)
 
