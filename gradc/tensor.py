@@ -126,6 +126,7 @@ class Tensor(TensorAPI):
     _parent_layout = None       # the layout of _view_of's parent when this view was taken
     _fresh = False      # a gradient array nobody else holds (AccumulateGrad may keep it as .grad)
     _device_copy_view = False   # a CUDA view gradc had to copy (see _assign_inplace)
+    _storage_origin = None      # gradc.load's storage (a NumPy array) for a loaded tensor: storage_offset()
 
     def __init__(self, data, requires_grad=False, *, _version=None):
         dev = CPU
@@ -293,10 +294,17 @@ class Tensor(TensorAPI):
                                "SqueezeBackward3" if dim is None else "SqueezeBackward1")
 
     def storage_offset(self) -> int:
-        """Elements from the start of the storage (the base tensor's memory) to this view's first."""
-        if self._base is None or not isinstance(self._data, np.ndarray):
+        """Elements from the start of the storage (the base tensor's memory, or the storage gradc.load
+        made) to this view's first."""
+        if not isinstance(self._data, np.ndarray):
             return 0
-        start = self._base._data.__array_interface__["data"][0]
+        root = self if self._base is None else self._base
+        origin = root._storage_origin
+        if origin is None:
+            if root is self:
+                return 0
+            origin = root._data
+        start = origin.__array_interface__["data"][0]
         return (self._data.__array_interface__["data"][0] - start) // self._dtype.itemsize
 
     def data_ptr(self) -> int:

@@ -1,14 +1,20 @@
 """gradc.save / gradc.load (``gradc/serialization.py``): round trips of tensors, models and
-optimizers, shared tensors, file objects, the weights_only refusal and clear errors."""
+optimizers, storages shared by views, file objects, map_location, the weights_only refusal,
+files of the first format, and errors, against PyTorch's torch.save / torch.load."""
 from __future__ import annotations
 
+import collections
 import io
+import pathlib
 import pickle
 
 import numpy as np
 import pytest
 
 import gradc
+from gradc.codegen import cuda_driver
+
+DATA = pathlib.Path(__file__).resolve().parent / "data"
 
 
 def _round_trip(obj, **load_kwargs):
@@ -18,7 +24,8 @@ def _round_trip(obj, **load_kwargs):
     return gradc.load(buffer, **load_kwargs)
 
 
-@pytest.mark.parametrize("dtype", [gradc.float32, gradc.float64, gradc.int64, gradc.bool, gradc.float16, gradc.int8])
+@pytest.mark.parametrize("dtype", [gradc.float32, gradc.float64, gradc.int64, gradc.int32, gradc.int16, gradc.bool,
+                                   gradc.float16, gradc.int8, gradc.uint8])
 def test_tensors_keep_values_dtype_and_shape(dtype):
     x = (gradc.arange(12).reshape(3, 4) % 5).to(dtype)
     y = _round_trip(x)
@@ -69,26 +76,257 @@ class Config:
         self.depth = depth
 
 
-def test_weights_only_refuses_other_classes_by_name():
+def _torch_round_trip(torch, obj, **load_kwargs):
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    buffer.seek(0)
+    return torch.load(buffer, **load_kwargs)
+
+
+def _views(lib):
+    """The same tensors and views of them, made by gradc or by torch."""
+    x = lib.arange(12.0).reshape(3, 4)
+    return {"x": x, "row": x[1], "cols": x[:, 1:], "t": x.t(), "flat_tail": x.view(-1)[5:],
+            "wide": lib.ones(3).expand(2, 3), "step": lib.arange(10)[2:8:2], "alone": lib.arange(10)[3:5]}
+
+
+def test_views_share_storage_after_load_as_in_pytorch():
+    torch = pytest.importorskip("torch")
+    mine, theirs = _round_trip(_views(gradc)), _torch_round_trip(torch, _views(torch))
+    for k in theirs:
+        assert mine[k].tolist() == theirs[k].tolist(), k
+        assert mine[k].stride() == theirs[k].stride(), k
+        assert mine[k].storage_offset() == theirs[k].storage_offset(), k
+        assert mine[k]._base is None and theirs[k]._base is None
+    for d in (mine, theirs):                          # a write through one view shows through the others
+        d["cols"][0, 0] = 100.0
+        d["flat_tail"].mul_(-1)
+        d["row"].add_(0.5)
+    for k in theirs:
+        assert mine[k].tolist() == theirs[k].tolist(), k
+    # views taken after the load count from the loaded storage too
+    assert mine["row"][2:].storage_offset() == theirs["row"][2:].storage_offset() == 6
+    # an expanded tensor still refuses in-place writes (several elements at one address)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        mine["wide"].add_(1)
+
+
+def test_views_on_one_storage_share_a_version_counter_and_base_bytes_are_saved_once():
+    x = gradc.zeros(1000)
+    views = [x[i:i + 10] for i in range(0, 1000, 10)]
+    buffer = io.BytesIO()
+    gradc.save(views, buffer)
+    assert len(buffer.getvalue()) < 4000 + 8000           # the storage once (4000 bytes), not 100 copies
+    buffer.seek(0)
+    loaded = gradc.load(buffer)
+    loaded[3].add_(1)
+    assert loaded[0]._version == loaded[3]._version == 1
+    assert [v.storage_offset() for v in loaded[:3]] == [0, 10, 20]
+    # a tensor saved twice, and a view of it, load as the same object and a view of it
+    y = gradc.ones(4)
+    a, b, c = _round_trip([y, y, y[2:]])
+    assert a is b and c.storage_offset() == 2
+    c.fill_(7.0)
+    assert a.tolist() == [1.0, 1.0, 7.0, 7.0]
+
+
+def test_unrelated_tensors_do_not_share_and_empty_tensors_load():
+    d = _round_trip({"a": gradc.ones(2), "b": gradc.ones(2), "e": gradc.zeros(0, 3), "s": gradc.tensor(2.5)})
+    d["a"].add_(1)
+    assert d["b"].tolist() == [1.0, 1.0]
+    assert tuple(d["e"].shape) == (0, 3) and d["s"].item() == 2.5 and d["s"].ndim == 0
+
+
+def test_autograd_state_is_saved_as_pytorch_saves_it():
+    torch = pytest.importorskip("torch")
+
+    def make(lib):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        a.grad = lib.tensor([5.0, 5.0])
+        p = lib.nn.Parameter(lib.ones(2))
+        p.grad = lib.ones(2)
+        return {"a": a, "nonleaf": a * 3, "p": p, "frozen": lib.nn.Parameter(lib.ones(1), requires_grad=False),
+                "plain": lib.zeros(2)}
+
+    mine, theirs = _round_trip(make(gradc)), _torch_round_trip(torch, make(torch))
+    for k in theirs:
+        m, t = mine[k], theirs[k]
+        assert (m.requires_grad, m.is_leaf, m.grad_fn, m.grad) == (t.requires_grad, t.is_leaf, t.grad_fn, t.grad), k
+        assert isinstance(m, gradc.nn.Parameter) == isinstance(t, torch.nn.Parameter), k
+        assert m.tolist() == t.tolist(), k
+    mine["nonleaf"].sum().backward()                   # a loaded leaf that requires grad gets a gradient
+    assert mine["nonleaf"].grad.tolist() == [1.0, 1.0]
+
+
+def test_module_state_dict_round_trips_through_a_file(tmp_path):
+    gradc.manual_seed(1)
+    model = gradc.nn.Sequential(gradc.nn.Linear(3, 2), gradc.nn.BatchNorm1d(2))
+    model(gradc.randn(4, 3))                           # running stats change
+    path = tmp_path / "model.gradc"
+    gradc.save(model.state_dict(), path)
+    state = gradc.load(path)
+    assert isinstance(state, collections.OrderedDict) and list(state) == list(model.state_dict())
+    for k, v in model.state_dict().items():
+        assert state[k].dtype is v.dtype and state[k].tolist() == v.tolist(), k
+    fresh = gradc.nn.Sequential(gradc.nn.Linear(3, 2), gradc.nn.BatchNorm1d(2))
+    fresh.load_state_dict(state)
+    fresh.eval(), model.eval()
+    x = gradc.randn(5, 3)
+    np.testing.assert_array_equal(fresh(x).detach().numpy(), model(x).detach().numpy())
+
+
+class Config:
+    def __init__(self, depth):
+        self.depth = depth
+
+
+def test_weights_only_refuses_other_classes_with_pytorchs_message():
+    torch = pytest.importorskip("torch")
     buffer = io.BytesIO()
     gradc.save({"w": gradc.ones(2), "cfg": Config(3)}, buffer)
     buffer.seek(0)
-    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed: the file names test_serialization.Config"):
+    with pytest.raises(pickle.UnpicklingError) as mine:
         gradc.load(buffer)
+    tbuffer = io.BytesIO()
+    torch.save({"w": torch.ones(2), "cfg": Config(3)}, tbuffer)
+    tbuffer.seek(0)
+    with pytest.raises(pickle.UnpicklingError) as theirs:
+        torch.load(tbuffer)
+    m, t = str(mine.value), str(theirs.value)
+    assert m.startswith("Weights only load failed.")
+    assert m.splitlines()[0] == t.splitlines()[0]
+    refusal = "WeightsUnpickler error: Unsupported global: GLOBAL test_serialization.Config was not an allowed global"
+    assert refusal in m and refusal in t
     buffer.seek(0)
     assert gradc.load(buffer, weights_only=False)["cfg"].depth == 3
+    # a builtin is named without its module, as PyTorch names it
+    with pytest.raises(pickle.UnpicklingError, match="Unsupported global: GLOBAL slice was not"):
+        _round_trip(slice(1, 2))
+    with pytest.raises(pickle.UnpicklingError, match="Unsupported global: GLOBAL slice was not"):
+        _torch_round_trip(torch, slice(1, 2))
 
 
-def test_clear_errors():
+def test_safe_globals_allow_a_class():
+    buffer = io.BytesIO()
+    gradc.save(Config(4), buffer)
+    with gradc.serialization.safe_globals([Config]):
+        buffer.seek(0)
+        assert gradc.load(buffer).depth == 4
+    buffer.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+        gradc.load(buffer)
+    gradc.serialization.add_safe_globals([Config])
+    try:
+        assert Config in gradc.serialization.get_safe_globals()
+        buffer.seek(0)
+        assert gradc.load(buffer).depth == 4
+    finally:
+        gradc.serialization.clear_safe_globals()
+
+
+def _plain(lib):
+    return {"size": lib.Size([2, 3]), "device": lib.device("cpu"), "dtypes": [lib.float16, lib.int8, lib.bool],
+            "set": {1, 2}, "od": collections.OrderedDict(a=1), "counter": collections.Counter("aab"),
+            "complex": 1 + 2j, "bytes": b"\x00\xff", "bytearray": bytearray(b"ab"), "tuple": (None, True, 1.5, "s"),
+            "nested": [{"t": lib.ones(1, dtype=lib.float64)}]}
+
+
+def test_weights_only_reads_what_pytorch_reads():
+    torch = pytest.importorskip("torch")
+    mine, theirs = _round_trip(_plain(gradc)), _torch_round_trip(torch, _plain(torch))
+    assert set(mine) == set(theirs)
+    assert isinstance(mine["size"], gradc.Size) and mine["size"] == (2, 3) and repr(mine["size"]) == repr(theirs["size"])
+    assert mine["device"] == gradc.device("cpu") and hash(mine["device"]) == hash(gradc.device("cpu"))
+    assert mine["dtypes"] == [gradc.float16, gradc.int8, gradc.bool]
+    assert [repr(d) for d in mine["dtypes"]] == [repr(d) for d in theirs["dtypes"]]
+    for k in ("set", "od", "counter", "complex", "bytes", "bytearray", "tuple"):
+        assert mine[k] == theirs[k] and type(mine[k]) is type(theirs[k]), k
+    assert mine["nested"][0]["t"].dtype is gradc.float64
+
+
+def test_map_location_forms():
+    x = gradc.arange(4.0)
+    for where in (None, "cpu", gradc.device("cpu"), {"cuda:0": "cpu"}, lambda storage, location: storage,
+                  lambda storage, location: None):
+        y = _round_trip([x, x[1:]], map_location=where)
+        assert y[0].device == gradc.device("cpu") and y[0].tolist() == [0.0, 1.0, 2.0, 3.0]
+        y[1].fill_(9.0)
+        assert y[0].tolist() == [0.0, 9.0, 9.0, 9.0]
+    seen = []
+    _round_trip(x, map_location=lambda storage, location: seen.append((storage.dtype, storage.numel(), location)))
+    assert seen == [(gradc.uint8, 16, "cpu")]          # PyTorch's callable gets (storage, location) too
+    with pytest.raises(TypeError, match="map_location"):
+        _round_trip(x, map_location=3)
+
+
+@pytest.fixture
+def cuda(monkeypatch):
+    monkeypatch.setenv("GRADC_CUDA_SIMULATOR", "1")
+    monkeypatch.setattr(cuda_driver, "_driver", None)
+    if not gradc.cuda.is_available():
+        pytest.skip(f"no CUDA device: {gradc.cuda.unavailable_reason()}")
+    yield "cuda"
+    monkeypatch.setattr(cuda_driver, "_driver", None)
+
+
+def test_cuda_tensors_load_on_cuda_or_where_map_location_says(cuda, monkeypatch):
+    x = gradc.arange(6.0, device=cuda).reshape(2, 3)
+    buffer = io.BytesIO()
+    gradc.save({"x": x, "row": x[1], "t": x.t()}, buffer)
+    for where, dev in ((None, "cuda:0"), ("cpu", "cpu"), ({"cuda:0": "cpu"}, "cpu"), (gradc.device("cuda"), "cuda:0"),
+                       (lambda storage, location: storage.cuda(), "cuda:0")):
+        buffer.seek(0)
+        d = gradc.load(buffer, map_location=where)
+        assert {str(v.device) for v in d.values()} == {dev}
+        assert d["t"].tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+        d["row"].add_(10.0)                          # a contiguous view shares the storage on either device
+        assert d["x"].tolist() == [[0.0, 1.0, 2.0], [13.0, 14.0, 15.0]]
+    monkeypatch.setattr(gradc.cuda, "is_available", lambda: False)
+    buffer.seek(0)
+    with pytest.raises(RuntimeError) as e:
+        gradc.load(buffer)
+    assert str(e.value) == (
+        "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If you are "
+        "running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') to map your "
+        "storages to the CPU.")
+    buffer.seek(0)
+    assert gradc.load(buffer, map_location="cpu")["x"].device == gradc.device("cpu")
+
+
+def test_loading_to_cuda_without_cuda_raises_pytorchs_error(monkeypatch):
+    monkeypatch.setattr(gradc.cuda, "is_available", lambda: False)
+    with pytest.raises(RuntimeError, match=r"^Attempting to deserialize object on a CUDA device"):
+        _round_trip(gradc.ones(2), map_location="cuda")
+
+
+def test_errors_match_pytorch(tmp_path):
+    torch = pytest.importorskip("torch")
+    target = tmp_path / "missing" / "ckpt.pt"
+    with pytest.raises(RuntimeError) as mine:
+        gradc.save(gradc.ones(2), target)
+    with pytest.raises(RuntimeError) as theirs:
+        torch.save(torch.ones(2), target)
+    assert str(mine.value) == str(theirs.value) == f"Parent directory {target.parent} does not exist."
+    with pytest.raises(RuntimeError, match="Parent directory missing does not exist."):
+        gradc.save(gradc.ones(2), "missing/ckpt.pt")
     with pytest.raises(FileNotFoundError):
-        gradc.load("/nonexistent/ckpt.gradc")
-    with pytest.raises(RuntimeError, match="map_location='cuda:1' is not supported"):
-        _round_trip(gradc.ones(2), map_location="cuda:1")
-    assert _round_trip(gradc.ones(2), map_location="cpu").tolist() == [1.0, 1.0]
+        gradc.load(tmp_path / "nonexistent.gradc")
+    with pytest.raises(FileNotFoundError):
+        torch.load(tmp_path / "nonexistent.pt")
+
+
+def test_files_that_gradc_did_not_write_are_refused_clearly(tmp_path):
+    for data in (b"hello world", pickle.dumps([1, 2]), b"", b"\x80\x04K\x01."):
+        with pytest.raises(RuntimeError, match="not a file written by gradc.save"):
+            gradc.load(io.BytesIO(data))
     with pytest.raises(RuntimeError, match="zip file"):
         gradc.load(io.BytesIO(b"PK\x03\x04rest"))
+    buffer = io.BytesIO()
+    gradc.save({"w": gradc.ones(100)}, buffer)
     with pytest.raises(RuntimeError, match="not a file written by gradc.save"):
-        gradc.load(io.BytesIO(pickle.dumps([1, 2])))
+        gradc.load(io.BytesIO(buffer.getvalue()[:200]))      # cut inside the storage bytes
+    with pytest.raises(RuntimeError, match="not a file written by gradc.save"):
+        gradc.load(io.BytesIO(buffer.getvalue()[:-5]))       # cut inside the object
 
 
 def test_pytorch_cannot_be_confused_with_gradc_files(tmp_path):
@@ -97,3 +335,28 @@ def test_pytorch_cannot_be_confused_with_gradc_files(tmp_path):
     torch.save({"w": torch.ones(2)}, path)
     with pytest.raises(RuntimeError, match="PyTorch's torch.save format"):
         gradc.load(path)
+
+
+def test_paths_and_file_objects(tmp_path):
+    x = gradc.tensor([1.0, 2.0])
+    gradc.save(x, str(tmp_path / "a.gradc"))
+    gradc.save(x, tmp_path / "b.gradc")
+    with open(tmp_path / "c.gradc", "wb") as f:
+        gradc.save(x, f)
+    for name in "abc":
+        assert gradc.load(tmp_path / f"{name}.gradc").tolist() == [1.0, 2.0]
+    with open(tmp_path / "c.gradc", "rb") as f:
+        assert gradc.load(f).tolist() == [1.0, 2.0]
+
+
+def test_files_of_the_first_format_still_load():
+    """tests/data/serialization_v1.gradc was written by the first gradc.save (one pickle, each tensor a
+    NumPy copy)."""
+    for weights_only in (True, False):
+        d = gradc.load(DATA / "serialization_v1.gradc", weights_only=weights_only)
+        assert d["x"] is d["again"] and d["x"].requires_grad and d["x"].tolist() == [[1.0, 2.0], [3.0, 4.0]]
+        assert isinstance(d["p"], gradc.nn.Parameter) and d["p"].tolist() == [0.5, -1.5]
+        assert d["i"].dtype is gradc.int64 and d["i"].tolist() == [0, 1, 2, 3]
+        assert d["b"].dtype is gradc.bool and d["h"].dtype is gradc.float16 and d["h"].tolist() == [1.5, 2.25]
+        assert d["u8"].dtype is gradc.uint8 and d["u8"].tolist() == [1, 255]
+        assert d["meta"] == collections.OrderedDict(step=3, names=["a", "b"], t=(1, 2.5))
