@@ -26,9 +26,12 @@ plain values, plus classes allowed by ``add_safe_globals`` / ``safe_globals``; a
 is refused with PyTorch's "Weights only load failed. ... Unsupported global: GLOBAL m.Name"
 error. ``weights_only=False`` runs arbitrary pickle code: only for files you trust.
 
-File layout (version 2): a pickled header ``("gradc-save", 2, [(location, nbytes), ...])``,
-the raw bytes of each storage, then the pickled object. Files of version 1 (one pickle with
-``(magic, 1, obj)``, each tensor a NumPy copy) still load.
+File layout (version 2): a pickled header ``("gradc-save", 2, [(location, nbytes, start), ...])``,
+the raw bytes of each storage, then the pickled object; ``load`` reads no further, so several
+saves to one stream load in turn. Files of version 1 (one pickle with ``(magic, 1, obj)``, each
+tensor a NumPy copy) still load. Not kept: tensor subclasses other than ``nn.Parameter`` (they
+load as Tensors) and attributes set on tensors; ``pickle_module``, ``mmap`` and extra pickle
+arguments are accepted and ignored.
 """
 from __future__ import annotations
 
@@ -266,13 +269,13 @@ def _write(stream, header, storages, body):
 
 
 # ---- loading -----------------------------------------------------------------------------------
-class _WeightsOnlyError(pickle.UnpicklingError):
-    pass
+def _is_weights_only_error(e) -> bool:
+    return isinstance(e, pickle.UnpicklingError) and str(e).startswith("Weights only load failed.")
 
 
 def _weights_only_error(module, name):
     full = name if module == "builtins" else f"{module}.{name}"
-    return _WeightsOnlyError(
+    return pickle.UnpicklingError(         # the type PyTorch raises
         "Weights only load failed. This file can still be loaded, to do so you have two options, "
         "\033[1mdo those steps only if you trust the source of the checkpoint\033[0m. "
         f"\n\t(1) {_UNSAFE_MESSAGE}\n\t(2) Alternatively, to load with `weights_only=True` please check the "
@@ -424,16 +427,21 @@ def _not_gradc(detail=""):
 
 
 def _load_stream(stream, map_location, weights_only):
+    seekable = getattr(stream, "seekable", lambda: False)()
+    start = stream.tell() if seekable else None
     head = stream.read(2)
     if head == b"PK":
         raise RuntimeError("gradc.load: this is a zip file (PyTorch's torch.save format?); gradc reads only "
                            "files written by gradc.save")
-    stream = io.BufferedReader(_Rewound(head, stream))
+    if seekable:      # read the stream itself: it ends right after what save wrote (the next save's bytes follow)
+        stream.seek(start)
+    else:
+        stream = io.BufferedReader(_Rewound(head, stream))
     try:        # version 2's header, or a whole version 1 file
         payload = _Unpickler(stream, None, weights_only, allow_v1=True).load()
-    except _WeightsOnlyError:
-        raise
     except Exception as e:      # a file that is not a pickle fails in many ways
+        if _is_weights_only_error(e):
+            raise
         raise _not_gradc(f"{type(e).__name__}: {e}") from None
     if not (isinstance(payload, tuple) and len(payload) == 3 and payload[0] == _MAGIC
             and isinstance(payload[1], int)):
@@ -446,7 +454,7 @@ def _load_stream(stream, map_location, weights_only):
     storages = []
     for location, nbytes, start in payload[2]:
         host = np.empty(nbytes, np.uint8)
-        if nbytes and stream.readinto(memoryview(host)) != nbytes:
+        if nbytes and _read_into(stream, memoryview(host)) != nbytes:
             raise _not_gradc("the file ends inside a storage")
         dev, mapped = _target(location, map_location, host)
         if mapped is not None and mapped.device.type == "cpu":
@@ -456,12 +464,29 @@ def _load_stream(stream, map_location, weights_only):
         storages.append(s)
     try:
         return _Unpickler(stream, storages, weights_only).load()
-    except _WeightsOnlyError:
-        raise
     except EOFError:
         raise _not_gradc("the file ends early") from None
     except pickle.UnpicklingError as e:
+        if _is_weights_only_error(e):
+            raise
         raise _not_gradc(str(e)) from None
+
+
+def _read_into(stream, view):
+    """Fill ``view`` from ``stream`` (file objects may return less per call); the bytes read."""
+    done = 0
+    readinto = getattr(stream, "readinto", None)
+    while done < len(view):
+        if readinto is not None:
+            n = readinto(view[done:])
+        else:
+            chunk = stream.read(len(view) - done)
+            n = len(chunk)
+            view[done:done + n] = chunk
+        if not n:
+            break
+        done += n
+    return done
 
 
 class _Rewound(io.RawIOBase):

@@ -192,6 +192,7 @@ def test_weights_only_refuses_other_classes_with_pytorchs_message():
     tbuffer.seek(0)
     with pytest.raises(pickle.UnpicklingError) as theirs:
         torch.load(tbuffer)
+    assert type(mine.value) is type(theirs.value) is pickle.UnpicklingError
     m, t = str(mine.value), str(theirs.value)
     assert m.startswith("Weights only load failed.")
     assert m.splitlines()[0] == t.splitlines()[0]
@@ -360,3 +361,32 @@ def test_files_of_the_first_format_still_load():
         assert d["b"].dtype is gradc.bool and d["h"].dtype is gradc.float16 and d["h"].tolist() == [1.5, 2.25]
         assert d["u8"].dtype is gradc.uint8 and d["u8"].tolist() == [1, 255]
         assert d["meta"] == collections.OrderedDict(step=3, names=["a", "b"], t=(1, 2.5))
+
+
+def test_several_saves_in_one_stream_load_in_turn():
+    buffer = io.BytesIO()
+    gradc.save({"a": gradc.ones(2)}, buffer)
+    gradc.save([gradc.arange(3)], buffer)
+    buffer.seek(0)
+    assert gradc.load(buffer)["a"].tolist() == [1.0, 1.0]
+    assert gradc.load(buffer)[0].tolist() == [0, 1, 2]
+
+
+class _Unseekable(io.RawIOBase):
+    def __init__(self, data):
+        self._data = io.BytesIO(data)
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        chunk = self._data.read(min(len(b), 7))      # short reads, as a pipe gives
+        b[:len(chunk)] = chunk
+        return len(chunk)
+
+
+def test_streams_that_cannot_seek():
+    buffer = io.BytesIO()
+    gradc.save({"w": gradc.arange(50.0), "v": gradc.arange(4)}, buffer)
+    d = gradc.load(_Unseekable(buffer.getvalue()))
+    assert d["w"].tolist() == list(range(50)) and d["v"].tolist() == [0, 1, 2, 3]
