@@ -67,8 +67,15 @@ class Generator:
 default_generator = Generator()
 
 
+vmap_randomness = None        # inside gradc.func.vmap: its randomness mode ('error' refuses draws)
+
+
 def numpy_rng(generator=None) -> np.random.Generator:
     """The NumPy stream to draw from for a ``generator=`` argument."""
+    if vmap_randomness == "error":
+        raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use the "
+                           "'same' or 'different' randomness flags on vmap or perform the randomness operation out "
+                           "of vmap")
     if generator is None:
         return default_generator._rng
     if not isinstance(generator, Generator):
