@@ -42,8 +42,8 @@ def _flatten(tree):
 
 
 def _is_tensor(x):
-    from .tensor import Tensor
-    return isinstance(x, Tensor)
+    from .tensor_api import is_tensor_like     # eager tensors and, under @gradc.compile, traced ones
+    return is_tensor_like(x)
 
 
 # ---- derivative transforms ------------------------------------------------------------------------

@@ -135,3 +135,15 @@ def test_functional_call_restores_the_module():
     before = lin.weight
     gradc.func.functional_call(lin, {"weight": gradc.zeros(2, 3, dtype=gradc.float64)}, gradc.ones(1, 3, dtype=gradc.float64))
     assert lin.weight is before and lin._parameters["weight"] is before
+
+
+def test_vmap_compiles_and_grad_transforms_are_refused_clearly(compiled_vs_eager):
+    compiled_vs_eager(lambda w, x: gradc.func.vmap(lambda xi: (xi * w).sin().sum())(x).sum(),
+                      np.array(Y), np.array(XS))
+
+    @gradc.compile
+    def inner_grad(w):
+        return gradc.func.grad(lambda a: (a * a).sum())(w).sum()
+    from gradc.ir.tracer import TraceError
+    with pytest.raises(TraceError, match="inside a @gradc.compile function is not supported"):
+        inner_grad(gradc.ones(3, requires_grad=True))
