@@ -221,3 +221,22 @@ def test_pools_pixel_shuffle_nanmedian_compiled(compiled_vs_eager):
     y = x.copy()
     y[0, 1, :3] = np.nan
     compiled_vs_eager(lambda a: (a.nanmedian(2).values ** 2).nansum(), y)
+
+
+def test_cumprod_second_derivative_with_zeros():
+    """cumprod's double backward at and after zeros (one, two, leading, repeated) as PyTorch's."""
+    rng = np.random.default_rng(1)
+    for _ in range(60):
+        a = rng.integers(-2, 3, size=(3, 5)).astype(float)
+        a[rng.random(a.shape) < 0.3] = 0
+        dim = int(rng.integers(0, 2))
+        w0, w1 = rng.standard_normal(a.shape), rng.standard_normal(a.shape)
+        results = []
+        for m in (torch, gradc):
+            x = m.tensor(a, dtype=m.float64, requires_grad=True)
+            g, = m.autograd.grad((x.cumprod(dim) * m.tensor(w0)).sum(), x, create_graph=True)
+            h, = m.autograd.grad((g * m.tensor(w1)).sum(), x)
+            results.append((g.detach().numpy(), h.numpy()))
+        (tg, th), (gg, gh) = results
+        np.testing.assert_allclose(gg, tg, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(gh, th, rtol=1e-12, atol=1e-12)

@@ -437,28 +437,39 @@ def _cumprod_forward(x, dim):
 
 
 def _cumprod_vjp(ctx, g):
+    if not ctx.input_types[0].shape:
+        return [g[0]]
+    x, out = ctx.input(0), ctx.output(0)
+    return [_cumprod_gradient(x, out, g[0], ctx.attrs["dim"], exact_after_zero=True)]
+
+
+def _cumprod_gradient(x, out, gg, dim, exact_after_zero):
     """PyTorch's O(n) gradient: before the first zero of a slice, ``reversed_cumsum(g * out) / x``;
     at the first zero, the product of the elements before it times ``sum_j g[j] * prod(x between
     the zero and j)`` up to the second zero; after it, 0 (every later product holds the zero).
-    Written in table ops, so it is differentiated again for double backward (exactly where the
-    slice has no zero; at a zero, like PyTorch's O(n) path, not the true second derivative)."""
+
+    ``exact_after_zero`` writes the part from the first zero on so that differentiating it again
+    (double backward) is exact: with that zero replaced by 1 (x'), the gradient at the zero is
+    the gradient at x', and after it the zero times the gradient at x' (0, but its derivative with
+    respect to the zero is right).  In table ops, so it is differentiated like any expression."""
     from ..tensor_api import where
     from .dispatch import apply
-    if not ctx.input_types[0].shape:
-        return [g[0]]
-    dim = ctx.attrs["dim"]
-    x, out, gg = ctx.input(0), ctx.output(0), g[0]
     is_zero = x == 0
     zeros_so_far = apply("cumsum", is_zero, dim=dim, reverse=False)
     before = zeros_so_far == 0
     safe_x = where(is_zero, 1.0, x)
     plain = apply("cumsum", gg * out, dim=dim, reverse=True) / safe_x
     first_zero = is_zero & (zeros_so_far == 1)
+    if exact_after_zero:
+        unzeroed = where(first_zero, 1.0, x)
+        at_unzeroed = _cumprod_gradient(unzeroed, apply("cumprod", unzeroed, dim=dim), gg, dim, False)
+        the_zero = where(first_zero, x, 0.0).sum(dim, keepdim=True)
+        return where(before, plain, where(first_zero, at_unzeroed, the_zero * at_unzeroed))
     between = (zeros_so_far == 1) & ~first_zero
     running = apply("cumprod", where(between, x, 1.0), dim=dim)
     after_zero = where(zeros_so_far == 1, gg * running, 0.0).sum(dim, keepdim=True)
     prefix = where(before, x, 1.0).prod(dim, keepdim=True)
-    return [where(before, plain, where(first_zero, prefix * after_zero, 0.0))]
+    return where(before, plain, where(first_zero, prefix * after_zero, 0.0))
 
 
 defop("cumprod", infer=_scan_infer("cumprod"), forward=_cumprod_forward, vjp=_cumprod_vjp, saves=("in0", "out0"),
