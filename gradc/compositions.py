@@ -534,7 +534,17 @@ def tensordot(a, b, dims=2):
     return einsum(f"{''.join(la)},{''.join(lb)}->{''.join(out)}", a, b)
 
 
-@grad_fn_named(lambda x, pad, mode="constant", value=None: "ConstantPadNdBackward0" if mode == "constant" else None)
+def _pad_node_name(x, pad, mode="constant", value=None):
+    """PyTorch's node for F.pad: ConstantPadNd, or Reflection/ReplicationPad{1,2,3}D by the pad's length
+    (circular padding records CopySlices, which a composition does not name)."""
+    if mode == "constant":
+        return "ConstantPadNdBackward0"
+    if mode in ("reflect", "replicate") and 1 <= len(pad) // 2 <= 3:
+        return f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{len(pad) // 2}DBackward0"
+    return None
+
+
+@grad_fn_named(_pad_node_name)
 def pad(x, pad, mode="constant", value=None):
     """``nn.functional.pad``: ``pad`` lists (before, after) pairs from the last dim backwards; negative
     amounts crop.  Modes: constant (``value``, default 0), reflect, replicate, circular."""

@@ -3,11 +3,18 @@ from . import functional, init, utils
 from .activation import (CELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LogSoftmax, Mish, PReLU,
                          ReLU6, Softmax, Softmin, Softshrink, Softsign, Tanhshrink, Threshold)
 from .attention import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
-from .containers import ModuleDict, ModuleList
-from .recurrent import GRU, LSTM, RNN
+from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList
+from .extra import (AlphaDropout, Bilinear, ChannelShuffle, CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d,
+                    ConstantPad3d, CosineEmbeddingLoss, CosineSimilarity, Dropout1d, Dropout2d, Dropout3d,
+                    FeatureAlphaDropout, GaussianNLLLoss, HingeEmbeddingLoss, InstanceNorm1d, InstanceNorm2d,
+                    LocalResponseNorm, LPPool1d, LPPool2d, MaxUnpool1d, MaxUnpool2d, MultiLabelMarginLoss,
+                    MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, ReflectionPad1d, ReflectionPad2d,
+                    ReplicationPad1d, ReplicationPad2d, RReLU, Softmax2d, SoftMarginLoss, TripletMarginWithDistanceLoss,
+                    Unflatten, ZeroPad1d, ZeroPad2d, ZeroPad3d)
+from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .modules import (Fold, Unfold, PixelShuffle, PixelUnshuffle, AdaptiveMaxPool1d, AdaptiveMaxPool2d, ConvTranspose1d, ConvTranspose2d, AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, GroupNorm, KLDivLoss, MarginRankingLoss,
                       MaxPool1d, PairwiseDistance, RMSNorm, TripletMarginLoss, Upsample, AvgPool2d, BatchNorm1d, BatchNorm2d, BatchNorm3d, BCELoss, BCEWithLogitsLoss, Conv1d, Conv2d, CrossEntropyLoss, Dropout, ELU, Embedding,
-                      Flatten, GELU, HuberLoss, Identity, L1Loss, LayerNorm, LeakyReLU, Linear, LogSigmoid, MaxPool2d,
+                      Flatten, GELU, HuberLoss, Identity, L1Loss, LazyLinear, LayerNorm, LeakyReLU, Linear, LogSigmoid, MaxPool2d,
                       Module, MSELoss, NLLLoss, ReLU, Sequential, SiLU, Sigmoid, SmoothL1Loss, Softplus, Tanh)
 from .parameter import Parameter
 
@@ -18,4 +25,12 @@ __all__ = ["Module", "Parameter", "Linear", "Sequential", "ReLU", "Tanh", "Sigmo
            "Mish", "SELU", "CELU", "Softsign", "Tanhshrink", "Hardtanh", "Threshold", "Hardshrink", "Softshrink", "PReLU",
            "GroupNorm", "RMSNorm", "KLDivLoss", "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "RNN", "LSTM", "GRU", "Fold", "Unfold", "PixelShuffle", "PixelUnshuffle", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "ConvTranspose1d", "ConvTranspose2d", "Upsample", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AvgPool1d", "MaxPool1d", "PairwiseDistance", "MarginRankingLoss", "TripletMarginLoss",
+           "RNNCell", "LSTMCell", "GRUCell", "ParameterList", "ParameterDict", "LazyLinear",
+           "InstanceNorm1d", "InstanceNorm2d", "Bilinear", "LocalResponseNorm", "LPPool1d", "LPPool2d", "Dropout1d",
+           "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "ChannelShuffle", "CosineSimilarity",
+           "Softmax2d", "Unflatten", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d",
+           "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d",
+           "CircularPad1d", "CircularPad2d", "RReLU", "MaxUnpool1d", "MaxUnpool2d", "HingeEmbeddingLoss",
+           "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiLabelMarginLoss", "MultiMarginLoss", "PoissonNLLLoss",
+           "GaussianNLLLoss", "CosineEmbeddingLoss", "TripletMarginWithDistanceLoss",
            "functional", "init", "utils"]

@@ -136,3 +136,152 @@ class ModuleDict(Module):
         pairs = modules.items() if isinstance(modules, (dict, OrderedDict, ModuleDict)) else modules
         for key, m in pairs:
             self[key] = m
+
+
+def _param_line(key, p, type_name):
+    """PyTorch's line for one entry of a ParameterList/ParameterDict."""
+    from ..tensor import Tensor
+    from .parameter import Parameter
+    if not isinstance(p, Tensor):
+        return f"  ({key}): Object of type: {type(p).__name__}"
+    size = "x".join(str(s) for s in p.shape)
+    device = f" ({p.device})" if p.device.type == "cuda" else ""
+    kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+    return f"  ({key}): {kind} containing: [{type_name(p)} of size {size}{device}]"
+
+
+def _as_parameter(value):
+    from ..tensor import Tensor
+    from .parameter import Parameter
+    if isinstance(value, Tensor) and not isinstance(value, Parameter):
+        return Parameter(value)
+    return value
+
+
+def _params_repr(module, lines):
+    if not lines:
+        return f"{type(module).__name__}()"
+    return f"{type(module).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+
+
+class ParameterList(Module):
+    """A list of parameters registered as ``0``, ``1``, ... (a plain tensor becomes a Parameter)."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        object.__setattr__(self, "_size", 0)
+        if values is not None:
+            self.extend(values)
+
+    def _index(self, idx):
+        n = len(self)
+        if not -n <= idx < n:
+            raise IndexError(f"index {idx} is out of range")
+        return idx % n
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)([self[i] for i in range(len(self))[idx]])
+        return getattr(self, str(self._index(idx)))
+
+    def __setitem__(self, idx, param):
+        self._set(str(self._index(idx)), param)
+
+    def _set(self, key, value):
+        from .parameter import Parameter
+        value = _as_parameter(value)
+        if isinstance(value, Parameter):
+            self.register_parameter(key, value)
+        else:
+            object.__setattr__(self, key, value)
+
+    def __len__(self):
+        return self._size
+
+    def __iter__(self):
+        return iter(self[i] for i in range(len(self)))
+
+    def __iadd__(self, parameters):
+        return self.extend(parameters)
+
+    def append(self, value):
+        key = str(len(self))
+        object.__setattr__(self, "_size", self._size + 1)
+        self._set(key, value)
+        return self
+
+    def extend(self, values):
+        for v in values:
+            self.append(v)
+        return self
+
+    def __repr__(self):
+        return _params_repr(self, [_param_line(i, p, lambda t: str(t.dtype)) for i, p in enumerate(self)])
+
+
+class ParameterDict(Module):
+    """An ordered dict of parameters, each registered under its key."""
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        object.__setattr__(self, "_keys", {})
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key):
+        return getattr(self, key)
+
+    def __setitem__(self, key, value):
+        from .parameter import Parameter
+        if not isinstance(key, str):
+            raise TypeError(f"parameter name should be a string. Got {type(key).__name__}")
+        self._keys[key] = None
+        value = _as_parameter(value)
+        if isinstance(value, Parameter):
+            self.register_parameter(key, value)
+        else:
+            object.__setattr__(self, key, value)
+
+    def __delitem__(self, key):
+        del self._keys[key]
+        delattr(self, key)
+
+    def __len__(self):
+        return len(self._keys)
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __contains__(self, key):
+        return key in self._keys
+
+    def keys(self):
+        return list(self._keys)
+
+    def items(self):
+        return [(k, self[k]) for k in self._keys]
+
+    def values(self):
+        return [self[k] for k in self._keys]
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def pop(self, key):
+        v = self[key]
+        del self[key]
+        return v
+
+    def clear(self):
+        for k in list(self._keys):
+            del self[k]
+
+    def update(self, parameters):
+        pairs = parameters.items() if hasattr(parameters, "items") else parameters
+        for k, v in pairs:
+            self[k] = v
+
+    def __repr__(self):
+        def typename(t):
+            return ("torch.cuda." if t.device.type == "cuda" else "torch.") + t.dtype.tensor_type
+        return _params_repr(self, [_param_line(k, p, typename) for k, p in self.items()])

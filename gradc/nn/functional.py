@@ -8,6 +8,8 @@ MeanBackward0 <- AbsBackward0 <- SubBackward0; mse_loss records MulBackward0 whe
 records one MseLossBackward0)."""
 from __future__ import annotations
 
+import math
+
 from ..autograd.node import grad_fn_named
 from ..compositions import (avg_pool2d, conv1d, conv2d, conv_transpose1d, conv_transpose2d,  # noqa: F401
                             fold, max_pool2d, pad, unfold)
@@ -22,8 +24,8 @@ def linear(x, weight, bias=None):
     return y + bias if bias is not None else y
 
 
-def relu(x):
-    return x.relu()
+def relu(x, inplace=False):
+    return x.relu_() if inplace else x.relu()
 
 
 def silu(x, inplace=False):
@@ -33,6 +35,8 @@ def silu(x, inplace=False):
 
 def leaky_relu(x, negative_slope=0.01, inplace=False):
     from ..ops.dispatch import apply
+    if inplace:
+        return leaky_relu_(x, negative_slope)
     return apply("leaky_relu", x, negative_slope=float(negative_slope))
 
 
@@ -49,6 +53,8 @@ def softplus(x, beta=1.0, threshold=20.0):
 
 
 def elu(x, alpha=1.0, inplace=False):
+    if inplace:
+        return elu_(x, alpha)
     return _float_activation("elu", "elu_cpu", x, alpha=float(alpha))
 
 
@@ -100,6 +106,8 @@ def softmin(x, dim=None, _stacklevel=3, dtype=None):
 def hardtanh(x, min_val=-1.0, max_val=1.0, inplace=False):
     """clamp(x, min_val, max_val) whose gradient passes strictly inside (min_val, max_val)."""
     from ..tensor_api import where
+    if inplace:
+        return hardtanh_(x, min_val, max_val)
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     # PyTorch's mask: zero where x <= min_val or x >= max_val (a NaN keeps its gradient)
@@ -107,7 +115,7 @@ def hardtanh(x, min_val=-1.0, max_val=1.0, inplace=False):
 
 
 def relu6(x, inplace=False):
-    return hardtanh(x, 0.0, 6.0)
+    return hardtanh(x, 0.0, 6.0, inplace)
 
 
 @grad_fn_named("HardsigmoidBackward0")
@@ -136,14 +144,20 @@ SELU_SCALE = 1.0507009873554804934193349852946
 
 
 @grad_fn_named("EluBackward0")
-def selu(x, inplace=False):
+def _selu(x):
     return SELU_SCALE * elu(x, SELU_ALPHA)
+
+
+def selu(x, inplace=False):
+    return selu_(x) if inplace else _selu(x)
 
 
 def celu(x, alpha=1.0, inplace=False):
     """max(0, x) + min(0, alpha (exp(x / alpha) - 1)), which is alpha * elu(x / alpha)."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
+    if inplace:
+        return celu_(x, alpha)
     return alpha * elu(x / alpha)
 
 
@@ -166,6 +180,8 @@ def tanhshrink(x):
 
 def threshold(x, threshold, value, inplace=False):
     from ..tensor_api import where
+    if inplace:
+        return threshold_(x, threshold, value)
     return where(x <= threshold, x * 0.0 + value, x)                 # (NaN: kept, with its gradient)
 
 
@@ -325,23 +341,6 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction)
-
-
-def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
-    from ..tensor_api import where
-    loss = where(target == 1, input, input * 0.0) + where(target == -1, (margin - input).clamp(min=0), input * 0.0)
-    return _reduce(loss, reduction)
-
-
-def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
-    """1 - cos where target is 1, max(0, cos - margin) where it is -1 (PyTorch's EPSILON = 1e-12
-    in the norms)."""
-    from ..tensor_api import where
-    dot = (input1 * input2).sum(-1)
-    mag = ((input1 * input1).sum(-1) + 1e-12) * ((input2 * input2).sum(-1) + 1e-12)
-    cos = dot / mag.sqrt()
-    loss = where(target == 1, 1 - cos, cos * 0.0) + where(target == -1, (cos - margin).clamp(min=0), cos * 0.0)
-    return _reduce(loss, reduction)
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None,
@@ -660,3 +659,599 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     else:
         ret = _weighted_mean(smooth.sum(), (~ignored).sum())
     return (1 - label_smoothing) * nll + ret * (label_smoothing / c)
+
+
+# ==== more layers and losses PyTorch users reach for (compositions of table ops) ==================
+def _rename_node(t, name):
+    """Show ``t``'s grad_fn (a node this call made) under PyTorch's ``name``."""
+    from ..autograd.node import OpNode, node_class
+    node = getattr(t, "_grad_fn", None)
+    if isinstance(node, OpNode):
+        node.__class__ = node_class(name)
+    return t
+
+
+def _check_reduction(reduction, suffix="is not a valid value for reduction"):
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} {suffix}")
+
+
+# ---- in-place activations (``x`` becomes the activation; PyTorch's in-place node names) ----------
+def relu_(input):
+    return input.relu_()
+
+
+def elu_(input, alpha=1.0):
+    return _rename_node(input._inplace(elu(input, alpha)), "EluBackward1")
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return _rename_node(input._inplace(leaky_relu(input, negative_slope)), "LeakyReluBackward1")
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return _rename_node(input._inplace(hardtanh(input, min_val, max_val)), "HardtanhBackward0")
+
+
+def threshold_(input, threshold, value):
+    return _rename_node(input._inplace(_threshold(input, threshold, value)), "ThresholdBackward1")
+
+
+def selu_(input):
+    return _rename_node(input._inplace(_selu(input.clone())), "EluBackward1")      # (the clone keeps elu's
+                                                                                 # saved input unchanged)
+
+
+def celu_(input, alpha=1.0):
+    return _rename_node(input._inplace(celu(input.clone(), alpha)), "CeluBackward1")
+
+
+_threshold = threshold
+
+
+def _rrelu_out(input, lower, upper, training):
+    from ..ops import apply
+    from ..tensor_api import where
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2)
+    slope = apply("rand_like", input.detach()) * (upper - lower) + lower      # U(lower, upper) per element
+    return where(input <= 0, input * slope, input)
+
+
+@grad_fn_named("RreluWithNoiseBackward0")
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU: ``x`` where x > 0, else ``a * x`` with ``a`` drawn per element
+    from U(lower, upper) when ``training``; when not, the fixed slope (lower + upper) / 2."""
+    if inplace:
+        return rrelu_(input, lower, upper, training)
+    return _rrelu_out(input, lower, upper, training)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    src = input.clone() if training else input          # (the product saves its input)
+    return _rename_node(input._inplace(_rrelu_out(src, lower, upper, training)), "RreluWithNoiseBackward1")
+
+
+def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + g) / tau) with g ~ Gumbel(0, 1) (``-log(Exp(1))``, drawn from gradc's
+    generator); ``hard``: the one-hot of the argmax in the forward, the soft sample's gradient
+    (``y_hard - y_soft.detach() + y_soft``)."""
+    from .. import factories
+    gumbels = -factories.empty_like(logits.detach()).exponential_().log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = factories.zeros_like(logits.detach()).scatter(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
+
+
+# ---- dropout variants --------------------------------------------------------------------------
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _channel_uniform(input):
+    """U[0, 1) draws of shape (N, C, 1, ...): one per channel."""
+    from ..ops import apply
+    return apply("rand_like", input.detach()[(slice(None), slice(None)) + (slice(0, 1),) * (input.ndim - 2)])
+
+
+def _feature_mask(input, p):
+    """A keep mask (1 / (1 - p) where kept) of shape (N, C, 1, ...): whole channels dropped."""
+    keep = (_channel_uniform(input) >= p).to(input.dtype)
+    return keep * (1.0 / (1.0 - p)) if p < 1 else keep
+
+
+def _feature_dropout(input, p, training):
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    return input * _feature_mask(input, p)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of an (N, C, L) or unbatched (C, L) input with probability ``p``."""
+    _check_p(p)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
+                           "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    if input.ndim == 2 and training and p != 0:
+        return _feature_dropout(input.unsqueeze(0), p, training).squeeze(0)
+    return _feature_dropout(input, p, training)
+
+
+def _warn_dropout_dims(name, ndim, want, spatial):
+    import warnings
+    if ndim not in want:
+        warnings.warn(f"{name}: Received a {ndim}-D input to {name}, which is deprecated and will result in an error "
+                      f"in a future release. To retain the behavior and silence this warning, please use dropout "
+                      f"instead. Note that {name} exists to provide channel-wise dropout on inputs with {spatial} "
+                      f"spatial dimensions, a channel dimension, and an optional batch dimension (i.e. {want[0]}D or "
+                      f"{want[1]}D inputs).", UserWarning, stacklevel=3)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels (dim 1) of an (N, C, H, W) input with probability ``p`` (a 3-D input
+    is taken as (N, C, L), with PyTorch's warning)."""
+    import warnings
+    _check_p(p)
+    _warn_dropout_dims("dropout2d", input.ndim, (3, 4), 2)
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior "
+                      "is desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior "
+                      "will change in a future release to interpret the input as one without a batch dimension, i.e. "
+                      "shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using "
+                      "dropout1d instead.", UserWarning, stacklevel=2)
+    return _feature_dropout(input, p, training)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of an (N, C, D, H, W) or unbatched (C, D, H, W) input."""
+    _check_p(p)
+    _warn_dropout_dims("dropout3d", input.ndim, (4, 5), 3)
+    if input.ndim == 4 and training and p != 0:
+        return _feature_dropout(input.unsqueeze(0), p, training).squeeze(0)
+    return _feature_dropout(input, p, training)
+
+
+_ALPHA_DROPOUT_ALPHA = 1.7580993408473766      # SELU's scale * alpha
+
+
+def _alpha_dropout(input, p, training, feature):
+    _check_p(p)
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    from ..ops import apply
+    if p == 1:
+        return input * input.new_zeros(())
+    if feature:
+        keep = (_channel_uniform(input) >= p).to(input.dtype)
+    else:
+        keep = (apply("rand_like", input.detach()) >= p).to(input.dtype)
+    alpha = _ALPHA_DROPOUT_ALPHA
+    a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    b = (keep - 1) * (alpha * a) + alpha * a * p
+    return input * (keep * a) + b
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout that keeps SELU's self-normalisation: dropped elements become -alpha', then an
+    affine map restores mean and variance.  The input itself when not training."""
+    return _alpha_dropout(input, p, training, False)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """``alpha_dropout`` of whole channels (dim 1)."""
+    return _alpha_dropout(input, p, training, True)
+
+
+# ---- normalisation, pooling, shuffling ------------------------------------------------------------
+@grad_fn_named(lambda input, *a, **k: "ViewBackward0")
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Normalise each (sample, channel) over its spatial dims (biased variance), then ``* weight +
+    bias`` per channel; with ``use_input_stats`` the running statistics (if given) move by
+    ``momentum`` towards the batch average of the instances' mean and unbiased variance, else
+    they normalise."""
+    if input.ndim < 2:
+        raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
+    n, c = input.shape[0], input.shape[1]
+    shape = [1, c] + [1] * (input.ndim - 2)
+    dims = tuple(range(2, input.ndim))
+    if use_input_stats:
+        count = 1
+        for s in input.shape[2:]:
+            count *= s
+        if count == 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                             f"torch.Size([{', '.join(str(d) for d in input.shape)}])")
+        for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+            if t is not None and t.numel() != c:
+                raise RuntimeError(f"{name} should contain {n * c} elements not {t.numel() * n}")
+        _check_param_dtypes(input, running_mean, running_var, weight, bias)
+        mean, centered, var = _moments(input, dims)
+        if running_mean is not None or running_var is not None:
+            from ..autograd import no_grad
+            with no_grad():
+                if running_mean is not None:
+                    running_mean.mul_(1 - momentum).add_(mean.detach().reshape(n, c).mean(0) * momentum)
+                if running_var is not None:
+                    unbiased = var.detach().reshape(n, c).mean(0) * (count / (count - 1))
+                    running_var.mul_(1 - momentum).add_(unbiased * momentum)
+        y = centered * (var + eps).rsqrt()
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+        y = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    return y + bias.reshape(shape) if bias is not None else y
+
+
+@grad_fn_named(lambda input1, input2, weight, bias=None: "AddBackward0" if bias is not None else "ViewBackward0")
+def bilinear(input1, input2, weight, bias=None):
+    """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] (+ bias[o])."""
+    from ..compositions import einsum
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and {input2.ndim}")
+    if tuple(input1.shape[:-1]) != tuple(input2.shape[:-1]):
+        for i in range(input1.ndim - 1):
+            if input1.shape[i] != input2.shape[i]:
+                raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {input1.shape[i]} and "
+                                   f"{input2.shape[i]}")
+    if weight.ndim != 3:
+        raise RuntimeError(f"bilinear(): weight must be three-dimensional, but got {weight.ndim}D weight")
+    if input1.shape[-1] != weight.shape[1]:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but "
+                           f"expected {weight.shape[1]}")
+    if input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but "
+                           f"expected {weight.shape[2]}")
+    y = einsum("...i,oij,...j->...o", input1, weight, input2)
+    return y + bias if bias is not None else y
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """input / (k + alpha * mean of input^2 over ``size`` neighbouring channels) ^ beta, the
+    window zero-padded by size // 2 before and (size - 1) // 2 after each channel."""
+    from ..compositions import pad
+    if input.ndim < 3:
+        raise ValueError("Expected 3D or higher dimensionality" + " " * 26 +      # (PyTorch's spacing)
+                         f"input (got {input.ndim} dimensions)")
+    if input.numel() == 0:
+        return input
+    c = input.shape[1]
+    sq = input * input
+    padded = pad(sq.movedim(1, -1), (size // 2, (size - 1) // 2)).movedim(-1, 1)
+    total = padded.narrow(1, 0, c)
+    for j in range(1, size):
+        total = total + padded.narrow(1, j, c)
+    div = (total / size * alpha + k) ** beta
+    return input / div
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum over each window of x^p) ^ (1/p) (PyTorch's: an avg_pool1d of x^p times the window)."""
+    from ..resampling import avg_pool1d, max_pool1d
+    if norm_type == math.inf:
+        return max_pool1d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -math.inf:
+        return -max_pool1d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    out = avg_pool1d(input.pow(norm_type), kernel_size, stride if stride is not None else kernel_size, 0, ceil_mode)
+    ks = kernel_size[0] if isinstance(kernel_size, (tuple, list)) else kernel_size
+    return (out.sign() * out.abs().relu()).mul(ks).pow(1.0 / norm_type)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    from ..compositions import _pair, avg_pool2d, max_pool2d
+    kw, kh = _pair(kernel_size)
+    if norm_type == math.inf:
+        return max_pool2d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -math.inf:
+        return -max_pool2d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(kw * kh).pow(1.0 / norm_type)
+
+
+@grad_fn_named("ChannelShuffleBackward0")
+def channel_shuffle(input, groups):
+    """(N, C, *) with the channels in ``groups`` groups interleaved: (g, C/g) -> (C/g, g)."""
+    if input.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.ndim} dimension(s)")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    c = input.shape[1]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    n, rest = input.shape[0], list(input.shape[2:])
+    return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)
+
+
+@grad_fn_named("PdistBackward0")
+def pdist(input, p=2):
+    """The p-norm distance between each pair of rows i < j of an (N, M) input, (N (N - 1) / 2,)."""
+    import numpy as np
+
+    from .. import factories
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    i, j = np.triu_indices(input.shape[0], 1)
+    if len(i) == 0:
+        return input.new_zeros((0,))
+    rows = factories.tensor(i, device=input.device), factories.tensor(j, device=input.device)
+    return (input.index_select(0, rows[0]) - input.index_select(0, rows[1])).norm(p, dim=-1)
+
+
+# ---- max_unpool and the *_with_indices spellings --------------------------------------------------
+def _unpool_size(input, kernel_size, stride, padding, output_size, n):
+    from ..compositions import _pair, _single
+    t = _pair if n == 2 else _single
+    k, p = t(kernel_size), t(padding)
+    s = t(stride) if stride is not None and stride != () else k
+    default = [(input.shape[input.ndim - n + d] - 1) * s[d] + k[d] - 2 * p[d] for d in range(n)]
+    if output_size is None:
+        return default
+    out = list(output_size)
+    if len(out) == n + 2 or (len(out) == n + 1 and input.ndim == n + 1):
+        out = out[-n:]
+    if len(out) != n:
+        raise ValueError(f"output_size should be a sequence containing {n} or {n + 2} elements, but it has a "
+                         f"length of '{len(out)}'")
+    for d in range(n):
+        lo, hi = default[d] - s[d], default[d] + s[d]
+        if not lo < out[d] < hi:
+            raise ValueError(f'invalid output_size "{tuple(out)}" (dim {d} must be between {lo} and {hi})')
+    return out
+
+
+@grad_fn_named("MaxUnpool2DBackward0")
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The inverse of max_pool2d: each value of ``input`` placed at its flat index of ``indices``
+    in a zero (H_out, W_out) plane."""
+    from .. import factories
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"Input to max_unpooling2d should be a 3d or 4d Tensor, but got a tensor with "
+                           f"{input.ndim} dimensions.")
+    if indices.dtype.name != "int64":
+        raise RuntimeError(f"elements in indices should be type int64 but got: {indices.dtype.tensor_type[:-6]}")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
+                           f"but got indices tensor with shape: {list(indices.shape)}")
+    ho, wo = _unpool_size(input, kernel_size, stride, padding, output_size, 2)
+    lead = list(input.shape[:-2])
+    flat_in, flat_idx = input.flatten(-2), indices.flatten(-2)
+    data = getattr(indices, "_data", None)
+    if data is not None and data.size and (data.min() < 0 or data.max() >= ho * wo):
+        bad = int(data[(data < 0) | (data >= ho * wo)].flat[0])
+        raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size {ho}x{wo})")
+    zeros = factories.zeros(*lead, ho * wo, dtype=input.dtype, device=input.device)
+    # an index repeated (overlapping windows) holds one value, and each input element takes the output's
+    # gradient at its index (a gather): scatter_add's gradient, with scatter's value
+    placed = zeros.scatter_add(-1, flat_idx, flat_in)
+    out = placed - (placed - zeros.scatter(-1, flat_idx, flat_in.detach())).detach()
+    return out.reshape(*lead, ho, wo)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    from ..compositions import _single
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Input to max_unpooling1d should be a 2d or 3d Tensor, but got a tensor with "
+                           f"{input.ndim} dimensions.")
+    (k,), (p,) = _single(kernel_size), _single(padding)
+    s = _single(stride)[0] if stride is not None and stride != () else k
+    (lo,) = _unpool_size(input, k, s, p, output_size, 1)
+    out = max_unpool2d(input.unsqueeze(-1), indices.unsqueeze(-1), (k, 1), (s, 1), (p, 0), (lo, 1))
+    return out.squeeze(-1)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    from ..compositions import max_pool2d
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    from ..resampling import max_pool1d
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    from ..resampling import adaptive_max_pool1d
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    from ..resampling import adaptive_max_pool2d
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+# ---- losses ------------------------------------------------------------------------------------------
+@grad_fn_named("SoftMarginLossBackward0")
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """log(1 + exp(-target * input)), as PyTorch computes it."""
+    _check_reduction(reduction)
+    _warn_size_mismatch(input, target)
+    return _reduce((-target * input).exp().log1p(), reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """-(t logsigmoid(x) + (1 - t) logsigmoid(-x)) (times ``weight``), averaged over the classes."""
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.ndim - 1
+    loss = loss.sum(class_dim) / input.shape[class_dim]
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not valid")
+    return _reduce(loss, reduction)
+
+
+def _margin_targets(input, target, name):
+    if input.ndim > 2 or (input.ndim == 2 and input.shape[1] == 0) or (input.ndim < 2 and input.numel() == 0):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
+
+
+@grad_fn_named("MultiMarginLossBackward0")
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                      reduction="mean"):
+    """sum over classes i != y of max(0, margin - x[y] + x[i]) ^ p (times ``weight[y]``), over C."""
+    from .. import factories
+    from ..tensor_api import where
+    _check_reduction(reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.ndim != 1:
+        raise ValueError("weight must be one-dimensional")
+    _margin_targets(input, target, "multi_margin_loss")
+    unbatched = input.ndim < 2
+    x = input.reshape(1, -1) if unbatched else input
+    n, c = x.shape
+    y = target.reshape(-1)
+    if y.ndim != 1 or y.shape[0] != n:
+        raise RuntimeError(f"inconsistent target size, expected {n} but got {list(target.shape)}")
+    data = getattr(y, "_data", None)
+    if data is not None and data.size and (data.min() < 0 or data.max() >= c):
+        raise RuntimeError("target out of range")
+    xy = x.gather(1, y.unsqueeze(1))
+    z = (x - xy + margin).clamp(min=0)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * weight[y].unsqueeze(1)
+    others = y.unsqueeze(1) != factories.arange(c, device=x.device)
+    loss = where(others, z, z * 0.0).sum(1) / c
+    if unbatched and reduction == "none":
+        loss = loss.reshape(target.shape) if target.ndim == 0 else loss
+    return _reduce(loss, reduction)
+
+
+@grad_fn_named("MultilabelMarginLossBackward0")
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """For each target class j (``target``'s leading entries up to the first -1) and each class
+    i that is not a target: max(0, 1 - (x[j] - x[i])), summed and divided by C."""
+    from .. import factories
+    _check_reduction(reduction)
+    _margin_targets(input, target, "multilabel_margin_loss")
+    unbatched = input.ndim < 2
+    x = input.reshape(1, -1) if unbatched else input
+    t = target.reshape(1, -1) if unbatched else target
+    if tuple(t.shape) != tuple(x.shape):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}")
+    data = getattr(t, "_data", None)
+    c = x.shape[1]
+    if data is not None and data.size and (data.min() < -1 or data.max() >= c):
+        raise RuntimeError("multilabel_margin_loss: target index out of range")
+    valid = (t < 0).long().cumsum(1) == 0                                   # (N, K): before the first -1
+    classes = factories.arange(c, device=x.device)
+    is_target = ((t.unsqueeze(-1) == classes) & valid.unsqueeze(-1)).any(1)     # (N, C)
+    xt = x.gather(1, t.clamp(min=0))                                         # (N, K)
+    z = (1 - xt.unsqueeze(-1) + x.unsqueeze(1)).clamp(min=0)                 # (N, K, C)
+    mask = (valid.unsqueeze(-1) & ~is_target.unsqueeze(1)).to(x.dtype)
+    loss = (z * mask).sum((1, 2)) / c
+    if unbatched and reduction == "none":
+        loss = loss.reshape(())
+    return _reduce(loss, reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    """max(0, margin - x) where target is not 1, plus x where target is not -1 (PyTorch's rule)."""
+    from ..tensor_api import where
+    _check_reduction(reduction)
+    zeros = input * 0.0
+    loss = where(target != 1, (margin - input).clamp(min=0), zeros) + where(target != -1, input, zeros)
+    return _reduce(loss, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                          reduction="mean"):
+    """1 - cos where target is 1, max(0, cos - margin) where it is -1 (PyTorch's EPSILON = 1e-12
+    in the squared norms)."""
+    from ..tensor_api import where
+    _check_reduction(reduction)
+    if input1.ndim != input2.ndim or tuple(input1.shape) != tuple(input2.shape):
+        raise RuntimeError(f"cosine_embedding_loss: input1 and input2 must have the same size, but got "
+                           f"{list(input1.shape)} and {list(input2.shape)}" if input1.ndim == input2.ndim else
+                           f"cosine_embedding_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {_size_of(input1)}, input2: {_size_of(input2)}, target: {_size_of(target)} ")
+    if target.ndim == 1 and input1.ndim != 2 or target.ndim == 0 and input1.ndim != 1 or target.ndim > 1:
+        raise RuntimeError(f"{target.ndim}D target tensor expects {target.ndim + 1}D input tensors, but found "
+                           f"inputs with sizes {list(input1.shape)} and {list(input2.shape)}." if target.ndim < 2 else
+                           f"{target.ndim}D target tensor expected, multi-target not supported")
+    d = input1.ndim - 1
+    dot = (input1 * input2).sum(d)
+    mag = ((input1 * input1).sum(d) + 1e-12) * ((input2 * input2).sum(d) + 1e-12)
+    cos = dot / mag.sqrt()
+    zeros = cos * 0.0
+    loss = where(target == 1, 1 - cos, zeros) + where(target == -1, (cos - margin).clamp(min=0), zeros)
+    return _reduce(loss, reduction)
+
+
+def _size_of(t):
+    return f"torch.Size([{', '.join(str(d) for d in t.shape)}])"
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    """exp(x) - t x (``log_input``) or x - t log(x + eps), plus Stirling's t log t - t +
+    log(2 pi t) / 2 where t > 1 with ``full``."""
+    from ..tensor_api import where
+    _check_reduction(reduction)
+    loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
+    if full:
+        safe = where(target > 1, target, 1.0)
+        stirling = safe * safe.log() - safe + 0.5 * (2 * math.pi * safe).log()
+        loss = loss + where(target > 1, stirling, 0.0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """(log(max(var, eps)) + (input - target)^2 / max(var, eps)) / 2 (+ log(2 pi) / 2 with
+    ``full``); the clamp passes the gradient as if absent, as PyTorch's (a no-grad clamp_)."""
+    from ..tensor import Tensor
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = input.detach() * 0.0 + var
+    else:
+        data = getattr(var, "_data", None)
+        if data is not None and (data < 0).any():
+            raise ValueError("var has negative entry/entries")
+    if isinstance(var, Tensor) and tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (input.ndim == var.ndim and sum(b for a, b in zip(input.shape, var.shape) if a != b) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not valid")
+    var = var + (var.detach().clamp(min=eps) - var.detach())
+    d = input - target
+    loss = 0.5 * (var.log() + d * d / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0,
+                                      swap=False, reduction="mean"):
+    """max(0, d(a, p) - d(a, n) + margin) for a distance function (default pairwise_distance);
+    ``swap`` uses min(d(a, n), d(p, n))."""
+    _check_reduction(reduction)
+    if margin <= 0:
+        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead")
+    dims = (anchor.ndim, positive.ndim, negative.ndim)
+    if len(set(dims)) != 1:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {dims[0]}D, positive {dims[1]}D, and negative "
+                           f"{dims[2]}D inputs")
+    dist = distance_function if distance_function is not None else pairwise_distance
+    d_pos, d_neg = dist(anchor, positive), dist(anchor, negative)
+    if swap:
+        d_neg = d_neg.minimum(dist(positive, negative))
+    return _reduce((margin + d_pos - d_neg).clamp(min=0), reduction)

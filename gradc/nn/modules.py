@@ -1011,3 +1011,30 @@ class Identity(Module):
 
 
 __all__ = ["Module", "Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "SiLU", "LeakyReLU", "Identity", "Tensor"]
+
+
+class LazyLinear(Linear):
+    """A Linear whose ``in_features`` is the last dim of the first input: until then the weight
+    and bias are empty parameters (PyTorch's UninitializedParameter), filled in place and
+    initialised as Linear's at the first call, after which the module is a ``Linear``."""
+
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
+        Module.__init__(self)
+        self.in_features, self.out_features = 0, out_features
+        self.weight = Parameter(factories.empty(0, dtype=dtype))
+        self.bias = Parameter(factories.empty(0, dtype=dtype)) if bias else None
+
+    def initialize_parameters(self, input):
+        import numpy as np
+        self.in_features = input.shape[-1]
+        weight, bias = _default_parameters((self.out_features, self.in_features), self.out_features,
+                                           self.bias is not None, self.weight.dtype)
+        for own, new in ((self.weight, weight), (self.bias, bias)):
+            if own is not None:
+                own._data = np.array(new._data)
+        self.__class__ = Linear
+
+    def forward(self, x):
+        if not self.in_features:
+            self.initialize_parameters(x)
+        return F.linear(x, self.weight, self.bias)

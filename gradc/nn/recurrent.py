@@ -163,3 +163,112 @@ class LSTM(RNNBase):
 
 class GRU(RNNBase):
     mode = "GRU"
+
+
+class RNNCellBase(Module):
+    """One step of an RNN/LSTM/GRU: PyTorch's ``weight_ih`` (gates * hidden, input),
+    ``weight_hh`` (gates * hidden, hidden), ``bias_ih``/``bias_hh``, all uniform in
+    +-1/sqrt(hidden_size); the gate code is ``RNNBase._cell``'s."""
+    mode = "RNN_TANH"
+
+    def __init__(self, input_size, hidden_size, bias=True, num_chunks=1, device=None, dtype=None):
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        gates = num_chunks * hidden_size
+        self.weight_ih = Parameter(factories.empty(gates, input_size, dtype=dtype))
+        self.weight_hh = Parameter(factories.empty(gates, hidden_size, dtype=dtype))
+        if bias:
+            self.bias_ih = Parameter(factories.empty(gates, dtype=dtype))
+            self.bias_hh = Parameter(factories.empty(gates, dtype=dtype))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for p in self.parameters():
+            init.uniform_(p, -bound, bound)
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            s += f", nonlinearity={self.nonlinearity}"
+        return s
+
+    def _check(self, input, hx):
+        name = type(self).__name__
+        if input.ndim not in (1, 2):
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.ndim}D instead")
+        for h in (hx if isinstance(hx, tuple) else (hx,)):
+            if h is not None and h.ndim != input.ndim:
+                raise ValueError(f"{name}: Expected hidden to be {input.ndim}D, got {h.ndim}D instead" if
+                                 self.mode != "LSTM" else
+                                 f"{name}: Expected hx[0] to be {input.ndim}D, got {h.ndim}D instead")
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {input.shape[-1]} expected "
+                               f"{self.input_size}")
+
+    def _step(self, input, h, c):
+        batched = input.ndim == 2
+        x = input if batched else input.unsqueeze(0)
+        zeros = None
+        if h is None:
+            zeros = factories.zeros(x.shape[0], self.hidden_size, dtype=x.dtype, device=x.device)
+            h = zeros
+        elif not batched:
+            h = h.unsqueeze(0)
+        if self.mode == "LSTM":
+            c = zeros if c is None and zeros is not None else (c if batched or c is None else c.unsqueeze(0))
+        for name, t in (("hidden", h), ("cell", c)):
+            if t is not None and (t.shape[0] != x.shape[0] or t.shape[-1] != self.hidden_size):
+                raise RuntimeError(f"Input batch size {x.shape[0]} doesn't match hidden{0 if name == 'hidden' else 1}"
+                                   f" batch size {t.shape[0]}" if t.shape[0] != x.shape[0] else
+                                   f"hidden{0 if name == 'hidden' else 1} has inconsistent hidden_size: got "
+                                   f"{t.shape[-1]}, expected {self.hidden_size}")
+        gi = x @ self.weight_ih.t()
+        if self.bias_ih is not None:
+            gi = gi + self.bias_ih
+        h, c = RNNBase._cell(self, gi, h, c, self.weight_hh, self.bias_hh)
+        if not batched:
+            h = h.squeeze(0)
+            c = c.squeeze(0) if c is not None else None
+        return h, c
+
+
+class RNNCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
+        super().__init__(input_size, hidden_size, bias, 1, dtype=dtype)
+        self.nonlinearity = nonlinearity
+        self.mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"
+
+    def forward(self, input, hx=None):
+        self._check(input, hx)
+        return self._step(input, hx, None)[0]
+
+
+class LSTMCell(RNNCellBase):
+    mode = "LSTM"
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, 4, dtype=dtype)
+
+    def forward(self, input, hx=None):
+        self._check(input, hx)
+        h, c = (None, None) if hx is None else hx
+        return self._step(input, h, c)
+
+
+class GRUCell(RNNCellBase):
+    mode = "GRU"
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, 3, dtype=dtype)
+
+    def forward(self, input, hx=None):
+        self._check(input, hx)
+        return self._step(input, hx, None)[0]
