@@ -563,3 +563,64 @@ def test_compiled_vs_eager(compiled_vs_eager):
                       r.random((4, 1)) + 0.1)
     cell = gradc.nn.GRUCell(3, 4, dtype=gradc.float64)
     compiled_vs_eager(lambda x: cell(x).sum(), r.standard_normal((2, 3)))
+
+
+@pytest.mark.parametrize("call", [
+    lambda M, Fn: Fn.bilinear(M.zeros(2, 3), M.zeros(3, 4), M.zeros(5, 3, 4)),
+    lambda M, Fn: Fn.bilinear(M.zeros(2, 3), M.zeros(2, 5), M.zeros(5, 3, 4)),
+    lambda M, Fn: Fn.multi_margin_loss(M.zeros(2, 3), M.tensor([0, 1, 2])),
+    lambda M, Fn: Fn.multilabel_margin_loss(M.zeros(2, 3), M.zeros(2, 4).long()),
+    lambda M, Fn: Fn.cosine_embedding_loss(M.zeros(2, 3), M.zeros(2, 3), M.ones(2, 1)),
+    lambda M, Fn: Fn.cosine_embedding_loss(M.zeros(2, 3, 1), M.zeros(2, 3, 1), M.ones(2)),
+    lambda M, Fn: M.nn.RNNCell(3, 4)(M.zeros(2, 3), M.zeros(3, 4)),
+    lambda M, Fn: M.nn.RNNCell(3, 4, nonlinearity="sig")(M.zeros(2, 3)),
+    lambda M, Fn: M.nn.LSTMCell(3, 4)(M.zeros(2, 3), (M.zeros(4), M.zeros(4))),
+    lambda M, Fn: M.nn.GRUCell(3, 4)(M.zeros(3), M.zeros(1, 4)),
+    lambda M, Fn: M.nn.GRUCell(3, 4)(M.zeros(2, 5)),
+    lambda M, Fn: Fn.triplet_margin_with_distance_loss(M.zeros(2, 3), M.zeros(2, 3), M.zeros(2, 3), margin=0),
+    lambda M, Fn: M.nn.TripletMarginWithDistanceLoss(margin=-1.0),
+    lambda M, Fn: Fn.channel_shuffle(M.zeros(2, 4), 2),
+    lambda M, Fn: Fn.max_unpool1d(M.zeros(1, 1, 2, 2), M.zeros(1, 1, 2, 2).long(), 2),
+    lambda M, Fn: Fn.max_unpool2d(M.zeros(1, 1, 2, 2), M.zeros(1, 1, 2, 2).int(), 2),
+    lambda M, Fn: Fn.max_unpool2d(M.zeros(1, 1, 2, 2), M.zeros(1, 1, 2, 2).long(), 2, output_size=(9, 9)),
+    lambda M, Fn: Fn.gaussian_nll_loss(M.zeros(2, 3), M.zeros(2, 3), M.ones(2, 3), reduction="x"),
+    lambda M, Fn: Fn.poisson_nll_loss(M.zeros(2, 3), M.zeros(2, 3), reduction="x"),
+    lambda M, Fn: Fn.instance_norm(M.zeros(2, 3, 4), use_input_stats=False),
+    lambda M, Fn: Fn.elu_(M.zeros(2, requires_grad=True)),
+    lambda M, Fn: M.nn.MultiMarginLoss(p=3),
+    lambda M, Fn: Fn.gumbel_softmax(M.zeros(2, 3).long()),
+])
+def test_errors_match_pytorch(call):
+    _same_error(lambda: call(gradc, F), lambda: call(torch, TF))
+
+
+def test_rrelu_inplace_training():
+    x = gradc.tensor(_rng().standard_normal((5, 6)), requires_grad=True)
+    y = x * 1
+    F.rrelu_(y, 0.1, 0.3, training=True)
+    assert _name(y) == "RreluWithNoiseBackward1"
+    xv = x.detach().numpy()
+    slope = y.detach().numpy() / xv
+    assert np.all(slope[xv > 0] == 1) and np.all((slope[xv <= 0] >= 0.1) & (slope[xv <= 0] <= 0.3))
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), slope)
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: (F.dropout2d(x, 0.4) * x).sum(),
+    lambda x: F.alpha_dropout(x, 0.3, True).pow(2).sum(),
+    lambda x: (F.gumbel_softmax(x, 0.7, hard=True) * x).sum() + (F.gumbel_softmax(x) * x).sum(),
+    lambda x: F.rrelu(x, training=True).pow(2).sum(),
+])
+def test_random_layers_compiled_draw_eager_numbers(f):
+    x = gradc.tensor(_rng().standard_normal((3, 4, 2, 2)), requires_grad=True)
+    compiled = gradc.compile(f)
+    gradc.manual_seed(5)
+    a = compiled(x)
+    a.backward()
+    ga, x.grad = x.grad.numpy().copy(), None
+    gradc.manual_seed(5)
+    b = f(x)
+    b.backward()
+    np.testing.assert_allclose(a.item(), b.item(), rtol=1e-12)
+    np.testing.assert_allclose(ga, x.grad.numpy(), rtol=1e-12, atol=1e-14)

@@ -733,11 +733,16 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
 
 
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
-    """softmax((logits + g) / tau) with g ~ Gumbel(0, 1) (``-log(Exp(1))``, drawn from gradc's
-    generator); ``hard``: the one-hot of the argmax in the forward, the soft sample's gradient
+    """softmax((logits + g) / tau) with g ~ Gumbel(0, 1) (``-log(Exp(1))``, from a ``rand_like``
+    draw of gradc's generator, so compiled code draws the numbers eager code does); ``hard``: the one-hot of the argmax in the forward, the soft sample's gradient
     (``y_hard - y_soft.detach() + y_soft``)."""
     from .. import factories
-    gumbels = -factories.empty_like(logits.detach()).exponential_().log()
+    from ..ops import apply
+    if not logits.dtype.is_floating_point:
+        raise RuntimeError("Exponential distribution is a continuous probability distribution. dtype must be a "
+                           f"floating point but you specified {logits.dtype.tensor_type[:-6]}")
+    u = apply("rand_like", logits.detach())          # one draw, eager and compiled alike
+    gumbels = -((-u).log1p().neg().log())            # -log(Exp(1)), the exponential by inversion
     y_soft = ((logits + gumbels) / tau).softmax(dim)
     if not hard:
         return y_soft
@@ -899,8 +904,8 @@ def bilinear(input1, input2, weight, bias=None):
     if tuple(input1.shape[:-1]) != tuple(input2.shape[:-1]):
         for i in range(input1.ndim - 1):
             if input1.shape[i] != input2.shape[i]:
-                raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {input1.shape[i]} and "
-                                   f"{input2.shape[i]}")
+                raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: got "
+                                   f"{input1.shape[i]} and {input2.shape[i]}")
     if weight.ndim != 3:
         raise RuntimeError(f"bilinear(): weight must be three-dimensional, but got {weight.ndim}D weight")
     if input1.shape[-1] != weight.shape[1]:
@@ -959,8 +964,8 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 def channel_shuffle(input, groups):
     """(N, C, *) with the channels in ``groups`` groups interleaved: (g, C/g) -> (C/g, g)."""
     if input.ndim <= 2:
-        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
-                           f"{input.ndim} dimension(s)")
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes "
+                           f"{list(input.shape)}")
     if groups <= 0:
         raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
     c = input.shape[1]
@@ -1039,9 +1044,6 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
 
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     from ..compositions import _single
-    if input.ndim not in (2, 3):
-        raise RuntimeError(f"Input to max_unpooling1d should be a 2d or 3d Tensor, but got a tensor with "
-                           f"{input.ndim} dimensions.")
     (k,), (p,) = _single(kernel_size), _single(padding)
     s = _single(stride)[0] if stride is not None and stride != () else k
     (lo,) = _unpool_size(input, k, s, p, output_size, 1)
@@ -1115,7 +1117,9 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     n, c = x.shape
     y = target.reshape(-1)
     if y.ndim != 1 or y.shape[0] != n:
-        raise RuntimeError(f"inconsistent target size, expected {n} but got {list(target.shape)}")
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
+                           f"samples (batch size). Expected target size [{n}], but got {list(target.shape)}. Input has "
+                           f"shape {list(input.shape)}.")
     data = getattr(y, "_data", None)
     if data is not None and data.size and (data.min() < 0 or data.max() >= c):
         raise RuntimeError("target out of range")
@@ -1175,15 +1179,11 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     in the squared norms)."""
     from ..tensor_api import where
     _check_reduction(reduction)
-    if input1.ndim != input2.ndim or tuple(input1.shape) != tuple(input2.shape):
-        raise RuntimeError(f"cosine_embedding_loss: input1 and input2 must have the same size, but got "
-                           f"{list(input1.shape)} and {list(input2.shape)}" if input1.ndim == input2.ndim else
-                           f"cosine_embedding_loss : All input tensors should have same dimension but got sizes: "
-                           f"input1: {_size_of(input1)}, input2: {_size_of(input2)}, target: {_size_of(target)} ")
-    if target.ndim == 1 and input1.ndim != 2 or target.ndim == 0 and input1.ndim != 1 or target.ndim > 1:
+    if target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input1.ndim != target.ndim + 1 or input2.ndim != target.ndim + 1:
         raise RuntimeError(f"{target.ndim}D target tensor expects {target.ndim + 1}D input tensors, but found "
-                           f"inputs with sizes {list(input1.shape)} and {list(input2.shape)}." if target.ndim < 2 else
-                           f"{target.ndim}D target tensor expected, multi-target not supported")
+                           f"inputs with sizes {list(input1.shape)} and {list(input2.shape)}.")
     d = input1.ndim - 1
     dot = (input1 * input2).sum(d)
     mag = ((input1 * input1).sum(d) + 1e-12) * ((input2 * input2).sum(d) + 1e-12)
@@ -1191,10 +1191,6 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     zeros = cos * 0.0
     loss = where(target == 1, 1 - cos, zeros) + where(target == -1, (cos - margin).clamp(min=0), zeros)
     return _reduce(loss, reduction)
-
-
-def _size_of(t):
-    return f"torch.Size([{', '.join(str(d) for d in t.shape)}])"
 
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
@@ -1244,7 +1240,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     ``swap`` uses min(d(a, n), d(p, n))."""
     _check_reduction(reduction)
     if margin <= 0:
-        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead")
+        raise ValueError(f"margin must be greater than 0, got {margin}")
     dims = (anchor.ndim, positive.ndim, negative.ndim)
     if len(set(dims)) != 1:
         raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "

@@ -202,11 +202,13 @@ class RNNCellBase(Module):
         name = type(self).__name__
         if input.ndim not in (1, 2):
             raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.ndim}D instead")
-        for h in (hx if isinstance(hx, tuple) else (hx,)):
-            if h is not None and h.ndim != input.ndim:
-                raise ValueError(f"{name}: Expected hidden to be {input.ndim}D, got {h.ndim}D instead" if
-                                 self.mode != "LSTM" else
-                                 f"{name}: Expected hx[0] to be {input.ndim}D, got {h.ndim}D instead")
+        for i, h in enumerate(hx if isinstance(hx, tuple) else (hx,)):
+            if h is not None and h.ndim not in (1, 2):
+                raise ValueError(f"{name}: Expected hx[{i}] to be 1D or 2D, got {h.ndim}D instead" if
+                                 self.mode == "LSTM" else
+                                 f"{name}: Expected hidden to be 1D or 2D, got {h.ndim}D instead")
+        if getattr(self, "nonlinearity", "tanh") not in ("tanh", "relu"):
+            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
         if input.shape[-1] != self.input_size:
             raise RuntimeError(f"input has inconsistent input_size: got {input.shape[-1]} expected "
                                f"{self.input_size}")
@@ -223,11 +225,15 @@ class RNNCellBase(Module):
         if self.mode == "LSTM":
             c = zeros if c is None and zeros is not None else (c if batched or c is None else c.unsqueeze(0))
         for name, t in (("hidden", h), ("cell", c)):
-            if t is not None and (t.shape[0] != x.shape[0] or t.shape[-1] != self.hidden_size):
-                raise RuntimeError(f"Input batch size {x.shape[0]} doesn't match hidden{0 if name == 'hidden' else 1}"
-                                   f" batch size {t.shape[0]}" if t.shape[0] != x.shape[0] else
-                                   f"hidden{0 if name == 'hidden' else 1} has inconsistent hidden_size: got "
-                                   f"{t.shape[-1]}, expected {self.hidden_size}")
+            label = 0 if name == "hidden" else 1
+            if t is not None and t.shape[0] != x.shape[0]:
+                raise RuntimeError(f"Input batch size {x.shape[0]} doesn't match hidden{label} batch size "
+                                   f"{t.shape[0]}")
+            if t is not None and t.ndim < 2:
+                raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+            if t is not None and t.shape[1] != self.hidden_size:
+                raise RuntimeError(f"hidden{label} has inconsistent hidden_size: got {t.shape[1]}, expected "
+                                   f"{self.hidden_size}")
         gi = x @ self.weight_ih.t()
         if self.bias_ih is not None:
             gi = gi + self.bias_ih
@@ -240,9 +246,8 @@ class RNNCellBase(Module):
 
 class RNNCell(RNNCellBase):
     def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None):
-        if nonlinearity not in ("tanh", "relu"):
-            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
-        super().__init__(input_size, hidden_size, bias, 1, dtype=dtype)
+        super().__init__(input_size, hidden_size, bias, 1, dtype=dtype)     # (a bad nonlinearity: an error
+                                                                            # at the call, as PyTorch's)
         self.nonlinearity = nonlinearity
         self.mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"
 
