@@ -65,3 +65,11 @@ def _install_inplace_forms():
 
 
 _install_inplace_forms()
+
+
+def _install_torch_inplace_functions():
+    from . import torch_functions
+    globals().update(torch_functions.inplace_functions(Tensor))
+
+
+_install_torch_inplace_functions()

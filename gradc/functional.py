@@ -44,8 +44,10 @@ def numel(x) -> int:
 
 def _compositions():
     from . import aliases, arithmetic, arrangement, compositions, counting, scatter, special, statistics
+    from . import torch_functions
     return {name: getattr(module, name)
-            for module in (compositions, arrangement, arithmetic, scatter, aliases, statistics, special, counting)
+            for module in (compositions, arrangement, arithmetic, scatter, aliases, statistics, special, counting,
+                           torch_functions)
             for name in module.FUNCTIONS}
 
 

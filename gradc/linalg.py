@@ -40,6 +40,11 @@ def slogdet(A):
     return _Slogdet(sign, logabs)
 
 
+def matrix_exp(A):
+    """The matrix exponential (table op ``linalg_matrix_exp``: Padé scaling and squaring)."""
+    return apply("linalg_matrix_exp", A)
+
+
 def solve(A, B, *, left=True):
     if not left:
         return solve(A.transpose(-2, -1), B.transpose(-2, -1)).transpose(-2, -1)

@@ -496,6 +496,11 @@ def _(rng):
     return (lambda a: gradc.linalg.pinv(a)), [T(_distinct_spectrum(rng, m, n, (2,)))]
 
 
+@case("linalg_matrix_exp", "matrix_exp")
+def _(rng):
+    return (lambda a: gradc.matrix_exp(a)), [T(rng.standard_normal((2, 3, 3)) * rng.uniform(0.3, 3.0))]
+
+
 @case("cumprod", "cumprod(dim)")
 def _(rng):
     shape = rand_shape(rng, 0, lo=1, hi=4)

@@ -87,6 +87,14 @@ class set_grad_enabled(_GradModeContext):
         return wrapper
 
 
+_inference_modes: list = []      # the modes of the inference_mode blocks entered, innermost last
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether the innermost ``inference_mode`` block (if any) enabled it."""
+    return bool(_inference_modes and _inference_modes[-1])
+
+
 class inference_mode(_GradModeContext):
     """``with gradc.inference_mode():`` (or ``@gradc.inference_mode()``): no gradient recording,
     as ``no_grad``.  (PyTorch's inference tensors, which also skip version counting and refuse
@@ -109,7 +117,12 @@ class inference_mode(_GradModeContext):
         self._prev = is_grad_enabled()
         if self._target is not None:
             _set(self._target)
+        _inference_modes.append(getattr(self, "_mode", True))
         return None
+
+    def __exit__(self, *exc):
+        _inference_modes.pop()
+        return super().__exit__(*exc)
 
     def __call__(self, fn):
         mode = self._mode if hasattr(self, "_mode") else True

@@ -1,4 +1,4 @@
-"""Matrix decompositions as table ops: svd, eigh, cholesky, qr and pinv.
+"""Matrix decompositions as table ops: svd, eigh, cholesky, qr, pinv and the matrix exponential.
 
 The forward is NumPy's LAPACK (eager, and a NumPy step in compiled code); each VJP is written
 with gradc ops (matmul, elementwise, linalg_inv/linalg_solve and these ops' own outputs), so it
@@ -300,3 +300,57 @@ def _pinv_vjp(ctx, g):
 
 defop("linalg_pinv", infer=_pinv_infer, forward=_pinv_forward, vjp=_pinv_vjp, saves=("in0", "out0"),
       traits=frozenset({PURE}), attr_names=("atol", "rtol"), node_name="LinalgPinvBackward0")
+
+
+# ---- matrix exponential -------------------------------------------------------------------------------
+def _matrix_exp_infer(types, attrs):
+    _square("matrix_exp", types[0])
+    return [types[0]]
+
+
+# Padé(13) coefficients and the 1-norm bound under which it is accurate to double precision
+# (Higham 2005, "The scaling and squaring method for the matrix exponential revisited")
+_PADE13 = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800., 129060195264000.,
+           10559470521600., 670442572800., 33522128640., 1323241920., 40840800., 960960., 16380., 182., 1.)
+_THETA13 = 5.371920351148152
+
+
+def _matrix_exp_forward(a):
+    """Scaling and squaring with a degree-13 Padé approximant, in float64 (NumPy only)."""
+    x = np.asarray(a, dtype=np.float64)
+    n = x.shape[-1]
+    if x.size == 0 or n == 0:
+        return np.array(a, copy=True)
+    norm = np.abs(x).sum(-2).max(-1)              # 1-norm of each matrix
+    s = np.maximum(0, np.ceil(np.log2(np.maximum(norm, 1e-300) / _THETA13))).astype(np.int64)
+    s = np.where(np.isfinite(norm), s, 0)
+    x = x / (2.0 ** s)[..., None, None]
+    b = _PADE13
+    eye = np.broadcast_to(np.eye(n), x.shape)
+    x2 = x @ x
+    x4 = x2 @ x2
+    x6 = x4 @ x2
+    u = x @ (x6 @ (b[13] * x6 + b[11] * x4 + b[9] * x2) + b[7] * x6 + b[5] * x4 + b[3] * x2 + b[1] * eye)
+    v = x6 @ (b[12] * x6 + b[10] * x4 + b[8] * x2) + b[6] * x6 + b[4] * x4 + b[2] * x2 + b[0] * eye
+    r = np.linalg.solve(v - u, v + u)
+    for k in range(int(s.max()) if s.size else 0):          # square each matrix s times
+        r = np.where((s > k)[..., None, None], r @ r, r)
+    return r.astype(a.dtype)
+
+
+def _matrix_exp_vjp(ctx, g):
+    """The adjoint of exp at A applied to G is the top-right block of exp([[A^T, G], [0, A^T]])
+    (Fréchet derivative of exp at A^T in direction G), written with this op, so it differentiates
+    again."""
+    A, G = ctx.input(0), g[0]
+    n, r = ctx.input_types[0].shape[-1], ctx.input_types[0].ndim
+    At = _mT(A)
+    zeros = apply("fill", At, value=0.0)
+    top = apply("cat", At, G, dim=r - 1)
+    bottom = apply("cat", zeros, At, dim=r - 1)
+    big = apply("linalg_matrix_exp", apply("cat", top, bottom, dim=r - 2))
+    return [big.narrow(-2, 0, n).narrow(-1, n, n)]
+
+
+defop("linalg_matrix_exp", infer=_matrix_exp_infer, forward=_matrix_exp_forward, vjp=_matrix_exp_vjp,
+      saves=("in0",), traits=frozenset({PURE}), node_name="LinalgMatrixExpBackward0")
