@@ -148,6 +148,12 @@ CASES = [
      "m.nn.functional.max_pool1d(x, 2, ceil_mode=True)"),
     ("x = m.arange(25.).reshape(1, 1, 5, 5).to(m.float64).requires_grad_()",
      "m.nn.AvgPool2d(2, ceil_mode=True, count_include_pad=False)(x)"),
+    # binary cross-entropy at p = 0 and 1: PyTorch's finite (clamped) gradient
+    ("p = m.tensor([0., 1., 0., 1., .5], dtype=m.float64, requires_grad=True); t = m.tensor([1., 0., 0., 1., 1.], "
+     "dtype=m.float64)", "m.nn.functional.binary_cross_entropy(p, t)"),
+    ("p = m.tensor([0., 1., .3, .6], dtype=m.float64, requires_grad=True); t = m.tensor([1., 0., .2, .6], "
+     "dtype=m.float64)", "m.nn.functional.binary_cross_entropy(p, t, weight=m.tensor([1., 2., 3., 4.], "
+     "dtype=m.float64), reduction='sum')"),
     # pixel shuffle
     ("x = m.arange(64.).reshape(1, 8, 2, 4).to(m.float64).requires_grad_()", "m.nn.functional.pixel_shuffle(x, 2)"),
     ("x = m.arange(72.).reshape(2, 9, 2, 2).to(m.float64).requires_grad_()", "m.nn.PixelShuffle(3)(x)"),
@@ -177,6 +183,7 @@ ERRORS = [
     ("", "m.tensor([1]) + 2 ** 70"),
     ("b = m.tensor([True, False])", "b.clamp(False, True)"),
     ("b = m.tensor([True, False])", "b.abs()"),
+    ("", "m.nn.functional.binary_cross_entropy(m.tensor([1.5]), m.tensor([1.]))"),
     ("", "m.nn.functional.pixel_shuffle(m.ones(1, 3, 2, 2), 2)"),
     ("", "m.nn.functional.pixel_shuffle(m.ones(3, 2), 2)"),
     ("", "m.nn.functional.pixel_unshuffle(m.ones(1, 3, 3, 2), 2)"),
@@ -240,3 +247,17 @@ def test_cumprod_second_derivative_with_zeros():
         (tg, th), (gg, gh) = results
         np.testing.assert_allclose(gg, tg, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(gh, th, rtol=1e-12, atol=1e-12)
+
+
+def test_binary_cross_entropy_double_backward_at_the_ends():
+    """Second derivatives at p = 0 and 1 as PyTorch's (its double backward does not mask the
+    clamp), and the target's gradient unclamped (infinite there)."""
+    results = []
+    for m in (torch, gradc):
+        p = m.tensor([0., 1., .3, .6], dtype=m.float64, requires_grad=True)
+        t = m.tensor([1., 0., .2, .6], dtype=m.float64, requires_grad=True)
+        gp, gt = m.autograd.grad(m.nn.functional.binary_cross_entropy(p, t, reduction="sum"), (p, t),
+                                 create_graph=True)
+        results.append([gt.detach().numpy(), *(g.numpy() for g in m.autograd.grad(gp.sum(), (p, t)))])
+    for t_arr, g_arr in zip(*results):
+        np.testing.assert_allclose(g_arr, t_arr, rtol=1e-8)   # its double backward takes eps in double

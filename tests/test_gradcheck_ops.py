@@ -237,6 +237,15 @@ unary("zeta", "zeta(s, q)", lambda a: gradc.special.zeta(3.0, a), values=positiv
 unary("entr", "entr", lambda a: gradc.special.entr(a), values=positive)
 unary("ndtri", "ndtri", lambda a: gradc.special.ndtri(a), values=lambda r, s: r.uniform(0.05, 0.95, s))
 unary("log_ndtr", "log_ndtr", lambda a: gradc.special.log_ndtr(a * 4))
+
+
+@case("binary_cross_entropy", "binary_cross_entropy")
+def _(rng):
+    shape = rand_shape(rng)
+    return (lambda p, t: gradc.nn.functional.binary_cross_entropy(p, t, reduction="none"),
+            [T(rng.uniform(0.05, 0.95, shape)), T(rng.uniform(0.0, 1.0, shape))])
+
+
 binary("xlog1py", "xlog1py", lambda a, b: gradc.special.xlog1py(a, b), values_b=lambda r, s: r.uniform(-0.8, 2.0, s))
 unary("i0", "i0", lambda a: gradc.i0(a * 3))
 unary("i0e", "i0e", lambda a: gradc.special.i0e(a * 3), values=away)

@@ -539,7 +539,10 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
-    loss = -(target * input.log().clamp(min=-100) + (1 - target) * (1 - input).log().clamp(min=-100))
+    from ..ops.dispatch import apply
+    from ..tensor_api import promote_operands
+    (p, t), _ = promote_operands([input, target])
+    loss = apply("binary_cross_entropy", p, t)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)

@@ -612,3 +612,35 @@ def _iota_forward(shape, dim):
 
 defop("iota", infer=_iota_infer, forward=_iota_forward, traits=frozenset({PURE, NONDIFF, ELEMENTWISE}),
       num_inputs=0, attr_names=("shape", "dim"))
+
+
+# ---- binary cross-entropy: a loss with PyTorch's clamped logs and gradient -------------------------
+def _bce_forward(p, t):
+    """-(t log p + (1 - t) log(1 - p)) per element, each log clamped at -100 as PyTorch's."""
+    if np.any((p < 0) | (p > 1)):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    with np.errstate(all="ignore"):
+        return -(t * np.maximum(np.log(p), -100) + (1 - t) * np.maximum(np.log1p(-p), -100))
+
+
+_BCE_EPSILON = float(np.float32(1e-12))     # PyTorch's EPSILON, a float constant even for doubles
+
+
+def _bce_vjp(ctx, g):
+    """PyTorch's binary_cross_entropy_backward: g (p - t) / max(p (1 - p), 1e-12), finite where p
+    is 0 or 1; its own derivative is taken as if the max were p (1 - p) (PyTorch's double backward
+    does not mask it).  For the target, g (log(1 - p) - log p), unclamped as PyTorch's."""
+    p, t = ctx.input(0), ctx.input(1)
+    sp, st = _shapes(ctx)
+    gp = gt = None
+    if ctx.needs_input_grad[0]:
+        q = p * (1 - p)
+        denominator = q + (q.clamp(min=_BCE_EPSILON) - q).detach()
+        gp = unbroadcast(g[0] * (p - t) / denominator, sp)
+    if ctx.needs_input_grad[1]:
+        gt = unbroadcast(g[0] * ((-p).log1p() - p.log()), st)
+    return [gp, gt]
+
+
+_binary("binary_cross_entropy", _bce_forward, _bce_vjp, saves=("in0", "in1"),
+        node_name="BinaryCrossEntropyBackward0")
