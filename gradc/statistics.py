@@ -147,12 +147,13 @@ def _p_norm_last(diff, p):
     if p == math.inf:
         return a.amax(-1)
     if p == 2:                          # zero distances get gradient 0, as PyTorch's
-        s = (a * a).sum(-1)
+        s = (diff * diff).sum(-1)       # not |d|^2: its second derivative at d = 0 would be 0
         zero = s == 0
         return where(zero, 0.0, where(zero, 1.0, s).sqrt())
     if p == 1:
         return a.sum(-1)
-    s = (a ** p).sum(-1)
+    nonzero = a != 0                    # |d|^p with no 0 * inf in its gradient at d = 0 (p < 1)
+    s = where(nonzero, where(nonzero, a, 1.0) ** p, 0.0).sum(-1)
     zero = s == 0
     return where(zero, 0.0, where(zero, 1.0, s) ** (1.0 / p))
 

@@ -261,3 +261,43 @@ def test_binary_cross_entropy_double_backward_at_the_ends():
         results.append([gt.detach().numpy(), *(g.numpy() for g in m.autograd.grad(gp.sum(), (p, t)))])
     for t_arr, g_arr in zip(*results):
         np.testing.assert_allclose(g_arr, t_arr, rtol=1e-8)   # its double backward takes eps in double
+
+
+@pytest.mark.parametrize("p", [0.5, 1.5, 2.0, 2.5, 3.0, 4.0, -1.0])
+def test_norm_gradients_at_zero_entries(p):
+    """First and second derivatives of p-norms with zero entries (and an all-zero slice) as
+    PyTorch's; where PyTorch's second derivative is NaN (p < 1 at a zero entry) gradc gives 0."""
+    rng = np.random.default_rng(int(p * 10) % 97)
+    for trial in range(9):
+        a = rng.standard_normal((3, 4))
+        a[rng.random(a.shape) < 0.3] = 0
+        a[trial % 3] = 0 if trial < 3 else a[trial % 3]
+        dim = [None, 0, 1][trial % 3]
+        results = []
+        for m in (torch, gradc):
+            x = m.tensor(a, dtype=m.float64, requires_grad=True)
+            n = x.norm(p=p, dim=dim)
+            g, = m.autograd.grad(n.sum(), x, create_graph=True)
+            h, = m.autograd.grad((g * g.detach()).sum(), x)
+            results.append((n.detach().numpy(), g.detach().numpy(), h.numpy()))
+        (tn, tg, th), (gn, gg, gh) = results
+        np.testing.assert_allclose(gn, tn, rtol=1e-12)
+        np.testing.assert_allclose(gg, tg, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(gh[~np.isnan(th)], th[~np.isnan(th)], rtol=1e-9, atol=1e-12)
+
+
+def test_distance_gradients_at_zero_components():
+    """dist's second derivative where x - y has a zero component; normalize and cdist with p < 2
+    at zero entries (gradc gave NaN)."""
+    outs = []
+    for m in (torch, gradc):
+        x = m.tensor([1., 2., 3.], dtype=m.float64, requires_grad=True)
+        g, = m.autograd.grad(m.dist(x, m.ones(3, dtype=m.float64)), x, create_graph=True)
+        h, = m.autograd.grad((g * m.tensor([0.5, 1., 1.5], dtype=m.float64)).sum(), x)
+        z = m.tensor([[0., 2.]], dtype=m.float64, requires_grad=True)
+        outs.append([h.numpy(),
+                     m.autograd.grad(m.nn.functional.normalize(z, p=1.5).sum(), z)[0].numpy(),
+                     m.autograd.grad(m.cdist(z, m.zeros(1, 2, dtype=m.float64), p=0.5).sum(), z)[0].numpy(),
+                     m.autograd.grad(m.dist(z, m.zeros(1, 2, dtype=m.float64), p=1.5), z)[0].numpy()])
+    for t_arr, g_arr in zip(*outs):
+        np.testing.assert_allclose(g_arr, t_arr, rtol=1e-12, atol=1e-15)

@@ -194,14 +194,14 @@ def _norm_forward(x, p, dims, keepdim):
 
 
 def _norm_vjp(ctx, g):
+    """PyTorch's norm_backward by the order p: zero where the norm is zero, and at zero entries for
+    p < 1; every division is by a norm made safe there, so double backward has no 0 * inf."""
     from ..tensor_api import where
     dims, keep, shape = _dims(ctx)
     p = ctx.attrs["p"]
     x = ctx.input(0)
     out = keep_reduced(ctx.output(0), shape, dims, keep)
     gg = expand_reduced(g[0], shape, dims, keep)
-    if p == 2:
-        return [where(out == 0, 0.0, gg * x / out)]
     if p == 1:
         return [gg * x.sign()]
     if p == 0:
@@ -209,7 +209,17 @@ def _norm_vjp(ctx, g):
     if p in (float("inf"), float("-inf")):      # shared evenly among the ties, as PyTorch's
         mask = x.abs() == out
         return [where(mask, gg * x.sign() / mask.sum(dims, keepdim=True), 0.0)]
-    return [where(out == 0, 0.0, gg * x * x.abs() ** (p - 2) / out ** (p - 1))]
+    is_zero = out == 0
+    safe_out = where(is_zero, 1.0, out)
+    if p == 2:
+        return [where(is_zero, 0.0, gg * x / safe_out)]
+    if p < 1:
+        nonzero = x != 0
+        scaled = where(nonzero, x.sign() * where(nonzero, x.abs(), 1.0) ** (p - 1), 0.0)
+        return [where(is_zero, 0.0, scaled * gg * safe_out ** (1 - p))]
+    if p < 2:
+        return [where(is_zero, 0.0, x.sign() * x.abs() ** (p - 1) * gg / safe_out ** (p - 1))]
+    return [where(is_zero, 0.0, gg * x * x.abs() ** (p - 2) / safe_out ** (p - 1))]
 
 
 defop("norm", infer=_reduce_infer("norm", float_only=True), forward=_norm_forward, vjp=_norm_vjp,
