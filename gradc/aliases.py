@@ -281,8 +281,10 @@ def vander(x, N=None, increasing=False):
     return stack(powers, 1) if powers else factories.empty(x.shape[0], 0, dtype=x.dtype)
 
 
+@grad_fn_named("AddrBackward0")
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
-    return beta * input + alpha * ger(vec1, vec2)
+    from .compositions import beta_scaled
+    return beta_scaled(input, beta) + alpha * ger(vec1, vec2)
 
 
 def vdot(a, b):

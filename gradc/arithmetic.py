@@ -7,7 +7,7 @@ import math
 
 from .autograd.node import grad_fn_named
 from . import factories
-from .compositions import bind_methods
+from .compositions import beta_scaled, bind_methods
 from .tensor_api import _named_return, cat, norm_dim, where
 
 
@@ -120,17 +120,19 @@ def mv(mat, vec):
     return mat @ vec
 
 
+@grad_fn_named("AddmvBackward0")
 def addmv(input, mat, vec, *, beta=1, alpha=1):
-    return beta * input + alpha * mv(mat, vec)
+    return beta_scaled(input, beta) + alpha * mv(mat, vec)
 
 
 @grad_fn_named("BaddbmmBackward0")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    return beta * input + alpha * (batch1 @ batch2)
+    return beta_scaled(input, beta) + alpha * (batch1 @ batch2)
 
 
+@grad_fn_named("AddbmmBackward0")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    return beta * input + alpha * (batch1 @ batch2).sum(0)
+    return beta_scaled(input, beta) + alpha * (batch1 @ batch2).sum(0)
 
 
 def inner(a, b):

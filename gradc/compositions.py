@@ -176,9 +176,20 @@ def outer(a, b):
 
 
 @grad_fn_named("AddmmBackward0")
+def beta_scaled(input, beta):
+    """``beta * input`` of addmm and its kin; at beta = 0 the input is ignored, NaN and inf
+    included (zeros of its shape, its gradient zero), as PyTorch's."""
+    if beta == 1:
+        return input
+    if beta == 0:
+        return where(factories.ones((), dtype=dtypes.bool_), 0.0, input)
+    return input * beta
+
+
+@grad_fn_named("AddmmBackward0")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     prod = mat1 @ mat2
-    return (input if beta == 1 else input * beta) + (prod if alpha == 1 else prod * alpha)
+    return beta_scaled(input, beta) + (prod if alpha == 1 else prod * alpha)
 
 
 def var_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):

@@ -154,6 +154,23 @@ CASES = [
     ("p = m.tensor([0., 1., .3, .6], dtype=m.float64, requires_grad=True); t = m.tensor([1., 0., .2, .6], "
      "dtype=m.float64)", "m.nn.functional.binary_cross_entropy(p, t, weight=m.tensor([1., 2., 3., 4.], "
      "dtype=m.float64), reduction='sum')"),
+    # beta = 0 ignores the input of addmm and its kin (NaN included); its gradient is zero
+    ("M = m.tensor([[NAN, 1.], [2., 3.]], dtype=m.float64, requires_grad=True); "
+     "A = m.ones(2, 3, dtype=m.float64, requires_grad=True); B = m.ones(3, 2, dtype=m.float64)",
+     "m.addmm(M, A, B, beta=0, alpha=2)"),
+    ("M = m.tensor([[NAN, 1.], [2., 3.]], dtype=m.float64, requires_grad=True); "
+     "A = m.ones(1, 2, 3, dtype=m.float64, requires_grad=True); B = m.ones(1, 3, 2, dtype=m.float64)",
+     "m.baddbmm(M[None], A, B, beta=0)"),
+    ("M = m.tensor([[NAN, 1.], [2., 3.]], dtype=m.float64, requires_grad=True); "
+     "A = m.ones(1, 2, 3, dtype=m.float64, requires_grad=True); B = m.ones(1, 3, 2, dtype=m.float64)",
+     "m.addbmm(M, A, B, beta=0)"),
+    ("v = m.tensor([NAN, 1.], dtype=m.float64, requires_grad=True); A = m.ones(2, 3, dtype=m.float64)",
+     "m.addmv(v, A, m.ones(3, dtype=m.float64), beta=0)"),
+    ("M = m.tensor([[NAN, 1.], [2., 3.]], dtype=m.float64, requires_grad=True)",
+     "m.addr(M, m.ones(2, dtype=m.float64), m.ones(2, dtype=m.float64), beta=0)"),
+    ("M = m.tensor([[5., 1.], [2., 3.]], dtype=m.float64, requires_grad=True); "
+     "A = m.ones(2, 3, dtype=m.float64, requires_grad=True); B = m.ones(3, 2, dtype=m.float64)",
+     "m.addmm(M, A, B, beta=0.5)"),
     # pixel shuffle
     ("x = m.arange(64.).reshape(1, 8, 2, 4).to(m.float64).requires_grad_()", "m.nn.functional.pixel_shuffle(x, 2)"),
     ("x = m.arange(72.).reshape(2, 9, 2, 2).to(m.float64).requires_grad_()", "m.nn.PixelShuffle(3)(x)"),
