@@ -159,11 +159,15 @@ def masked_select(x, mask):
 
 
 def nonzero(x, *, as_tuple=False):
-    idx = np.nonzero(_values(x, "nonzero"))
+    """Indices of the nonzero elements, one row each; a 0-d tensor is read as 1-D for as_tuple and
+    gives (1, 0) or (0, 0) otherwise, as PyTorch's."""
+    data = _values(x, "nonzero")
+    idx = np.nonzero(np.atleast_1d(data))
     if as_tuple:
         return tuple(factories.tensor(i.astype(np.int64), device=x.device) for i in idx)
-    return factories.tensor(np.stack(idx, 1).astype(np.int64).reshape(-1, max(x.ndim, 1)) if x.ndim else
-                            np.zeros((int(bool(_values(x, "nonzero"))), 0), np.int64), device=x.device)
+    if data.ndim == 0:
+        return factories.tensor(np.zeros((int(bool(data)), 0), np.int64), device=x.device)
+    return factories.tensor(np.stack(idx, 1).astype(np.int64).reshape(-1, x.ndim), device=x.device)
 
 
 def argwhere(x):
@@ -172,7 +176,8 @@ def argwhere(x):
 
 def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
     data = _values(x, "unique")
-    vals, inverse, counts = np.unique(data, return_inverse=True, return_counts=True, axis=dim)
+    vals, inverse, counts = np.unique(data, return_inverse=True, return_counts=True, axis=dim,
+                                      equal_nan=False)     # PyTorch keeps every NaN apart
     out = [factories.tensor(vals, dtype=x.dtype, device=x.device)]
     if return_inverse:
         shape = data.shape if dim is None else (data.shape[dim],)

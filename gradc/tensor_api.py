@@ -112,6 +112,12 @@ def norm_dims(dim, ndim: int) -> tuple:
     return tuple(out)
 
 
+def _check_specified(name, x):
+    if x.numel() == 0:
+        from .ops.registry import EmptyReductionError
+        raise EmptyReductionError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+
+
 def reduction_dims(dim, ndim: int) -> list:
     """A reduction's dims as PyTorch reads them: None and an empty list both mean every dim."""
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
@@ -555,10 +561,21 @@ class TensorAPI(TensorLikeMeta):
                      _name="ProdBackward0" if dim is None else "ProdBackward1")
 
     def amax(self, dim=(), keepdim=False):
-        return apply("amax", self, dims=reduction_dims(dim, self.ndim), keepdim=bool(keepdim))
+        return apply("amax", self, dims=self._extremum_dims("amax", dim), keepdim=bool(keepdim))
 
     def amin(self, dim=(), keepdim=False):
-        return apply("amin", self, dims=reduction_dims(dim, self.ndim), keepdim=bool(keepdim))
+        return apply("amin", self, dims=self._extremum_dims("amin", dim), keepdim=bool(keepdim))
+
+    def _extremum_dims(self, name, dim):
+        if self.numel() == 0 and (dim is None or isinstance(dim, (tuple, list)) and not dim):
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
+                               "the reduction dim with the 'dim' argument.")
+        dims = reduction_dims(dim, self.ndim)
+        # checked here, not in the op's shape rule: the compiler's own amax over an empty dim
+        # (logsumexp's shift) is fine, the user's is PyTorch's IndexError
+        from .ops.reduce import check_nonempty_dims
+        check_nonempty_dims(name, tuple(self.shape), dims)
+        return dims
 
     def _extremum(self, kind, dim, keepdim):
         if is_tensor_like(dim):
@@ -582,6 +599,7 @@ class TensorAPI(TensorLikeMeta):
         if self.dtype is dtypes.bool_:
             raise RuntimeError("argmax(): does not support bool input")
         if dim is None:
+            _check_specified("argmax", self)
             return apply("argmax", self.reshape(-1), dim=0, keepdim=False)
         return apply("argmax", self, dim=norm_dim(dim, self.ndim), keepdim=bool(keepdim))
 
@@ -589,6 +607,7 @@ class TensorAPI(TensorLikeMeta):
         if self.dtype is dtypes.bool_:
             raise RuntimeError("argmin(): does not support bool input")
         if dim is None:
+            _check_specified("argmin", self)
             return apply("argmin", self.reshape(-1), dim=0, keepdim=False)
         return apply("argmin", self, dim=norm_dim(dim, self.ndim), keepdim=bool(keepdim))
 
@@ -863,6 +882,8 @@ class TensorAPI(TensorLikeMeta):
             raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
         if index.ndim > 1:
             raise IndexError("index_select(): Index is supposed to be a vector")
+        if index.ndim == 0:                 # a 0-d index selects a slice of size 1, as PyTorch's
+            index = index.reshape(1)
         _check_index_values(self, index, d, select=True)
         key = [_FULL] * d + [["tensor", 0]]
         return apply("index", self, index, key=key, _name="IndexSelectBackward0")
@@ -1103,6 +1124,8 @@ def encode_index(key, tensor):
     ["tensor", k] where k is the position of the index tensor among extra inputs.
     Python lists and NumPy arrays become index tensors.
     """
+    if isinstance(key, list) and _list_is_tuple_of_indices(key):
+        key = tuple(key)
     if not isinstance(key, tuple):
         key = (key,)
     enc, tensors = [], []
@@ -1119,11 +1142,11 @@ def encode_index(key, tensor):
             raise IndexError("indexing with a bare bool is not supported by gradc")
         elif isinstance(k, (int, np.integer)):
             enc.append(["int", int(k)])
+        elif is_tensor_like(k) and k.ndim == 0 and k.dtype is dtypes.int64 and _holds_values(k):
+            enc.append(["int", int(k.item())])      # PyTorch reads a 0-d long tensor as an int (a select)
         elif is_tensor_like(k):
-            if k.dtype.is_floating_point:
-                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             enc.append(["tensor", len(tensors)])
-            tensors.append(k)
+            tensors.append(_index_dtype(k))
         elif isinstance(k, (list, np.ndarray)):
             t = tensor._index_tensor(k)
             enc.append(["tensor", len(tensors)])
@@ -1132,6 +1155,50 @@ def encode_index(key, tensor):
             raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                              f"Variables are valid indices (got {type(k).__name__})")
     return enc, tensors
+
+
+_LIST_AS_TUPLE_WARNING = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in pytorch 2.9; "
+    "use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as tensor index, "
+    "x[torch.tensor(seq)], which will result either in an error or a different result (Triggered internally at "
+    "/__w/pytorch/pytorch/torch/csrc/autograd/python_variable_indexing.cpp:349.)")
+
+
+def _holds_values(t) -> bool:
+    """An eager tensor (whose values can be read), not one being traced by @gradc.compile."""
+    from .tensor import Tensor
+    return isinstance(t, Tensor)
+
+
+def _list_is_tuple_of_indices(key) -> bool:
+    """PyTorch's (and old NumPy's) rule: a short list holding a tensor, a sequence, a slice, ``...``
+    or None is a tuple of indices (``x[[0, [1, 2]]]`` is ``x[0, [1, 2]]``), not one index; PyTorch
+    warns that this is deprecated, and so does gradc."""
+    if len(key) >= 32 or not builtins.any(is_tensor_like(k) or isinstance(k, (list, tuple, slice, np.ndarray))
+                                           or k is None or k is Ellipsis for k in key):
+        return False
+    from ._warnings import warn_at_user_code
+    warn_at_user_code(_LIST_AS_TUPLE_WARNING)
+    return True
+
+
+_UINT8_INDEX_WARNING = ("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead. "
+                        "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/IndexingUtils.h:37.)")
+
+
+def _index_dtype(k):
+    """An index tensor as the index op takes it: int64 or bool (int32 widened, a uint8 mask read
+    as bool with PyTorch's deprecation warning)."""
+    dt = k.dtype
+    if dt is dtypes.int64 or dt is dtypes.bool_:
+        return k
+    if dt is dtypes.int32:
+        return k.to(dtypes.int64)
+    if dt is dtypes.uint8:
+        from ._warnings import warn_at_user_code
+        warn_at_user_code(_UINT8_INDEX_WARNING)
+        return k != 0
+    raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
 
 
 def _opt_int(v):
@@ -1207,6 +1274,8 @@ def getitem(x, key):
     (SelectBackward0 for an int, SliceBackward0 for a slice, UnsqueezeBackward0 for None; a
     full slice inside a tuple is skipped), then one advanced index (IndexBackward0) over all
     index tensors and masks, or an alias (AliasBackward0) when nothing else happened."""
+    if isinstance(key, list) and _list_is_tuple_of_indices(key):
+        key = tuple(key)
     single = not isinstance(key, tuple)
     items = [key] if single else list(key)
     bools = {}

@@ -42,7 +42,7 @@ class GLU(_DimActivation):
 
 
 class _Inplace(Module):
-    """An activation with only PyTorch's (ignored) ``inplace`` flag, shown when set."""
+    """An activation whose only option is PyTorch's ``inplace`` flag, shown when set."""
     _fn = None
 
     def __init__(self, inplace=False):
@@ -53,7 +53,7 @@ class _Inplace(Module):
         return "inplace=True" if self.inplace else ""
 
     def forward(self, x):
-        return type(self)._fn(x)
+        return type(self)._fn(x, inplace=self.inplace)
 
 
 class ReLU6(_Inplace):
@@ -63,8 +63,11 @@ class ReLU6(_Inplace):
 class Hardsigmoid(_Inplace):
     _fn = staticmethod(F.hardsigmoid)
 
+    def extra_repr(self):           # PyTorch's shows no options
+        return ""
 
-class Hardswish(_Inplace):
+
+class Hardswish(Hardsigmoid):
     _fn = staticmethod(F.hardswish)
 
 
@@ -97,12 +100,12 @@ class Hardtanh(Module):
         return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
 
     def forward(self, x):
-        return F.hardtanh(x, self.min_val, self.max_val)
+        return F.hardtanh(x, self.min_val, self.max_val, self.inplace)
 
 
 class CELU(ELU):
     def forward(self, x):
-        return F.celu(x, self.alpha)
+        return F.celu(x, self.alpha, self.inplace)
 
 
 class Threshold(Module):
@@ -114,7 +117,7 @@ class Threshold(Module):
         return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
 
     def forward(self, x):
-        return F.threshold(x, self.threshold, self.value)
+        return F.threshold(x, self.threshold, self.value, self.inplace)
 
 
 class Hardshrink(Module):

@@ -166,27 +166,27 @@ class MaxUnpool2d(_MaxUnpool):
 # ---- dropout ----------------------------------------------------------------------------------------------
 class Dropout1d(Dropout):
     def forward(self, x):
-        return F.dropout1d(x, self.p, self.training)
+        return F.dropout1d(x, self.p, self.training, self.inplace)
 
 
 class Dropout2d(Dropout):
     def forward(self, x):
-        return F.dropout2d(x, self.p, self.training)
+        return F.dropout2d(x, self.p, self.training, self.inplace)
 
 
 class Dropout3d(Dropout):
     def forward(self, x):
-        return F.dropout3d(x, self.p, self.training)
+        return F.dropout3d(x, self.p, self.training, self.inplace)
 
 
 class AlphaDropout(Dropout):
     def forward(self, x):
-        return F.alpha_dropout(x, self.p, self.training)
+        return F.alpha_dropout(x, self.p, self.training)     # (PyTorch's module ignores inplace)
 
 
 class FeatureAlphaDropout(Dropout):
     def forward(self, x):
-        return F.feature_alpha_dropout(x, self.p, self.training)
+        return F.feature_alpha_dropout(x, self.p, self.training)     # (PyTorch's module ignores inplace)
 
 
 # ---- shape and small modules -----------------------------------------------------------------------------

@@ -24,10 +24,37 @@ def linear(x, weight, bias=None):
     return y + bias if bias is not None else y
 
 
+def honours_inplace(fn):
+    """``inplace=True`` for a function written out of place: it runs on a copy of the input (its
+    saved tensors stay intact) and the result is written into the input, which is returned, under
+    the result's node name, as PyTorch's in-place activations and dropouts do."""
+    import functools
+    import inspect
+    signature = inspect.signature(fn)
+    first = next(iter(signature.parameters))
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        if not bound.arguments.get("inplace", False):
+            return fn(*args, **kwargs)
+        x = bound.arguments[first]
+        bound.arguments["inplace"] = False
+        bound.arguments[first] = copy = x.clone()
+        out = fn(*bound.args, **bound.kwargs)
+        if out is copy:                 # nothing to do (a dropout not training)
+            return x
+        name = type(out.grad_fn).__name__ if out.grad_fn is not None else None
+        written = x._inplace(out)
+        return _rename_node(written, name) if name else written
+    return wrapper
+
+
 def relu(x, inplace=False):
     return x.relu_() if inplace else x.relu()
 
 
+@honours_inplace
 def silu(x, inplace=False):
     from ..ops.dispatch import apply
     return apply("silu", x if x.dtype.is_floating_point else x.float())
@@ -118,6 +145,7 @@ def relu6(x, inplace=False):
     return hardtanh(x, 0.0, 6.0, inplace)
 
 
+@honours_inplace
 @grad_fn_named("HardsigmoidBackward0")
 def hardsigmoid(x, inplace=False):
     """relu6(x + 3) / 6: gradient 1/6 strictly inside (-3, 3) (a NaN gets none, as PyTorch's)."""
@@ -126,6 +154,7 @@ def hardsigmoid(x, inplace=False):
     return where((y > 0.0) & (y < 6.0), y, y.clamp(0.0, 6.0).detach()) / 6.0
 
 
+@honours_inplace
 @grad_fn_named("HardswishBackward0")
 def hardswish(x, inplace=False):
     """0 up to -3, x from 3 on, x (x + 3) / 6 between (PyTorch's gradient: 0, 1, x / 3 + 1/2)."""
@@ -134,6 +163,7 @@ def hardswish(x, inplace=False):
     return where(x <= -3.0, x * 0.0, where(x < 3.0, inside * (inside + 3.0) / 6.0, x))   # NaN: gradient 1
 
 
+@honours_inplace
 @grad_fn_named("MishBackward0")
 def mish(x, inplace=False):
     return x * softplus(x).tanh()
@@ -396,6 +426,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     return y + bias.reshape(shape) if bias is not None else y
 
 
+@honours_inplace
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability ``p`` and scale the rest by 1 / (1 - p): ``input * mask``
     (PyTorch's MulBackward0 with no edge to the mask); the input itself when not training or p == 0.
@@ -778,6 +809,7 @@ def _feature_dropout(input, p, training):
     return input * _feature_mask(input, p)
 
 
+@honours_inplace
 def dropout1d(input, p=0.5, training=True, inplace=False):
     """Zero whole channels of an (N, C, L) or unbatched (C, L) input with probability ``p``."""
     _check_p(p)
@@ -800,6 +832,7 @@ def _warn_dropout_dims(name, ndim, want, spatial):
                       f"{want[1]}D inputs).", UserWarning, stacklevel=3)
 
 
+@honours_inplace
 def dropout2d(input, p=0.5, training=True, inplace=False):
     """Zero whole channels (dim 1) of an (N, C, H, W) input with probability ``p`` (a 3-D input
     is taken as (N, C, L), with PyTorch's warning)."""
@@ -815,6 +848,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     return _feature_dropout(input, p, training)
 
 
+@honours_inplace
 def dropout3d(input, p=0.5, training=True, inplace=False):
     """Zero whole channels of an (N, C, D, H, W) or unbatched (C, D, H, W) input."""
     _check_p(p)
@@ -844,12 +878,14 @@ def _alpha_dropout(input, p, training, feature):
     return input * (keep * a) + b
 
 
+@honours_inplace
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
     """Dropout that keeps SELU's self-normalisation: dropped elements become -alpha', then an
     affine map restores mean and variance.  The input itself when not training."""
     return _alpha_dropout(input, p, training, False)
 
 
+@honours_inplace
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     """``alpha_dropout`` of whole channels (dim 1)."""
     return _alpha_dropout(input, p, training, True)

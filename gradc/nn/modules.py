@@ -771,7 +771,7 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
     def forward(self, x):
-        return F.dropout(x, self.p, self.training)
+        return F.dropout(x, self.p, self.training, self.inplace)
 
 
 class Embedding(Module):
@@ -831,8 +831,15 @@ class Sequential(Module):
 
 
 class ReLU(Module):
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
+
     def forward(self, x):
-        return x.relu()
+        return F.relu(x, self.inplace)
 
 
 class Tanh(Module):
@@ -845,21 +852,21 @@ class Sigmoid(Module):
         return x.sigmoid()
 
 
-class SiLU(Module):
+class SiLU(ReLU):
     def forward(self, x):
-        return F.silu(x)
+        return F.silu(x, self.inplace)
 
 
 class LeakyReLU(Module):
     def __init__(self, negative_slope=0.01, inplace=False):
         super().__init__()
-        self.negative_slope = negative_slope
+        self.negative_slope, self.inplace = negative_slope, inplace
 
     def extra_repr(self):
-        return f"negative_slope={self.negative_slope}"
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
 
     def forward(self, x):
-        return F.leaky_relu(x, self.negative_slope)
+        return F.leaky_relu(x, self.negative_slope, self.inplace)
 
 
 class Softplus(Module):
@@ -888,7 +895,7 @@ class ELU(Module):
         return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
 
     def forward(self, x):
-        return F.elu(x, self.alpha)
+        return F.elu(x, self.alpha, self.inplace)
 
 
 class GELU(Module):

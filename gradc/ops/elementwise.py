@@ -587,8 +587,17 @@ def _constant_infer(types, attrs):
     return [TypeInfo(tuple(attrs["shape"]), dtypes.from_name(attrs["dtype"]))]
 
 
+def constant_array(value, shape, dtype) -> np.ndarray:
+    """A constant's value (one number, or nested lists) at its shape; an empty value is written
+    ``[]`` whatever its shape, e.g. (0, 1)."""
+    array = np.asarray(value, dtype=dtypes.from_name(dtype).np)
+    if array.size == 0:
+        return np.zeros(tuple(shape), array.dtype)
+    return np.broadcast_to(array, tuple(shape))
+
+
 def _constant_forward(value, shape, dtype):
-    return np.broadcast_to(np.asarray(value, dtype=dtypes.from_name(dtype).np), tuple(shape)).copy()
+    return constant_array(value, shape, dtype).copy()
 
 
 defop("constant", infer=_constant_infer, forward=_constant_forward,

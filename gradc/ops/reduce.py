@@ -9,12 +9,23 @@ import numpy as np
 from .. import dtypes
 from .._warnings import warn_at_user_code
 from .quiet import quiet
-from .registry import NONDIFF, PURE, REDUCTION, ShapeError, TypeInfo, defop
+from .registry import EmptyReductionError, NONDIFF, PURE, REDUCTION, ShapeError, TypeInfo, defop
 from .rules import (check_dims, expand_reduced, fmt_shape, keep_reduced, reduced_shape,
                     reduction_count)
 
 RED = frozenset({PURE, REDUCTION})
 _ATTRS = ("dims", "keepdim")
+
+
+_USER_NAMES = {"max_dim": "max", "min_dim": "min"}
+
+
+def check_nonempty_dims(name, shape, dims):
+    """PyTorch's error for an extremum over a dim of size 0 (eagerly and when compiled)."""
+    for d in dims:
+        if shape and shape[d] == 0:
+            raise EmptyReductionError(f"{_USER_NAMES.get(name, name)}(): Expected reduction dim {d} to have "
+                                      "non-zero size.")
 
 
 def _reduce_infer(name, out_dtype=None, float_only=False):
@@ -125,9 +136,7 @@ def _dim_infer(name, n_out):
         t = types[0]
         d = attrs["dim"]
         check_dims(name, t.shape, (d,))
-        if t.shape and t.shape[d] == 0:
-            raise ShapeError(f"gradc.{name}: cannot reduce over a zero-size dimension {d} of "
-                             f"shape {fmt_shape(t.shape)}")
+        check_nonempty_dims(name, t.shape, (d,))
         shape = reduced_shape(t.shape, (d,) if t.shape else (), attrs["keepdim"])
         outs = [TypeInfo(shape, t.dtype), TypeInfo(shape, dtypes.int64)]
         return outs[-n_out:] if n_out == 1 else outs
@@ -311,6 +320,8 @@ def _softmax_infer(name):
 def _softmax_forward(x, dim):
     if x.ndim == 0:
         return np.ones_like(x)
+    if x.size == 0:
+        return x.copy()
     with np.errstate(all="ignore"):
         e = np.exp(x - np.max(x, axis=dim, keepdims=True))
         return e / np.sum(e, axis=dim, keepdims=True)
@@ -319,6 +330,8 @@ def _softmax_forward(x, dim):
 def _log_softmax_forward(x, dim):
     if x.ndim == 0:
         return np.zeros_like(x)
+    if x.size == 0:
+        return x.copy()
     with np.errstate(all="ignore"):
         s = x - np.max(x, axis=dim, keepdims=True)
         return s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))

@@ -26,6 +26,10 @@ class ShapeError(RuntimeError):
     """A shape or dtype rule rejected its operands; the message names op and shapes."""
 
 
+class EmptyReductionError(ShapeError, IndexError):
+    """A max/min/argmax-like reduction over a dim of size 0 (PyTorch raises an IndexError)."""
+
+
 class TypeInfo:
     """What a shape rule sees of an operand and returns for a result: shape and dtype.
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import dtypes
 from ..ir.core import Operation
+from ..ops.elementwise import constant_array
 from ..ops.registry import ELEMENTWISE, PURE, VIEW
 from .rewrite import RewritePattern, apply_patterns_greedily
 
@@ -26,7 +27,7 @@ def constant_value(v):
     if not isinstance(op, Operation) or op.name != "gradc.constant":
         return None
     a = op.attrs
-    return np.broadcast_to(np.asarray(a["value"], dtype=dtypes.from_name(a["dtype"]).np), tuple(a["shape"]))
+    return constant_array(a["value"], a["shape"], a["dtype"])
 
 
 def splat_value(v):
