@@ -126,6 +126,7 @@ class Tensor(TensorAPI):
     _parent_layout = None       # the layout of _view_of's parent when this view was taken
     _fresh = False      # a gradient array nobody else holds (AccumulateGrad may keep it as .grad)
     _device_copy_view = False   # a CUDA view gradc had to copy (see _assign_inplace)
+    _wide_scalar = None         # a scalar operand of a float16 mul/div, kept in float32 (PyTorch's)
     _storage_origin = None      # gradc.load's storage (a NumPy array) for a loaded tensor: storage_offset()
 
     def __init__(self, data, requires_grad=False, *, _version=None):
@@ -391,6 +392,8 @@ class Tensor(TensorAPI):
             if isinstance(value, int) and not -2**63 <= value < 2**64:
                 raise OverflowError("int too big to convert") from None
             raise dtypes.overflow_error(dt) from None
+        if dt is dtypes.float16 and isinstance(value, float):
+            t._wide_scalar = np.asarray(value, np.float32)   # the operand a float16 op computes with
         return t._to_device(self._device) if self._device.type != "cpu" else t
 
     def _index_tensor(self, value):
@@ -746,6 +749,11 @@ def _contiguous_device_view(d: DeviceArray, key):
     return DeviceArray(d.driver, d.buffer, v.shape, d.dtype, d.offset + offset)
 
 
+# PyTorch's float16 mul and div take a scalar operand (a Python float, a 0-d float tensor) at float32;
+# its other ops (add, sub, pow, fmod, atan2, ...) round it to float16 first (measured, torch 2.13 CPU)
+_WIDE_SCALAR_OPS = frozenset({"mul", "div"})
+
+
 def _run_on_host(info, op, inputs, attrs, types):
     """The result(s) of ``op`` on CPU tensors: a compiled kernel when an operand is large
     (``codegen/eager_cpu.py``), otherwise the op's NumPy reference."""
@@ -753,8 +761,9 @@ def _run_on_host(info, op, inputs, attrs, types):
     if not info.is_view and any([x._dtype is dtypes.float16 for x in inputs]):
         # float16 computes in float32 and rounds once, as PyTorch's CPU kernels do (the caller
         # casts the result to the op's float16 output type)
-        return op.forward(*[x._data.astype(np.float32) if x._dtype is dtypes.float16 else x._data
-                            for x in inputs], **attrs)
+        wide = op.name in _WIDE_SCALAR_OPS
+        return op.forward(*[(x._wide_scalar if wide and x._wide_scalar is not None else x._data.astype(np.float32))
+                            if x._dtype is dtypes.float16 else x._data for x in inputs], **attrs)
     big = eager_cpu.MIN_ELEMENTS
     if info.native and n and (inputs[0]._data.size >= big or n > 1 and (
             inputs[1]._data.size >= big or n > 2 and any([x._data.size >= big for x in inputs[2:]]))):

@@ -131,6 +131,15 @@ def _shape_args(args) -> tuple:
     return tuple(int(a) for a in args)
 
 
+def _cast_operand(x, dt):
+    """``x.to(dt)``; a 0-d float tensor cast to float16 keeps its float32 value for the ops that
+    compute with it (PyTorch's float16 mul/div)."""
+    out = x.to(dt)
+    if dt is dtypes.float16 and x.ndim == 0 and x.dtype.is_floating_point and hasattr(out, "_wide_scalar"):
+        out._wide_scalar = np.asarray(x._data, np.float32)
+    return out
+
+
 def promote_operands(operands, *, float_only=False, wrap_integers=True):
     """Cast tensor-likes and wrap Python scalars to PyTorch's common result dtype (an integer
     out of an integer dtype's range is taken modulo 2**bits as an arithmetic operand, and is an
@@ -154,7 +163,7 @@ def promote_operands(operands, *, float_only=False, wrap_integers=True):
     out = []
     for x in operands:
         if is_tensor_like(x):
-            out.append(x if x.dtype is dt else x.to(dt))
+            out.append(x if x.dtype is dt else _cast_operand(x, dt))
         else:
             out.append(like._scalar(dtypes.wrap_integer(x, dt) if wrap_integers else x, dt))
     return out, dt
@@ -219,12 +228,19 @@ class TensorAPI(TensorLikeMeta):
         ``alpha`` attr (PyTorch's node, with an edge to each); otherwise ``other * alpha`` first."""
         if name == "sub":
             self._check_sub(other)
-        if alpha == 1:
+        if alpha == 1 and not isinstance(alpha, builtins.bool):
             return self._binary(name, other)
-        if is_tensor_like(other):
-            (a, b), dt = promote_operands([self, other])
-            if dt.is_floating_point:
-                return apply(name, a, b, alpha=float(alpha))
+        (a, b), dt = promote_operands([self, other])
+        if isinstance(alpha, builtins.bool) and dt is not dtypes.bool_:
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+        if isinstance(alpha, float) and not dt.is_floating_point:
+            raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+        if dt.is_floating_point:
+            if dt is dtypes.float16:        # PyTorch's float16 add takes alpha in float16
+                alpha = float(np.float16(alpha))
+            return apply(name, a, b, alpha=float(alpha))
+        if dt is dtypes.bool_:                # a bool result: b counts when alpha is nonzero
+            return self._binary(name, other if alpha else False)
         return self._binary(name, other * alpha)
 
     def __add__(self, other): return self._binary("add", other)
