@@ -203,6 +203,8 @@ def std_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 # ---- splitting, repeating, reordering ------------------------------------------------------------
 @grad_fn_named("SplitBackward0")
 def split(x, split_size_or_sections, dim=0):
+    if x.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = norm_dim(dim, x.ndim)
     n = x.shape[d]
     if isinstance(split_size_or_sections, int):
@@ -222,6 +224,8 @@ def split(x, split_size_or_sections, dim=0):
 
 @grad_fn_named("SplitBackward0")
 def chunk(x, chunks, dim=0):
+    if x.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     d = norm_dim(dim, x.ndim)
     return split(x, max(1, -(-x.shape[d] // chunks)), d)
 
@@ -242,7 +246,8 @@ def repeat(x, *sizes):
     y = x.reshape(*shape)
     inter = [v for n in shape for v in (1, n)]
     big = [v for r, n in zip(sizes, shape) for v in (r, n)]
-    return y.reshape(*inter).expand(*big).reshape(*[r * n for r, n in zip(sizes, shape)])
+    out = y.reshape(*inter).expand(*big).reshape(*[r * n for r, n in zip(sizes, shape)])
+    return out.clone()          # a new tensor, as PyTorch's (the reshape of an expand can be a view of x)
 
 
 def repeat_interleave(x, repeats=None, dim=None, *, output_size=None):
@@ -286,8 +291,14 @@ def repeat_interleave(x, repeats=None, dim=None, *, output_size=None):
 
 
 @grad_fn_named("FlipBackward0")
-def flip(x, dims):
-    dims = [dims] if isinstance(dims, int) else list(dims)
+def flip(x, *dims, **kwargs):
+    """Reverse ``dims`` (a list, several ints: ``x.flip(0, 1)``, or ``dims=``)."""
+    if "dims" in kwargs:
+        dims = (kwargs.pop("dims"),)
+    if kwargs:
+        raise TypeError(f"flip() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    dims = [dims[0]] if len(dims) == 1 and isinstance(dims[0], int) else (
+        list(dims[0]) if len(dims) == 1 else list(dims))
     for d in dims:
         d = norm_dim(d, x.ndim)
         x = x.index_select(d, factories.arange(x.shape[d] - 1, -1, -1, device=x.device))
@@ -312,6 +323,8 @@ def roll(x, shifts, dims=None):
 
 
 def diff(x, n=1, dim=-1):
+    if x.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
     d = norm_dim(dim, x.ndim)
     for _ in range(n):
         m = x.shape[d]

@@ -4,8 +4,23 @@ from __future__ import annotations
 from .tensor_api import bmm, cat, dot, matmul, mm, stack, where  # noqa: F401
 
 
+# torch.add(2, t) and its kin take a Python number first: as a 0-d tensor, or (pow, remainder) as
+# the reflected operator, which gives PyTorch's node (PowBackward2, remainder's none)
+_SCALAR_FIRST = {"add": None, "sub": None, "mul": None, "div": None, "true_divide": None, "floor_divide": None,
+                 "pow": "__rpow__", "remainder": "__rmod__"}
+
+
 def _method(name):
+    scalar_first = name in _SCALAR_FIRST
+
     def fn(input, *args, **kwargs):
+        if scalar_first and isinstance(input, (int, float)) and args:
+            from .tensor_api import is_tensor_like
+            if is_tensor_like(args[0]):
+                reflected = _SCALAR_FIRST[name]
+                if reflected and len(args) == 1 and not kwargs:
+                    return getattr(args[0], reflected)(input)
+                input = args[0]._scalar(input, _scalar_dtype(input))
         return getattr(input, name)(*args, **kwargs)
     fn.__name__ = name
     fn.__doc__ = f"gradc.{name}(input, ...) is input.{name}(...)"
@@ -31,6 +46,11 @@ greater = _method("gt")
 less = _method("lt")
 concat = cat
 concatenate = cat
+
+
+def _scalar_dtype(value):
+    from . import dtypes
+    return dtypes.scalar_dtype(value)
 
 
 def is_tensor(x) -> bool:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import warnings
 from types import MappingProxyType
 
+import math
+
 import numpy as np
 
 from . import _printing, dtypes
@@ -386,6 +388,8 @@ class Tensor(TensorAPI):
 
     def _scalar(self, value, dtype):
         dt = dtypes.as_dtype(dtype)
+        if isinstance(value, float) and not math.isfinite(value) and not dt.is_floating_point and dt is not dtypes.bool_:
+            raise dtypes.overflow_error(dt)         # NaN or inf into an integer tensor
         try:
             t = Tensor(np.asarray(value, dtype=dt.np))
         except OverflowError:

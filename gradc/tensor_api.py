@@ -106,10 +106,13 @@ def norm_dims(dim, ndim: int) -> tuple:
         return tuple(range(ndim))
     if isinstance(dim, (int, np.integer)):
         dim = (dim,)
-    out = sorted({norm_dim(d, ndim) for d in dim}) if ndim else []
-    if len(out) != len(set(dim)) and ndim:
-        raise RuntimeError(f"dim {dim} appears multiple times in the list of dims")
-    return tuple(out)
+    seen = set()
+    for d in dim:
+        d = norm_dim(d, ndim)           # (a 0-d tensor takes dims 0 and -1, and has none to reduce)
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.add(d)
+    return tuple(sorted(seen)) if ndim else ()
 
 
 def _check_specified(name, x):
@@ -461,10 +464,16 @@ class TensorAPI(TensorLikeMeta):
             raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
         return apply("abs", self)
     def sign(self): return apply("sign", self)
-    def floor(self): return apply("floor", self)
-    def ceil(self): return apply("ceil", self)
-    def trunc(self): return apply("trunc", self)
+    def floor(self): return apply("floor", self._not_bool("floor_vml_cpu"))
+    def ceil(self): return apply("ceil", self._not_bool("ceil_vml_cpu"))
+    def trunc(self): return apply("trunc", self._not_bool("trunc_vml_cpu"))
     fix = trunc
+
+    def _not_bool(self, kernel):
+        """PyTorch's refusal of a rounding op on a bool tensor."""
+        if self.dtype is dtypes.bool_:
+            raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+        return self
 
     def frac(self):
         if not self.dtype.is_floating_point:
@@ -474,7 +483,7 @@ class TensorAPI(TensorLikeMeta):
     def round(self, decimals=0):
         """Half to even; with ``decimals``, rounded to that many decimal places as PyTorch does."""
         if decimals == 0:
-            return apply("round", self)
+            return apply("round", self._not_bool("round_vml_cpu"))
         if not self.dtype.is_floating_point:
             raise NotImplementedError(f'"round_cpu" not implemented for \'{self.dtype.tensor_type[:-6]}\'')
         return apply("round", self, decimals=int(decimals))
@@ -718,9 +727,9 @@ class TensorAPI(TensorLikeMeta):
     def reshape_as(self, other): return self.reshape(other.shape)
 
     def flatten(self, start_dim=0, end_dim=-1):
+        s, e = norm_dim(start_dim, self.ndim), norm_dim(end_dim, self.ndim)
         if self.ndim == 0:
             return self.reshape(1)
-        s, e = norm_dim(start_dim, self.ndim), norm_dim(end_dim, self.ndim)
         if s > e:
             raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
         if s == e:
@@ -745,9 +754,9 @@ class TensorAPI(TensorLikeMeta):
         return apply("reshape", self, shape=shape, _name="UnsqueezeBackward0")
 
     def transpose(self, dim0, dim1):
-        if self.ndim == 0:
-            return self
         d0, d1 = norm_dim(dim0, self.ndim), norm_dim(dim1, self.ndim)
+        if self.ndim == 0:
+            return apply("permute", self, dims=[], _name="TransposeBackward0")
         perm = list(range(self.ndim))
         perm[d0], perm[d1] = perm[d1], perm[d0]
         return apply("permute", self, dims=perm, _name="TransposeBackward0")
@@ -913,6 +922,8 @@ class TensorAPI(TensorLikeMeta):
         return apply("index", self, key=[_FULL] * d + [["int", int(index)]], _name="SelectBackward0")
 
     def narrow(self, dim, start, length):
+        if self.ndim == 0:
+            raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
         d = norm_dim(dim, self.ndim)
         size = self.shape[d]
         if start < 0:

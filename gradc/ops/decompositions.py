@@ -12,11 +12,9 @@ import numpy as np
 
 from .dispatch import apply
 from .registry import PURE, ShapeError, TypeInfo, defop
-from .linalg import _mT, _square
+from .linalg import LinAlgError, _mT, _square
 
 
-class LinAlgError(RuntimeError):
-    """A decomposition failed on its input (PyTorch's ``torch.linalg.LinAlgError``)."""
 
 
 # ---- helpers: masks built from ops on a tensor, so they work eagerly, traced and in IR autodiff --

@@ -91,11 +91,41 @@ def _inv_infer(types, attrs):
     return [types[0]]
 
 
+class LinAlgError(RuntimeError):
+    """A factorization failed on its input (PyTorch's ``torch.linalg.LinAlgError``)."""
+
+
+def _zero_pivot(m) -> int:
+    """The 1-based index of LU's first zero diagonal element (partial pivoting, as LAPACK's getrf)."""
+    u = np.array(m, dtype=np.float64)
+    n = u.shape[0]
+    for k in range(n):
+        p = k + int(np.argmax(np.abs(u[k:, k])))
+        if u[p, k] == 0:
+            return k + 1
+        u[[k, p]] = u[[p, k]]
+        u[k + 1:, k:] -= np.outer(u[k + 1:, k] / u[k, k], u[k, k:])
+    return n
+
+
+def _singular(a, name, message):
+    """PyTorch's error for the first singular matrix of ``a`` (a batch element named when batched)."""
+    flat = a.reshape((-1,) + a.shape[-2:])
+    for i, m in enumerate(flat):
+        try:
+            np.linalg.inv(m)
+        except np.linalg.LinAlgError:
+            batch = f"(Batch element {i}): " if a.ndim > 2 else ""
+            return LinAlgError(f"{name}: {batch}" + message.format(pivot=_zero_pivot(m)))
+    return LinAlgError(f"{name}: " + message.format(pivot=a.shape[-1]))
+
+
 def _inv_forward(a):
     try:
         return np.linalg.inv(a)
     except np.linalg.LinAlgError:
-        raise RuntimeError("linalg.inv: The input matrix is singular, the inversion could not be completed") from None
+        raise _singular(a, "linalg.inv", "The diagonal element {pivot} is zero, the inversion could not be completed "
+                        "because the input matrix is singular.") from None
 
 
 def _inv_vjp(ctx, g):
@@ -163,9 +193,12 @@ def _solve_infer(types, attrs):
 
 def _solve_forward(a, b):
     vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
-    if vector:
-        return np.linalg.solve(a, b[..., None])[..., 0]
-    return np.linalg.solve(a, b)
+    try:
+        if vector:
+            return np.linalg.solve(a, b[..., None])[..., 0]
+        return np.linalg.solve(a, b)
+    except np.linalg.LinAlgError:
+        raise _singular(a, "torch.linalg.solve", "The solver failed because the input matrix is singular.") from None
 
 
 def _solve_vjp(ctx, g):
