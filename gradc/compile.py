@@ -427,6 +427,9 @@ class CompiledFunction:
             self._signature = None
         self._params = list(self._signature.parameters) if self._signature is not None else []
         self._by_name = _plain_parameters(self._signature)
+        # keyword-only parameters travel at the end of the positional arguments (_positional, _call)
+        self._kwonly = tuple(n for n, p in self._signature.parameters.items()
+                             if p.kind is p.KEYWORD_ONLY) if self._signature is not None else ()
 
     @classmethod
     def from_ir(cls, func: Function, *, memory="min-memory", backend=None):
@@ -501,7 +504,7 @@ class CompiledFunction:
             full = list(args)
             for i, t in zip(tensor_pos, tensor_args):
                 full[i] = t
-            out = self.fn(*full)
+            out = self._call(full)
             structure["single"] = not isinstance(out, (tuple, list))
             return (out,) if structure["single"] else tuple(out)
 
@@ -564,7 +567,7 @@ class CompiledFunction:
             # called while another compiled function is traced: its Python runs inline, so its
             # ops join the caller's IR (and are fused and differentiated with them)
             return self.fn(*args, **kwargs)
-        if kwargs:        # keyword arguments (and defaults) become positional, as the trace sees them
+        if kwargs or self._kwonly:    # keyword arguments (and defaults) become positional, as the trace sees them
             args = self._positional(args, kwargs)
         key, tensors = self._key(args)
         spec = self._cache.get(key)
@@ -590,7 +593,7 @@ class CompiledFunction:
                 if self.fallback and self.fn is not None:
                     warnings.warn(f"@gradc.compile({self.__name__}) fell back to eager mode: {e}", UserWarning,
                                   stacklevel=2)
-                    return self.fn(*args)
+                    return self._call(args)
                 raise
             self._cache[key] = spec
             if spec.guarded:
@@ -722,9 +725,17 @@ class CompiledFunction:
         except TypeError as e:
             raise TypeError(f"@gradc.compile({self.__name__}): {e}") from None
         bound.apply_defaults()
-        if bound.kwargs:
-            raise TypeError(f"@gradc.compile({self.__name__}): keyword-only arguments are not supported")
-        return bound.args
+        if set(bound.kwargs) - set(self._kwonly):
+            raise TypeError(f"@gradc.compile({self.__name__}): **kwargs are not supported; name the keyword "
+                            "arguments in the function's signature")
+        return bound.args + tuple(bound.kwargs[name] for name in self._kwonly)
+
+    def _call(self, args):
+        """Call the Python function with the positional arguments of ``_positional``."""
+        if not self._kwonly:
+            return self.fn(*args)
+        n = len(args) - len(self._kwonly)
+        return self.fn(*args[:n], **dict(zip(self._kwonly, args[n:])))
 
     def ir(self):
         """The most recent specialisation: its ``traced`` and ``joint`` functions, and either

@@ -160,7 +160,7 @@ def diagonal_index(x, offset, dim1, dim2, as_view, name):
         view_as_index_of(out, y, strided, key, tensors)
     elif as_view and type(y).__name__ == "Proxy":        # traced: a view too, for the tracer's checks
         from .ir.tracer import mark_view
-        mark_view(out, y)
+        mark_view(out, y, "index", {"key": key}, tensors)
     return out
 
 

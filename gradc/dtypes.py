@@ -19,6 +19,14 @@ class dtype:
     def is_floating_point(self) -> bool:
         return self.category == 2
 
+    @property
+    def is_signed(self) -> bool:
+        return self.np.kind in "if"
+
+    @property
+    def is_complex(self) -> bool:
+        return False
+
     def __repr__(self) -> str:
         return f"torch.{self.name}"
 

@@ -126,6 +126,7 @@ class Tensor(TensorAPI):
     _base = None
     _view_of = None
     _parent_layout = None       # the layout of _view_of's parent when this view was taken
+    _history_version = 0        # a view: its version when its grad_fn was made (see _refresh_view_history)
     _fresh = False      # a gradient array nobody else holds (AccumulateGrad may keep it as .grad)
     _device_copy_view = False   # a CUDA view gradc had to copy (see _assign_inplace)
     _wide_scalar = None         # a scalar operand of a float16 mul/div, kept in float32 (PyTorch's)
@@ -174,6 +175,8 @@ class Tensor(TensorAPI):
 
     @property
     def requires_grad(self) -> bool:
+        if self._view_of is not None and self._history_version != self._version_counter.value:
+            _refresh_view_history(self)
         return self._requires_grad
 
     @requires_grad.setter
@@ -194,11 +197,13 @@ class Tensor(TensorAPI):
 
     @property
     def grad_fn(self):
+        if self._view_of is not None and self._history_version != self._version_counter.value:
+            _refresh_view_history(self)
         return self._grad_fn
 
     @property
     def is_leaf(self) -> bool:
-        return self._grad_fn is None
+        return self.grad_fn is None
 
     @property
     def retains_grad(self) -> bool:
@@ -296,6 +301,49 @@ class Tensor(TensorAPI):
         return self._restride_(lambda x: x.squeeze() if dim is None else x.squeeze(dim),
                                "SqueezeBackward3" if dim is None else "SqueezeBackward1")
 
+    def _view_as_dtype(self, dt):
+        """``view(dtype)``: the same memory read as ``dt`` (PyTorch's rules for a different element
+        size: the last dim scales and must be contiguous); no history, as PyTorch's."""
+        src, dt = self._dtype, dtypes.as_dtype(dt)
+        if not isinstance(self._data, np.ndarray):
+            raise RuntimeError("gradc: view(dtype) of a CUDA tensor is not supported")
+        if dt.itemsize != src.itemsize:
+            what = f"to view {src.tensor_type[:-6]} as {dt.tensor_type[:-6]} (different element sizes)"
+            if self._data.ndim == 0:
+                raise RuntimeError(f"self.dim() cannot be 0 {what}")
+            step = self._data.strides[-1] // src.itemsize if self._data.shape[-1] > 1 else 1
+            if step != 1:
+                raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {step}")
+            if dt.itemsize > src.itemsize and (self._data.shape[-1] * src.itemsize) % dt.itemsize:
+                raise RuntimeError(f"self.size(-1) must be divisible by {dt.itemsize // src.itemsize} {what}, but got "
+                                   f"{self._data.shape[-1]}")
+        t = Tensor(self._data.view(dt.np))
+        t._version_counter = self._version_counter
+        return t
+
+    def resize_(self, *sizes):
+        """PyTorch's resize_: the first elements kept (in row-major order), new ones zero (PyTorch
+        leaves them uninitialised); refused for a tensor that requires grad."""
+        from .tensor_api import _shape_args
+        shape = _shape_args(sizes)
+        if self._requires_grad:
+            raise RuntimeError("cannot resize variables that require grad")
+        if not isinstance(self._data, np.ndarray):
+            raise RuntimeError("gradc: resize_ of a CUDA tensor is not supported")
+        n = math.prod(shape)
+        flat = self._data.reshape(-1)
+        if n <= flat.size and self._data.flags.c_contiguous:
+            self._data = flat[:n].reshape(shape)
+        else:
+            grown = np.zeros(n, self._data.dtype)
+            grown[:min(n, flat.size)] = flat[:n]
+            self._data = grown.reshape(shape)
+        self._version_counter.value += 1
+        return self
+
+    def resize_as_(self, other):
+        return self.resize_(*other.shape)
+
     def storage_offset(self) -> int:
         """Elements from the start of the storage (the base tensor's memory, or the storage gradc.load
         made) to this view's first."""
@@ -353,6 +401,9 @@ class Tensor(TensorAPI):
             _link_view(op, inputs, attrs, outs[0], on_gpu)
         if info.records and grad_mode._state.enabled:
             positions = info.positions.get(len(inputs)) or info.positions_for(op, len(inputs))
+            for x in inputs:
+                if x._view_of is not None and x._history_version != x._version_counter.value:
+                    _refresh_view_history(x)
             needs = tuple([i in positions and bool(x._requires_grad) for i, x in enumerate(inputs)])
             if True in needs:
                 next_functions = tuple([x._grad_edge() if n else (None, 0) for x, n in zip(inputs, needs)])
@@ -379,6 +430,8 @@ class Tensor(TensorAPI):
         return t
 
     def _grad_edge(self):
+        if self._view_of is not None and self._history_version != self._version_counter.value:
+            _refresh_view_history(self)
         if self._grad_fn is not None:
             return (self._grad_fn, self._output_nr)
         edge = self._leaf_edge
@@ -645,6 +698,31 @@ def _rebase_view(view, result):
         cur = Tensor._apply(op, [cur, *extra], attrs, "AsStridedBackward0")
         if cur._grad_fn is not None:
             v._grad_fn, v._output_nr, v._requires_grad = cur._grad_fn, 0, True
+        v._history_version = v._version_counter.value
+
+
+def _refresh_view_history(view):
+    """A view whose base was written in place since its grad_fn was made gets the history of its
+    new value: replayed from the base's current history through the chain of view ops, shown as
+    AsStridedBackward0 (PyTorch regenerates a view's grad_fn the same way when it sees the
+    version changed).  Only while gradients are recorded, and only if the base requires grad."""
+    counter = view._version_counter.value
+    if not grad_mode.is_grad_enabled():
+        return
+    chain, t = [], view
+    while t._view_of is not None:
+        chain.append(t)
+        t = t._view_of[0]
+    if not t._requires_grad or any(_layout(v._view_of[0]) != v._parent_layout for v in chain):
+        view._history_version = counter
+        return
+    cur = t
+    for v in reversed(chain):
+        parent, op, attrs, extra = v._view_of
+        cur = Tensor._apply(op, [cur, *extra], attrs, "AsStridedBackward0")
+        if cur._grad_fn is not None and v._history_version != counter:
+            v._grad_fn, v._output_nr, v._requires_grad = cur._grad_fn, 0, True
+        v._history_version = counter
 
 
 def op_get(name):
@@ -797,6 +875,7 @@ def _link_view(op, inputs, attrs, t, on_gpu):
         t._base = inputs[0] if inputs[0]._base is None else inputs[0]._base
         t._view_of = (inputs[0], op, attrs, tuple(inputs[1:]))   # for in-place rebase
         t._parent_layout = _layout(inputs[0])
+        t._history_version = t._version_counter.value
     elif on_gpu:                        # a non-contiguous CUDA view: a copy that follows its base
         t.__class__ = _CudaCopyView
         t._version_counter = inputs[0]._version_counter
@@ -814,6 +893,7 @@ def view_as_index_of(t, parent, array, key, tensors):
     t._base = parent if parent._base is None else parent._base
     t._view_of = (parent, registry.get("index"), {"key": key}, tuple(tensors))
     t._parent_layout = _layout(parent)
+    t._history_version = t._version_counter.value
 
 
 class _EagerOpInfo:

@@ -702,13 +702,14 @@ class TensorAPI(TensorLikeMeta):
     # ---- shape -------------------------------------------------------------------------
     def reshape(self, *shape):
         shape = _infer_shape(_shape_args(shape), self.numel(), self.shape)
-        if tuple(shape) == tuple(self.shape):
-            return apply("reshape", self, shape=list(shape), _name="ViewBackward0")
         return apply("reshape", self, shape=list(shape), _name="ViewBackward0")
 
     def view(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
-            raise NotImplementedError("view(dtype) reinterpretation is not supported by gradc")
+            if not _holds_values(self):
+                raise RuntimeError("view(dtype) reinterprets a tensor's memory, which @gradc.compile does not model; "
+                                   "call it outside the compiled function")
+            return self._view_as_dtype(shape[0])
         data = getattr(self, "_data", None)
         if (isinstance(data, np.ndarray) and not data.flags.c_contiguous and data.size
                 and getattr(self, "_base", None) is not None):
@@ -849,6 +850,10 @@ class TensorAPI(TensorLikeMeta):
 
     def __setitem__(self, key, value):
         self._check_setitem_leaf(key)
+        masked = self._mask_assignment(key, value)
+        if masked is not None:
+            self._assign_inplace(masked)
+            return
         key, tensors = encode_index(key, self)
         value_is_tensor = is_tensor_like(value)
         if not value_is_tensor:
@@ -865,6 +870,57 @@ class TensorAPI(TensorLikeMeta):
             name = "CopyBackwards" if value_is_tensor and value.ndim else "FillBackward3"
         out = apply("index_put", self, value, *tensors, key=key, _name=name)
         self._assign_inplace(out)
+
+    def _mask_assignment(self, key, value):
+        """Under @gradc.compile, ``x[mask] = v`` with a bool mask over x's leading dims and a value
+        that broadcasts over the rest is ``where(mask, v, x)``: the same result without the
+        data-dependent count of True elements that index_put's value shape needs."""
+        if _holds_values(self):
+            return None
+        mask = key[0] if isinstance(key, tuple) and len(key) == 1 else key
+        if not (is_tensor_like(mask) and mask.dtype is dtypes.bool_ and 0 < mask.ndim <= self.ndim
+                and tuple(mask.shape) == tuple(self.shape[:mask.ndim])):
+            return None
+        rest = tuple(self.shape[mask.ndim:])
+        if is_tensor_like(value):
+            if value.ndim > len(rest) or tuple(value.shape) != tuple(rest[len(rest) - value.ndim:]) and any(
+                    v not in (1, r) for v, r in zip(value.shape, rest[len(rest) - value.ndim:])):
+                return None
+            value = value if value.dtype is self.dtype else value.to(self.dtype)
+        else:
+            value = self._scalar(value, self.dtype)
+        return where(mask.reshape(*mask.shape, *([1] * len(rest))), value, self)
+
+    def as_strided(self, size, stride, storage_offset=None):
+        """The elements of the storage at ``storage_offset + sum(i_k * stride_k)``, as PyTorch's
+        (the storage is the base tensor's memory, which must be contiguous): an index of the base,
+        a view of its memory eagerly, with AsStridedBackward0 history."""
+        root = self._base if getattr(self, "_base", None) is not None else self
+        flat = root.reshape(-1)
+        offset = self.storage_offset() if storage_offset is None and _holds_values(self) else int(storage_offset or 0)
+        size, stride = [int(n) for n in size], [int(n) for n in stride]
+        if len(size) != len(stride):
+            raise RuntimeError(f"mismatch in length of strides and shape")
+        positions = np.full(size, offset, dtype=np.int64)
+        for k, (n, st) in enumerate(zip(size, stride)):
+            positions = positions + (np.arange(n, dtype=np.int64) * st).reshape([n] + [1] * (len(size) - k - 1))
+        needed = int(positions.max()) + 1 if positions.size else 0
+        if needed > root.numel():
+            raise RuntimeError(f"setStorage: sizes {size}, strides {stride}, storage offset {offset}, and itemsize "
+                               f"{self.dtype.itemsize} requiring a storage size of {needed * self.dtype.itemsize} are "
+                               f"out of bounds for storage of size {root.numel() * self.dtype.itemsize}")
+        from . import factories
+        index = factories.tensor(positions, dtype=dtypes.int64)
+        key = [["tensor", 0]]
+        out = apply("index", flat, index, key=key, _name="AsStridedBackward0")
+        flat_data = getattr(flat, "_data", None)
+        if _holds_values(self) and isinstance(flat_data, np.ndarray) and root._data.flags.c_contiguous:
+            from .tensor import view_as_index_of
+            strided = np.lib.stride_tricks.as_strided(
+                flat_data[offset:], shape=size, strides=[st * flat_data.itemsize for st in stride],
+                writeable=bool(flat_data.flags.writeable and len(set(positions.ravel().tolist())) == positions.size))
+            view_as_index_of(out, flat, strided, key, [index])
+        return out
 
     def _check_setitem_leaf(self, key):
         """A leaf that requires grad reports 'a view of a leaf Variable' when PyTorch would write

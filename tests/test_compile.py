@@ -290,9 +290,16 @@ def test_keyword_arguments_and_defaults():
     assert f(scale=4.0, a=x).item() == 12.0             # any order, as Python binds them
 
     g = gradc.compile(lambda *xs, k=1.0: sum(t.sum() for t in xs) * k)   # not plain: inspect binds
-    with pytest.raises(TypeError, match="keyword-only arguments are not supported"):
-        g(x, x, k=2.0)
-    assert g(x, x).item() == 6.0
+    assert g(x, x, k=2.0).item() == 12.0 and g(x, x).item() == 6.0
+    assert g(x, x, k=3.0).item() == 18.0                 # a keyword-only scalar is a guard
+    w = gradc.full((3,), 2.0, requires_grad=True)
+    h = gradc.compile(lambda a, *, weight=None: (a * (1 if weight is None else weight)).sum())
+    out = h(x, weight=w)
+    out.backward()
+    assert out.item() == 6.0 and w.grad.tolist() == [1.0, 1.0, 1.0]   # a keyword-only tensor is an input
+    assert h(x).item() == 3.0
+    with pytest.raises(TypeError, match=r"\*\*kwargs are not supported"):
+        gradc.compile(lambda a, **kw: a.sum())(x, b=1)
 
 
 def test_shape_errors_in_compiled_code_name_the_line():

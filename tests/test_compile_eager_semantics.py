@@ -276,3 +276,22 @@ def test_eager_autograd_api_inside_a_compiled_function_is_a_clear_error(body, wh
     f = gradc.compile(eval("lambda x: (" + body + ", x * 2)[1]"))
     with pytest.raises(gradc.ir.tracer.TraceError, match=f"{what} inside a @gradc.compile function is not supported"):
         f(gradc.ones(2, requires_grad=True))
+
+
+def _writes_through_views(x, y):
+    z = x * 1.0
+    z[1:] += y                      # an augmented assignment through a slice
+    z[:, 0].mul_(x[0, 0])           # a write through a column
+    v = z.reshape(-1)               # a view taken before the base is written ...
+    z.t()[1].add_(2.0)              # ... through a transposed view
+    z[z > 1.0] = 0.5                # a mask assignment
+    z.diagonal().sub_(y.sum())
+    return (v * v).sum() + (z * x).sum()
+
+
+def test_writes_through_views_and_masks_compile_as_eagerly(compiled_vs_eager):
+    """Under @gradc.compile an in-place write through a view reaches its base, a view taken
+    earlier sees a write into its base, and x[mask] = v is where(mask, v, x): values and
+    gradients as eagerly."""
+    rng = np.random.default_rng(3)
+    compiled_vs_eager(_writes_through_views, rng.standard_normal((3, 3)), rng.standard_normal((2, 3)))

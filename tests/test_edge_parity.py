@@ -213,6 +213,17 @@ CASES = [
     ("x = m.tensor(2., dtype=m.float64, requires_grad=True)", "x.sum(-1)"),
     ("x = m.tensor(2., dtype=m.float64, requires_grad=True)", "x.transpose(0, -1)"),
     ("x = m.arange(3.).to(m.float64).requires_grad_()", "x.repeat(2, 2)"),
+    # view(dtype), as_strided, resize_
+    ("x = m.tensor([1., 2., -3., 4.])", "x.view(m.int32)"),
+    ("x = m.tensor([[1., 2., -3., 4.]], dtype=m.float64)", "x.view(m.float32)"),
+    ("x = m.tensor([1., 2., -3., 4.])", "x.view(m.float16)"),
+    ("x = m.ones(2, 4)", "x.view(m.float64)"),
+    ("x = m.arange(6.).to(m.float64).requires_grad_()", "x.as_strided((2, 2), (1, 2))"),
+    ("x = m.arange(6.).to(m.float64).requires_grad_()", "x.as_strided((2,), (2,), 1)"),
+    ("x = m.arange(12.).to(m.float64).requires_grad_()", "(x * 1).as_strided((3, 2), (2, 1), 3)"),
+    ("x = m.arange(12.).reshape(3, 4)", "x[1:].as_strided((2, 2), (1, 1))"),
+    ("x = m.ones(2, 3)", "x.resize_(3, 2)"),
+    ("x = m.arange(6.)", "x.resize_(4)"),
     # pixel shuffle
     ("x = m.arange(64.).reshape(1, 8, 2, 4).to(m.float64).requires_grad_()", "m.nn.functional.pixel_shuffle(x, 2)"),
     ("x = m.arange(72.).reshape(2, 9, 2, 2).to(m.float64).requires_grad_()", "m.nn.PixelShuffle(3)(x)"),
@@ -254,6 +265,8 @@ ERRORS = [
     ("x = m.tensor(1.)", "x.narrow(0, 0, 1)"), ("x = m.tensor(1.)", "x.split(1)"), ("x = m.tensor(1.)", "x.chunk(1)"),
     ("x = m.tensor(1.)", "x.diff()"),
     # bool tensors where PyTorch has no kernel; NaN into an integer tensor
+    ("", "m.ones(3).view(m.float64)"), ("", "m.ones(2, 3).t().view(m.float16)"), ("", "m.ones(()).view(m.float16)"),
+    ("", "m.arange(6.).as_strided((2, 2), (1, 5))"), ("", "m.ones(2, requires_grad=True).resize_(3)"),
     ("", "m.tensor([True]).floor()"), ("", "m.tensor([True]).round()"), ("", "m.tensor([True]).ceil()"),
     ("", "m.tensor([True]).trunc()"), ("x = m.tensor([1, 2])", "x.__setitem__(0, float('nan'))"),
     # singular matrices: torch.linalg.LinAlgError with the zero pivot
@@ -457,3 +470,16 @@ def test_float16_scalar_operands(expr):
     differ = ~np.isclose(outs[0], outs[1], rtol=0, atol=0, equal_nan=True)
     # add with alpha: PyTorch fuses the multiply-add (3 of 1200 elements round differently)
     assert differ.sum() <= (3 if "alpha" in expr else 0)
+
+
+def test_dtype_flags_and_strided_writes():
+    assert [(d.is_signed, d.is_complex) for d in (gradc.float32, gradc.float16, gradc.int8, gradc.uint8, gradc.bool)] == [
+        (d.is_signed, d.is_complex) for d in (torch.float32, torch.float16, torch.int8, torch.uint8, torch.bool)]
+    results = []
+    for m in (torch, gradc):
+        b = m.arange(6.)
+        b.as_strided((2,), (2,), 1).add_(100)
+        c = m.tensor([1., 2.])
+        c.view(m.int32)[0] = 0
+        results.append((b.tolist(), c.tolist()))
+    assert results[0] == results[1]

@@ -235,6 +235,7 @@ class Proxy(IRTensor):
         self._requires_grad = bool(requires_grad)
         self._leaf = leaf
         self._base: Proxy | None = None     # the tensor this is a view of
+        self._view_of = None                # (parent, view op, its attrs, its other operands)
         self._views: list = []              # weak references to views of this tensor
         self._stale: str | None = None      # where the base was modified in place
         self._arg: Value | None = None      # the function argument this proxy was made for
@@ -286,7 +287,7 @@ class Proxy(IRTensor):
             rg = needs and k in op.differentiable_outputs and r.type.dtype.is_floating_point
             outs.append(Proxy(r, trace, requires_grad=rg))
         if _is_view(op, attrs) and isinstance(inputs[0], Proxy):
-            mark_view(outs[0], inputs[0])
+            mark_view(outs[0], inputs[0], op.name, attrs, inputs[1:])
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def _wrap(self, value: Value) -> "Proxy":
@@ -297,24 +298,70 @@ class Proxy(IRTensor):
 
     def _assign_inplace(self, result):
         if self._base is not None:
-            raise TraceError("in-place modification of a view (the result of reshape, permute, expand or "
-                             "indexing) is not supported under @gradc.compile; clone() the view or write into "
-                             f"its base tensor, at {user_location()}")
+            self._write_through_view(result)
+            return
         if (self._leaf and self._requires_grad and grad_mode.is_grad_enabled()
                 and not (self._arg is not None and self._trace.lift)):
             # (@gradc.compile checks a written argument at each call: leaf or not is no part of its key)
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        loc = user_location()
-        for ref in self._views:
-            view = ref()
-            if view is not None:
-                view._stale = loc
-        self._views = []
         value = self._trace.operand(result)
         self.value = value
         if self._arg is not None and self._trace.lift:      # the caller's tensor: written after the call
             self._trace.state_writes[("argument", self._arg)] = (self._arg, value)
         self._requires_grad = self._requires_grad or bool(getattr(result, "requires_grad", False))
+        self._refresh_views()
+
+    def _refresh_views(self):
+        """After a write into this base tensor, each of its views is taken again from its parent
+        (in the order they were made, so parents come first): views see the write, as eagerly.
+        A view whose making was not recorded becomes stale: using it is an error."""
+        loc = user_location()
+        live = []
+        for ref in list(self._views):       # (taking a view again registers a new one: not kept)
+            view = ref()
+            if view is None:
+                continue
+            live.append(ref)
+            if view._view_of is None or view._view_of[1] is None:
+                view._stale = loc
+                continue
+            parent, name, attrs, operands = view._view_of
+            if parent._stale is not None:
+                view._stale = parent._stale
+                continue
+            fresh = dispatch.apply(name, parent, *operands, **attrs)
+            view.value = fresh.value
+            view._requires_grad = fresh.requires_grad
+        self._views = live
+
+    def _write_through_view(self, result):
+        """A write into a view is a write into its parent (the view op undone: index_put for an
+        index, the inverse permutation, a reshape back) and so on up to the base, which then
+        refreshes its views, this one included."""
+        parent, name, attrs, operands = self._view_of or (None, None, None, ())
+        if self._stale is not None or name is None:
+            raise TraceError(f"in-place modification of a view whose base was modified in place at {self._stale} "
+                             f"is not supported under @gradc.compile; take the view again, at {user_location()}"
+                             if self._stale is not None else
+                             "in-place modification of this view is not supported under @gradc.compile; clone() "
+                             f"the view or write into its base tensor, at {user_location()}")
+        base = self._base
+        if base._leaf and base._requires_grad and grad_mode.is_grad_enabled() and not (
+                base._arg is not None and self._trace.lift):
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+        if name == "index":
+            whole = dispatch.apply("index_put", parent, result, *operands, key=attrs["key"])
+        elif name == "permute":
+            inverse = [0] * len(attrs["dims"])
+            for i, d in enumerate(attrs["dims"]):
+                inverse[d] = i
+            whole = result.permute(*inverse)
+        elif name == "reshape" or (name == "expand" and self.numel() == parent.numel()):
+            whole = result.reshape(tuple(parent.shape))
+        else:               # an expand that repeats elements: eagerly the write is refused too
+            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                               "single memory location. Please clone() the tensor before performing the operation.")
+        parent._assign_inplace(whole)
 
     # ---- conversions that need data --------------------------------------------------------
     def __bool__(self):
@@ -379,11 +426,13 @@ class Proxy(IRTensor):
         self._eager_only("Tensor.data")
 
 
-def mark_view(view: "Proxy", parent: "Proxy") -> None:
-    """Record that ``view`` is a view of ``parent`` (eagerly it would share its memory): writes
-    through it are refused, and a write into the base makes it stale."""
+def mark_view(view: "Proxy", parent: "Proxy", op_name=None, attrs=None, operands=()) -> None:
+    """Record that ``view`` is a view of ``parent`` made by ``op_name`` (eagerly it would share
+    its memory): a write through it is a write into its base, and a write into the base is seen
+    through it (``Proxy._refresh_views``)."""
     base = parent._base if parent._base is not None else parent
     view._base = base
+    view._view_of = (parent, op_name, dict(attrs or {}), tuple(operands))
     base._views.append(weakref.ref(view))
 
 
