@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import factories
+from .autograd.node import grad_fn_named
 from .compositions import bind_methods
 from .ops.dispatch import apply
 from .tensor_api import is_tensor_like, norm_dim, where
@@ -30,11 +31,19 @@ def _source(x, index, src):
     return factories.full(tuple(index.shape), src, dtype=x.dtype, device=x.device)
 
 
+@grad_fn_named("ScatterAddBackward0")
 def scatter_add(x, dim, index, src):
     dim = norm_dim(dim, max(x.ndim, 1))
     return x + _scatter_sum(x, dim, index, _source(x, index, src))
 
 
+def _scatter_node_name(x, dim, index, src=None, value=None, *, reduce=None):
+    if reduce is not None:
+        return None
+    return "ScatterBackward0" if is_tensor_like(src) else "ScatterBackward1"
+
+
+@grad_fn_named(_scatter_node_name)
 def scatter(x, dim, index, src=None, value=None, *, reduce=None):
     """``x`` with ``x[... index ...] = src`` along ``dim``.  A repeated index gets the mean of its
     sources (the value when they agree; PyTorch keeps one of them, unspecified which, and gives

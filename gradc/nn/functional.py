@@ -18,7 +18,14 @@ from ..resampling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max
                           pixel_unshuffle)
 
 
-@grad_fn_named(lambda x, weight, bias=None: "AddmmBackward0" if x.ndim == 2 and bias is not None else None)
+def _linear_node_name(x, weight, bias=None):
+    """PyTorch's: addmm for a matrix with a bias, mm without; a view of it for other ranks."""
+    if x.ndim == 2:
+        return "AddmmBackward0" if bias is not None else None
+    return "ViewBackward0" if bias is not None else "UnsafeViewBackward0"
+
+
+@grad_fn_named(_linear_node_name)
 def linear(x, weight, bias=None):
     y = x @ weight.t()
     return y + bias if bias is not None else y
@@ -182,6 +189,7 @@ def selu(x, inplace=False):
     return selu_(x) if inplace else _selu(x)
 
 
+@grad_fn_named(lambda x, alpha=1.0, inplace=False: None if inplace else "CeluBackward0")
 def celu(x, alpha=1.0, inplace=False):
     """max(0, x) + min(0, alpha (exp(x / alpha) - 1)), which is alpha * elu(x / alpha)."""
     if alpha == 0:
@@ -227,6 +235,7 @@ def softshrink(x, lambd=0.5):
     return where((x >= -lambd) & (x <= lambd), x * 0.0, where(x > lambd, x - lambd, x + lambd))
 
 
+@grad_fn_named("PreluKernelBackward0")
 def prelu(x, weight):
     """x where x > 0, weight * x elsewhere; one weight, or one per channel (dim 1)."""
     from ..tensor_api import where
@@ -526,7 +535,7 @@ def l1_loss(input, target, reduction="mean"):
     return _reduce((input - target).abs(), reduction)
 
 
-@grad_fn_named("SmoothL1LossBackward0")
+@grad_fn_named(lambda input, target, reduction="mean", beta=1.0: "SmoothL1LossBackward0" if beta else None)
 def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (beta = 0: l1_loss)."""
     _warn_size_mismatch(input, target)
@@ -611,7 +620,16 @@ def _class_targets(input, target, weight, ignore_index):
             raise IndexError(f"Target {int(data[bad].flat[0])} is out of bounds.")
 
 
-@grad_fn_named("NllLossBackward0")
+def _nll_node_name(input, target=None, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                   reduction="mean"):
+    """NllLossBackward0; for inputs with dims beyond (N, C) PyTorch's 2-D kernel, whose unreduced
+    result other than 4-D is viewed back to the target's shape."""
+    if input.ndim <= 2:
+        return "NllLossBackward0"
+    return "ViewBackward0" if reduction == "none" and input.ndim != 4 else "NllLoss2DBackward0"
+
+
+@grad_fn_named(_nll_node_name)
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """-input[n, target[n], ...] per element, times ``weight[target]``; targets equal to
     ``ignore_index`` count for nothing; ``mean`` divides by the sum of the counted weights
@@ -642,9 +660,12 @@ def _weighted_mean(total, count):
     return total / where(empty, 1, count) + where(empty, float("nan"), 0.0).to(total.dtype)
 
 
-def _cross_entropy_node_name(input, target, *args, label_smoothing=0.0, **kwargs):
-    """PyTorch's grad_fn of cross_entropy: NllLossBackward0 for class indices without smoothing."""
-    return "NllLossBackward0" if not target.dtype.is_floating_point and not label_smoothing else None
+def _cross_entropy_node_name(input, target, *args, label_smoothing=0.0, reduction="mean", **kwargs):
+    """PyTorch's grad_fn of cross_entropy: the NLL node for class indices without smoothing; for
+    class probabilities the mean's division by the batch size (DivBackward1) or the negation."""
+    if target.dtype.is_floating_point:
+        return "DivBackward1" if reduction == "mean" else "NegBackward0"
+    return _nll_node_name(input, reduction=reduction) if not label_smoothing else None
 
 
 @grad_fn_named(_cross_entropy_node_name)
