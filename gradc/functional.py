@@ -1,6 +1,8 @@
 """torch.* free functions over the shared tensor API (exp(x), sum(x, dim), ...)."""
 from __future__ import annotations
 
+import builtins
+
 from .tensor_api import bmm, cat, dot, matmul, mm, stack, where  # noqa: F401
 
 
@@ -72,3 +74,66 @@ def _compositions():
 
 
 globals().update(_compositions())
+
+
+# ---- out= ------------------------------------------------------------------------------------------
+_OUT_RESIZE_WARNING = (
+    "An output with one or more elements was resized since it had shape {old}, which does not match the required "
+    "output shape {new}. This behavior is deprecated, and in a future PyTorch release outputs will not be resized "
+    "unless they have zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+    "elements with t.resize_(0). (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/Resize.cpp:30.)")
+
+
+def _tensors_in(values):
+    from .tensor_api import is_tensor_like
+    for v in values:
+        if is_tensor_like(v):
+            yield v
+        elif isinstance(v, (list, tuple)):
+            yield from _tensors_in(v)
+
+
+def _store_out(out, result):
+    """Write ``result`` into ``out`` as PyTorch's out= does: cast if the dtype allows it, resize
+    (with PyTorch's warning if ``out`` had elements) when the shape differs."""
+    from . import autograd
+    from .tensor_api import _can_cast
+    if result.dtype is not out.dtype and not _can_cast(result.dtype, out.dtype):
+        raise RuntimeError(f"result type {result.dtype.tensor_type[:-6]} can't be cast to the desired output type "
+                           f"{out.dtype.tensor_type[:-6]}")
+    if tuple(out.shape) != tuple(result.shape):
+        if out.numel():
+            from ._warnings import warn_at_user_code
+            warn_at_user_code(_OUT_RESIZE_WARNING.format(old=list(out.shape), new=list(result.shape)))
+        out.resize_(*result.shape)
+    with autograd.no_grad():
+        out.copy_(result)
+
+
+def _accepts_out(fn, name):
+    """``fn`` with PyTorch's ``out=`` keyword: the result written into the given tensor(s), which
+    are returned; refused when an argument requires grad, as PyTorch refuses it."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        from .autograd import is_grad_enabled
+        if is_grad_enabled() and builtins.any(t.requires_grad for t in _tensors_in(list(args) + list(kwargs.values()))):
+            raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                               "but one of the arguments requires grad.")
+        result = fn(*args, **kwargs)
+        if isinstance(out, (tuple, list)):
+            for o, r in zip(out, result):
+                _store_out(o, r)
+            return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
+        _store_out(out, result)
+        return out
+    return wrapper
+
+
+for _name, _fn in list(globals().items()):
+    if (callable(_fn) and not _name.startswith("_") and not isinstance(_fn, type)
+            and _name not in ("is_tensor", "numel", "annotations", "builtins")):
+        globals()[_name] = _accepts_out(_fn, _name)

@@ -504,3 +504,33 @@ def test_dtype_flags_and_strided_writes():
         c.view(m.int32)[0] = 0
         results.append((b.tolist(), c.tolist()))
     assert results[0] == results[1]
+
+
+OUT_CASES = [
+    "m.add(a, 1, out=o2)", "m.add(a, 1, out=o3)", "m.neg(a, out=o0)", "m.sum(m.ones(2, 2), 0, out=o0)",
+    "m.cat([a, a], out=o0)", "m.matmul(m.ones(2, 2), a, out=o2)", "m.max(m.tensor([[1., 3.], [2., 0.]]), 1, out=(o2, i2))",
+    "m.add(a, 1.5, out=m.empty(2, dtype=m.long))", "m.add(m.ones(2, requires_grad=True), 1, out=o2)",
+    "m.where(a > 0, a, a * 0, out=o2)",
+]
+
+
+@pytest.mark.parametrize("expr", OUT_CASES)
+def test_out_keyword(expr):
+    """out=: the result written into (and returned as) the given tensor, resized with PyTorch's
+    warning, cast when allowed, refused when an argument requires grad."""
+    seen = []
+    for m in (torch, gradc):
+        ns = {"m": m, "a": m.ones(2), "o0": m.empty(0), "o2": m.zeros(2), "o3": m.zeros(3),
+              "i2": m.zeros(2, dtype=m.long)}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                r = eval(expr, ns)
+            except RuntimeError as e:
+                seen.append(("error", str(e)))
+                continue
+        outs = r if isinstance(r, tuple) else (r,)
+        named = {k for k, v in ns.items() if any(v is o for o in outs)}
+        seen.append((sorted(named), [o.tolist() for o in outs], [str(o.dtype) for o in outs],
+                     [str(w.message)[:60] for w in caught]))
+    assert seen[0] == seen[1]
