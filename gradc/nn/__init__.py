@@ -2,7 +2,8 @@
 from . import functional, init, utils
 from .activation import (CELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LogSoftmax, Mish, PReLU,
                          ReLU6, Softmax, Softmin, Softshrink, Softsign, Tanhshrink, Threshold)
-from .attention import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
+from .attention import (MultiheadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer,
+                        TransformerEncoder, TransformerEncoderLayer)
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList
 from .extra import (AlphaDropout, Bilinear, ChannelShuffle, CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d,
                     ConstantPad3d, CosineEmbeddingLoss, CosineSimilarity, Dropout1d, Dropout2d, Dropout3d,
@@ -23,7 +24,8 @@ __all__ = ["Module", "Parameter", "Linear", "Sequential", "ReLU", "Tanh", "Sigmo
            "Embedding", "LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss",
            "BCELoss", "BCEWithLogitsLoss", "ModuleList", "ModuleDict", "Softmax", "LogSoftmax", "Softmin", "GLU", "ReLU6", "Hardsigmoid", "Hardswish",
            "Mish", "SELU", "CELU", "Softsign", "Tanhshrink", "Hardtanh", "Threshold", "Hardshrink", "Softshrink", "PReLU",
-           "GroupNorm", "RMSNorm", "KLDivLoss", "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "RNN", "LSTM", "GRU", "Fold", "Unfold", "PixelShuffle", "PixelUnshuffle", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "ConvTranspose1d", "ConvTranspose2d", "Upsample", "AdaptiveAvgPool1d",
+           "GroupNorm", "RMSNorm", "KLDivLoss", "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder",
+           "Transformer", "RNN", "LSTM", "GRU", "Fold", "Unfold", "PixelShuffle", "PixelUnshuffle", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "ConvTranspose1d", "ConvTranspose2d", "Upsample", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AvgPool1d", "MaxPool1d", "PairwiseDistance", "MarginRankingLoss", "TripletMarginLoss",
            "RNNCell", "LSTMCell", "GRUCell", "ParameterList", "ParameterDict", "LazyLinear",
            "InstanceNorm1d", "InstanceNorm2d", "Bilinear", "LocalResponseNorm", "LPPool1d", "LPPool2d", "Dropout1d",
