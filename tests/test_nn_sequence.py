@@ -210,3 +210,112 @@ def test_multihead_attention_init_and_errors():
             a(x, x, x, attn_mask=mod.zeros(3, 4))
         with pytest.raises(RuntimeError, match="Need attn_mask if specifying the is_causal hint"):
             a(x, x, x, is_causal=True)
+
+
+# ---- LSTM projections, packed sequences --------------------------------------------------------
+
+def _run_recurrent(m, mod, x, h0, packed=None, batch_first=False):
+    """Output, final states and the gradients of the input, initial states and parameters."""
+    R = m.nn.utils.rnn
+    xt = m.tensor(x, requires_grad=True)
+    states = [m.tensor(h, requires_grad=True) for h in h0] if h0 else []
+    hx = None if not states else (tuple(states) if len(states) == 2 else states[0])
+    inp = xt if packed is None else R.pack_padded_sequence(xt, packed[0], batch_first=batch_first,
+                                                            enforce_sorted=packed[1])
+    out, hn = mod(inp, hx)
+    if packed is not None:
+        assert isinstance(out, R.PackedSequence)
+        out, lengths = R.pad_packed_sequence(out, batch_first=batch_first, padding_value=-1.5)
+        assert lengths.tolist() == list(packed[0])
+    hs = hn if isinstance(hn, tuple) else (hn,)
+    loss = _weighted(m, out) + sum((h ** 2).sum() for h in hs)
+    mod.zero_grad()
+    loss.backward()
+    return ([out.detach().numpy()] + [h.detach().numpy() for h in hs] + [xt.grad.numpy()]
+            + [s.grad.numpy() for s in states] + [p.grad.numpy() for p in mod.parameters()])
+
+
+RNNS = [("LSTM", dict(proj_size=2)), ("LSTM", dict(proj_size=3, num_layers=2, bidirectional=True, initial=True)),
+        ("LSTM", dict(proj_size=2, bias=False, batch_first=True)), ("LSTM", dict(packed=True)),
+        ("LSTM", dict(packed=True, unsorted=True, num_layers=2, bidirectional=True, initial=True)),
+        ("LSTM", dict(packed=True, unsorted=True, proj_size=2, bidirectional=True, batch_first=True, initial=True)),
+        ("GRU", dict(packed=True, unsorted=True, bidirectional=True, initial=True)),
+        ("RNN", dict(packed=True, nonlinearity="relu", num_layers=2, bidirectional=True)),
+        ("RNN", dict(nonlinearity="relu", num_layers=2, initial=True))]
+
+
+@pytest.mark.parametrize("cls,kw", RNNS, ids=[f"{c}-{'-'.join(k)}" for c, k in RNNS])
+def test_recurrent_projections_and_packed_sequences_match_pytorch(cls, kw):
+    """LSTM(proj_size) and RNN/LSTM/GRU over packed batches (sorted or not, uneven lengths):
+    outputs (padded back), final states and every gradient equal PyTorch's in float64."""
+    rng = np.random.default_rng(5)
+    kw = dict(kw)
+    packed, unsorted, initial = kw.pop("packed", False), kw.pop("unsorted", False), kw.pop("initial", False)
+    tm = getattr(torch.nn, cls)(3, 4, dtype=torch.float64, **kw)
+    gm = getattr(gradc.nn, cls)(3, 4, dtype=gradc.float64, **kw)
+    _load(gm, tm)
+    bf = kw.get("batch_first", False)
+    T, N = 5, 3
+    x = rng.standard_normal((N, T, 3) if bf else (T, N, 3))
+    layers = kw.get("num_layers", 1) * (2 if kw.get("bidirectional") else 1)
+    h0 = None
+    if initial:
+        h0 = [rng.standard_normal((layers, N, kw.get("proj_size") or 4))]
+        if cls == "LSTM":
+            h0.append(rng.standard_normal((layers, N, 4)))
+    lengths = ((2, 5, 3) if unsorted else (5, 3, 2)) if packed else None
+    got = [_run_recurrent(m, mod, x, h0, None if lengths is None else (lengths, not unsorted), bf)
+           for m, mod in ((torch, tm), (gradc, gm))]
+    _compare(got)
+
+
+def test_rnn_dropout_between_layers_draws_in_training():
+    gradc.manual_seed(0)
+    lstm = gradc.nn.LSTM(3, 4, num_layers=2, dropout=0.5)
+    x = gradc.randn(4, 2, 3)
+    assert not np.allclose(lstm(x)[0].detach().numpy(), lstm(x)[0].detach().numpy())
+    lstm.eval()
+    np.testing.assert_array_equal(lstm(x)[0].detach().numpy(), lstm(x)[0].detach().numpy())
+
+
+def test_packing_utilities_match_pytorch():
+    rng = np.random.default_rng(6)
+    seqs = [rng.standard_normal((n, 2)) for n in (3, 5, 1, 5)]
+    got = []
+    for m in (torch, gradc):
+        R = m.nn.utils.rnn
+        ts = [m.tensor(s, requires_grad=True) for s in seqs]
+        out = []
+        for bf in (False, True):
+            for side in ("right", "left"):
+                out.append(R.pad_sequence(ts, batch_first=bf, padding_value=7.0, padding_side=side).detach().numpy())
+        p = R.pack_sequence(ts, enforce_sorted=False)
+        out += [p.data.detach().numpy(), p.batch_sizes.numpy(), p.sorted_indices.numpy(), p.unsorted_indices.numpy()]
+        padded, lengths = R.pad_packed_sequence(p, batch_first=True, total_length=7)
+        out += [padded.detach().numpy(), lengths.numpy()]
+        out += [s.detach().numpy() for s in R.unpack_sequence(p)]
+        out += [s.detach().numpy() for s in R.unpad_sequence(padded, lengths, batch_first=True)]
+        s = R.pack_sequence(sorted(ts, key=lambda t: -t.shape[0]))
+        assert s.sorted_indices is None and s.unsorted_indices is None
+        _weighted(m, padded).backward()
+        out += [t.grad.numpy() for t in ts]
+        got.append(out)
+    for want, have in zip(*got, strict=True):
+        assert have.dtype == want.dtype
+        np.testing.assert_array_equal(have, want)
+
+
+def test_recurrent_and_packing_errors_match_pytorch():
+    cases = ["m.nn.LSTM(3, 4, proj_size=4)", "m.nn.LSTM(3, 4, proj_size=-1)", "m.nn.GRU(3, 4, proj_size=2)",
+             "m.nn.RNN(3, 4, proj_size=2)", "R.pack_padded_sequence(m.zeros(4, 3, 2), [4, 2, 3])",
+             "R.pack_padded_sequence(m.zeros(4, 3, 2), [4, 3, 0])", "R.pack_padded_sequence(m.zeros(4, 3, 2), [4, 3])",
+             "R.pad_sequence([m.zeros(2)], padding_side='mid')",
+             "R.pad_packed_sequence(R.pack_padded_sequence(m.zeros(4, 3, 2), [4, 3, 2]), total_length=2)"]
+    for case in cases:
+        errs = []
+        for m in (torch, gradc):
+            with pytest.raises(Exception) as e:
+                eval(case, {"m": m, "R": m.nn.utils.rnn})
+            errs.append((type(e.value), str(e.value)))
+        assert errs[1] == errs[0], case
+    assert repr(gradc.nn.LSTM(3, 4, proj_size=2, num_layers=2)) == repr(torch.nn.LSTM(3, 4, proj_size=2, num_layers=2))

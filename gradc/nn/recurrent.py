@@ -22,24 +22,31 @@ class RNNBase(Module):
         super().__init__()
         if mode is not None:
             self.mode = mode
-        if proj_size:
-            raise NotImplementedError("gradc.nn.LSTM: proj_size is not supported")
         if not 0 <= dropout <= 1 or isinstance(dropout, bool):
             raise ValueError("dropout should be a number in range [0, 1] representing the probability of an "
                              "element being zeroed")
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout, self.bidirectional = bias, batch_first, float(dropout), bidirectional
-        self.proj_size = 0
+        if proj_size and self.mode != "LSTM":
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        self.proj_size = proj_size
+        real_hidden = proj_size if proj_size > 0 else hidden_size
         gates = _GATES[self.mode] * hidden_size
         directions = 2 if bidirectional else 1
         self._flat_weights_names = []
         for layer in range(num_layers):
             for d in range(directions):
                 sfx = f"_l{layer}" + ("_reverse" if d else "")
-                width = input_size if layer == 0 else hidden_size * directions
-                shapes = [("weight_ih", (gates, width)), ("weight_hh", (gates, hidden_size))]
+                width = input_size if layer == 0 else real_hidden * directions
+                shapes = [("weight_ih", (gates, width)), ("weight_hh", (gates, real_hidden))]
                 if bias:
                     shapes += [("bias_ih", (gates,)), ("bias_hh", (gates,))]
+                if proj_size > 0:
+                    shapes += [("weight_hr", (proj_size, hidden_size))]
                 for name, shape in shapes:
                     self.register_parameter(name + sfx, Parameter(factories.empty(*shape, dtype=dtype)))
                     self._flat_weights_names.append(name + sfx)
@@ -52,6 +59,8 @@ class RNNBase(Module):
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             s += f", num_layers={self.num_layers}"
         if self.bias is not True:
@@ -65,15 +74,17 @@ class RNNBase(Module):
         return s
 
     # ---- the recurrence --------------------------------------------------------------------
-    def _cell(self, gi, h, c, w_hh, b_hh):
-        """One step: ``gi`` is the input projection (with its bias) of this step."""
+    def _cell(self, gi, h, c, w_hh, b_hh, w_hr=None):
+        """One step: ``gi`` is the input projection (with its bias) of this step; an LSTM's
+        output is projected by ``w_hr`` where it has projections."""
         gh = h @ w_hh.t()
         if b_hh is not None:
             gh = gh + b_hh
         if self.mode == "LSTM":
             i, f, g, o = (gi + gh).chunk(4, 1)
             c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-            return o.sigmoid() * c.tanh(), c
+            h = o.sigmoid() * c.tanh()
+            return (h if w_hr is None else h @ w_hr.t()), c
         if self.mode == "GRU":
             ri, zi, ni = gi.chunk(3, 1)
             rh, zh, nh = gh.chunk(3, 1)
@@ -83,11 +94,16 @@ class RNNBase(Module):
         pre = gi + gh
         return (pre.tanh() if self.mode == "RNN_TANH" else pre.relu()), None
 
-    def _direction(self, x, h, c, layer, reverse):
+    def _weights(self, layer, reverse):
         sfx = f"_l{layer}" + ("_reverse" if reverse else "")
         w_ih, w_hh = getattr(self, "weight_ih" + sfx), getattr(self, "weight_hh" + sfx)
         b_ih = getattr(self, "bias_ih" + sfx) if self.bias else None
         b_hh = getattr(self, "bias_hh" + sfx) if self.bias else None
+        w_hr = getattr(self, "weight_hr" + sfx) if self.proj_size > 0 else None
+        return w_ih, w_hh, b_ih, b_hh, w_hr
+
+    def _direction(self, x, h, c, layer, reverse):
+        w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, reverse)
         steps, batch = x.shape[0], x.shape[1]
         gi_all = x.reshape(steps * batch, x.shape[2]) @ w_ih.t()
         if b_ih is not None:
@@ -95,13 +111,100 @@ class RNNBase(Module):
         gi_all = gi_all.reshape(steps, batch, gi_all.shape[1])
         outs = [None] * steps
         for t in (reversed(range(steps)) if reverse else range(steps)):
-            h, c = self._cell(gi_all[t], h, c, w_hh, b_hh)
+            h, c = self._cell(gi_all[t], h, c, w_hh, b_hh, w_hr)
             outs[t] = h
         from ..tensor_api import stack
         return stack(outs, 0), h, c
 
+    def _direction_packed(self, x, sizes, h0, c0, layer, reverse):
+        """One direction over packed data ``x`` (sum(sizes), features): step t runs the first
+        ``sizes[t]`` sequences (sorted by decreasing length); a sequence's final state is its
+        state after its own last step (reverse: each sequence starts from its h0 row)."""
+        from ..tensor_api import cat
+        w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, reverse)
+        gi_all = x @ w_ih.t()
+        if b_ih is not None:
+            gi_all = gi_all + b_ih
+        offsets = [0]
+        for b in sizes:
+            offsets.append(offsets[-1] + b)
+        outs = [None] * len(sizes)
+        lstm = c0 is not None
+        if not reverse:
+            h, c = h0, c0
+            for t, b in enumerate(sizes):
+                hb, cb = self._cell(gi_all[offsets[t]:offsets[t + 1]], h[:b], c[:b] if lstm else None, w_hh, b_hh,
+                                    w_hr)
+                outs[t] = hb
+                full = h.shape[0]
+                h = hb if b == full else cat([hb, h[b:]])
+                if lstm:
+                    c = cb if b == full else cat([cb, c[b:]])
+            return cat(outs), h, c
+        h = c = None
+        for t in reversed(range(len(sizes))):
+            b = sizes[t]
+            have = 0 if h is None else h.shape[0]
+            if have < b:
+                h = h0[:b] if h is None else cat([h, h0[have:b]])
+                if lstm:
+                    c = c0[:b] if c is None else cat([c, c0[have:b]])
+            h, c = self._cell(gi_all[offsets[t]:offsets[t + 1]], h, c, w_hh, b_hh, w_hr)
+            outs[t] = h
+        return cat(outs), h, c
+
+    def _forward_packed(self, packed, hx):
+        from ..tensor_api import cat, stack
+        from .utils.rnn import PackedSequence
+        data, batch_sizes, sorted_indices, unsorted_indices = packed
+        sizes = [int(b) for b in batch_sizes.tolist()]
+        directions = 2 if self.bidirectional else 1
+        lstm = self.mode == "LSTM"
+        real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+        batch = sizes[0]
+        if hx is None:
+            h0 = factories.zeros(self.num_layers * directions, batch, real_hidden, dtype=data.dtype, device=data.device)
+            c0 = factories.zeros(self.num_layers * directions, batch, self.hidden_size, dtype=data.dtype,
+                                 device=data.device) if lstm else None
+        else:
+            h0, c0 = hx if lstm else (hx, None)
+            if sorted_indices is not None:
+                h0 = h0.index_select(1, sorted_indices)
+                c0 = c0.index_select(1, sorted_indices) if c0 is not None else None
+            self._check_hidden(h0, (self.num_layers * directions, batch, real_hidden), "hidden[0]" if lstm else "hidden")
+            if lstm:
+                self._check_hidden(c0, (self.num_layers * directions, batch, self.hidden_size), "hidden[1]")
+        x = data
+        hs, cs = [], []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(directions):
+                k = layer * directions + d
+                out, h, c = self._direction_packed(x, sizes, h0[k], c0[k] if lstm else None, layer, bool(d))
+                outs.append(out)
+                hs.append(h)
+                cs.append(c)
+            x = outs[0] if directions == 1 else cat(outs, 1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout)
+        h_n = stack(hs, 0)
+        c_n = stack(cs, 0) if lstm else None
+        if unsorted_indices is not None:
+            h_n = h_n.index_select(1, unsorted_indices)
+            c_n = c_n.index_select(1, unsorted_indices) if c_n is not None else None
+        output = PackedSequence(x, batch_sizes, sorted_indices, unsorted_indices)
+        return output, ((h_n, c_n) if lstm else h_n)
+
+    @staticmethod
+    def _check_hidden(h, want, label):
+        if tuple(h.shape) != want:
+            raise RuntimeError(f"Expected {label} size {want}, got {list(h.shape)}")
+
     def forward(self, input, hx=None):
         from ..tensor_api import cat, stack
+        from .utils.rnn import PackedSequence
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         batched = input.ndim == 3
         if input.ndim not in (2, 3):
             raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.ndim}D instead")
@@ -115,9 +218,10 @@ class RNNBase(Module):
         batch = x.shape[1]
         lstm = self.mode == "LSTM"
         if hx is None:
-            zeros = factories.zeros(self.num_layers * directions, batch, self.hidden_size, dtype=x.dtype,
-                                    device=x.device)
-            h0, c0 = zeros, (zeros if lstm else None)
+            real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+            h0 = factories.zeros(self.num_layers * directions, batch, real_hidden, dtype=x.dtype, device=x.device)
+            c0 = factories.zeros(self.num_layers * directions, batch, self.hidden_size, dtype=x.dtype,
+                                 device=x.device) if lstm else None
         else:
             h0, c0 = hx if lstm else (hx, None)
             if not batched:
@@ -149,7 +253,9 @@ class RNNBase(Module):
 
 class RNN(RNNBase):
     def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, dtype=None):
+                 dropout=0.0, bidirectional=False, device=None, dtype=None, **kwargs):
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, dtype=dtype,

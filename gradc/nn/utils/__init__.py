@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import math
 
-from ..autograd import no_grad
-from ..tensor import Tensor
+from ...autograd import no_grad
+from ...tensor import Tensor
 
 
 def _grads(parameters):
@@ -18,8 +18,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     """Scale the gradients in place so that their total ``norm_type`` norm (the norm of the
     per-tensor norms) is at most ``max_norm`` (scale ``max_norm / (norm + 1e-6)``, capped at 1);
     returns the total norm before clipping, as PyTorch does."""
-    from .. import factories
-    from ..tensor_api import stack
+    from ... import factories
+    from ...tensor_api import stack
     grads = _grads(parameters)
     norm_type = float(norm_type)
     if not grads:
@@ -45,7 +45,7 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
 
 def parameters_to_vector(parameters):
     """The parameters flattened and concatenated (a new tensor in the autograd graph)."""
-    from ..tensor_api import cat
+    from ...tensor_api import cat
     return cat([p.reshape(-1) for p in parameters])
 
 
@@ -59,3 +59,6 @@ def vector_to_parameters(vec, parameters):
         n = p.numel()
         p.copy_(vec[start:start + n].reshape(p.shape))
         start += n
+
+
+from . import rnn  # noqa: E402  (torch.nn.utils.rnn)
