@@ -341,14 +341,14 @@ class Module:
         return ""
 
     def __repr__(self):
-        lines = [f"{type(self).__name__}({self.extra_repr()}"]
-        if self._modules:
-            lines = [f"{type(self).__name__}("]
-            for name, m in self._modules.items():
-                sub = repr(m).replace("\n", "\n  ")
-                lines.append(f"  ({name}): {sub}")
-            return "\n".join(lines) + "\n)"
-        return lines[0] + ")"
+        """PyTorch's layout: the extra_repr on the first line alone, or its lines and then each
+        child as ``(name): repr``, indented, one per line."""
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        children = [f"({name}): " + repr(m).replace("\n", "\n  ") for name, m in self._modules.items()]
+        if not children and len(extra_lines) <= 1:
+            return f"{type(self).__name__}({extra})"
+        return f"{type(self).__name__}(\n  " + "\n  ".join(extra_lines + children) + "\n)"
 
 
 def _default_parameters(weight_shape, n_bias, bias, dtype):

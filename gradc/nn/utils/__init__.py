@@ -62,3 +62,5 @@ def vector_to_parameters(vec, parameters):
 
 
 from . import rnn  # noqa: E402  (torch.nn.utils.rnn)
+from .weight_norm import remove_weight_norm, weight_norm  # noqa: E402,F401
+from . import parametrizations, parametrize  # noqa: E402,F401

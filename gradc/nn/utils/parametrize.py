@@ -1,0 +1,126 @@
+"""``torch.nn.utils.parametrize``: a module's tensor replaced by a function of other tensors.
+
+As PyTorch does it: the module's class becomes a per-module subclass (``ParametrizedLinear``)
+with a property for each parametrized name; the originals live in
+``module.parametrizations[name]`` (a ``ParametrizationList``, as ``original`` or ``original0``,
+``original1``, ... when a right inverse gives several), and reading the name runs the chain.
+"""
+from __future__ import annotations
+
+from ...autograd import no_grad
+from ...tensor import Tensor
+from ..containers import ModuleDict, ModuleList
+from ..parameter import Parameter
+
+
+class ParametrizationList(ModuleList):
+    """The parametrizations of one tensor, applied in order to its originals."""
+
+    def __init__(self, modules, original, unsafe=False):
+        super().__init__(modules)
+        self.unsafe = unsafe
+        with no_grad():
+            new = original
+            for module in reversed(list(self)):
+                if hasattr(module, "right_inverse"):
+                    new = module.right_inverse(new)
+        wrap = (lambda t: Parameter(t.detach(), original.requires_grad)) if isinstance(original, Parameter) else (
+            lambda t: t.detach())
+        register = self.register_parameter if isinstance(original, Parameter) else self.register_buffer
+        self.is_tensor = isinstance(new, Tensor)
+        if self.is_tensor:
+            register("original", wrap(new))
+            self.ntensors = 1
+        else:
+            self.ntensors = len(new)
+            for i, t in enumerate(new):
+                register(f"original{i}", wrap(t))
+
+    def originals(self):
+        return (self.original,) if self.is_tensor else tuple(getattr(self, f"original{i}") for i in range(self.ntensors))
+
+    def forward(self):
+        modules = list(self)
+        x = modules[0](*self.originals())
+        for module in modules[1:]:
+            x = module(x)
+        return x
+
+    def right_inverse(self, value):
+        with no_grad():
+            for module in reversed(list(self)):
+                if hasattr(module, "right_inverse"):
+                    value = module.right_inverse(value)
+            values = (value,) if self.is_tensor else tuple(value)
+            for original, v in zip(self.originals(), values):
+                original.copy_(v)
+
+
+def is_parametrized(module, tensor_name=None) -> bool:
+    parametrizations = module.__dict__.get("_modules", {}).get("parametrizations")
+    if not isinstance(parametrizations, ModuleDict):
+        return False
+    return tensor_name is None or tensor_name in parametrizations
+
+
+def _inject_class(module):
+    cls = module.__class__
+    object.__setattr__(module, "__class__", type(f"Parametrized{cls.__name__}", (cls,), {}))
+    module.parametrizations = ModuleDict()
+
+
+def _inject_property(module, name):
+    def get(self):
+        return self.parametrizations[name]()
+
+    def set_(self, value):
+        self.parametrizations[name].right_inverse(value)
+    setattr(module.__class__, name, property(get, set_))
+
+
+def register_parametrization(module, tensor_name, parametrization, *, unsafe=False):
+    """Make ``module.<tensor_name>`` the output of ``parametrization`` (several calls chain)."""
+    if is_parametrized(module, tensor_name):
+        module.parametrizations[tensor_name].append(parametrization)
+        return module
+    original = getattr(module, tensor_name)
+    if not isinstance(original, Tensor):
+        raise ValueError(f"Module '{module}' does not have a parameter, a buffer, or a parametrized element with "
+                         f"name '{tensor_name}'")
+    if not is_parametrized(module):
+        _inject_class(module)
+    module._parameters.pop(tensor_name, None)
+    module._buffers.pop(tensor_name, None)
+    module.__dict__.pop(tensor_name, None)
+    module.parametrizations[tensor_name] = ParametrizationList([parametrization], original, unsafe)
+    _inject_property(module, tensor_name)
+    return module
+
+
+def remove_parametrizations(module, tensor_name, leave_parametrized=True):
+    """Undo ``register_parametrization``: the tensor becomes a plain parameter (or buffer) again,
+    its current value (``leave_parametrized``) or its original."""
+    if not is_parametrized(module, tensor_name):
+        raise ValueError(f"Module {module} does not have a parametrization on {tensor_name}")
+    chain = module.parametrizations[tensor_name]
+    was_parameter = bool(chain._parameters)
+    if leave_parametrized:
+        with no_grad():
+            value = getattr(module, tensor_name)
+    elif chain.is_tensor:
+        value = chain.original
+    else:
+        raise ValueError("Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is parametrized in "
+                         "terms of a sequence of tensors.")
+    requires_grad = chain.originals()[0].requires_grad
+    delattr(module.__class__, tensor_name)
+    del module.parametrizations[tensor_name]
+    if was_parameter:
+        module.register_parameter(tensor_name, Parameter(value.detach(), requires_grad))
+    else:
+        module.register_buffer(tensor_name, value.detach())
+    if not len(module.parametrizations):
+        del module._modules["parametrizations"]
+        module.__dict__.pop("parametrizations", None)
+        object.__setattr__(module, "__class__", module.__class__.__bases__[0])
+    return module
