@@ -9,35 +9,17 @@ import math
 from .. import factories
 from . import functional as F
 from . import init
-from .modules import Dropout, Module, PairwiseDistance, _Loss, _no_grad
+from .modules import Dropout, Module, PairwiseDistance, _Loss, _NormBase, _no_grad
 from .parameter import Parameter
 
 
 # ---- normalisation --------------------------------------------------------------------------------
-class _InstanceNorm(Module):
+class _InstanceNorm(_NormBase):
     _dims = ()
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
                  dtype=None):
-        super().__init__()
-        self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        self.weight = Parameter(factories.ones(num_features, dtype=dtype)) if affine else None
-        self.bias = Parameter(factories.zeros(num_features, dtype=dtype)) if affine else None
-        if track_running_stats:
-            self.register_buffer("running_mean", factories.zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", factories.ones(num_features, dtype=dtype))
-            self.register_buffer("num_batches_tracked", factories.tensor(0))
-        else:
-            for name in ("running_mean", "running_var", "num_batches_tracked"):
-                self.register_buffer(name, None)
-
-    def reset_running_stats(self):
-        if self.track_running_stats:
-            with _no_grad():
-                self.running_mean.zero_()
-                self.running_var.fill_(1)
-                self.num_batches_tracked.zero_()
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype)
 
     def forward(self, input):
         want = self._dims

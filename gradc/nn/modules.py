@@ -537,14 +537,11 @@ class LayerNorm(Module):
                 f"bias={self.bias is not None}")
 
 
-class _BatchNorm(Module):
-    """BatchNorm over dim 1 (``F.batch_norm``), with PyTorch's parameters and buffers:
-    ``weight``/``bias`` (``affine``), ``running_mean``/``running_var``/``num_batches_tracked``
-    (``track_running_stats``; ``momentum=None``: a cumulative average)."""
-    _dims = ()
+class _NormBase(Module):
+    """The parameters and buffers of batch and instance norm: ``weight``/``bias`` (``affine``),
+    ``running_mean``/``running_var``/``num_batches_tracked`` (``track_running_stats``)."""
 
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
-                 dtype=None, *, bias=True):
+    def __init__(self, num_features, eps, momentum, affine, track_running_stats, dtype=None, bias=True):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
@@ -564,6 +561,16 @@ class _BatchNorm(Module):
                 self.running_mean.zero_()
                 self.running_var.fill_(1)
                 self.num_batches_tracked.zero_()
+
+
+class _BatchNorm(_NormBase):
+    """BatchNorm over dim 1 (``F.batch_norm``), with PyTorch's parameters and buffers
+    (``momentum=None``: a cumulative average)."""
+    _dims = ()
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
+                 dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype, bias)
 
     def forward(self, x):
         if x.ndim not in self._dims:
