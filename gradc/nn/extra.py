@@ -9,7 +9,7 @@ import math
 from .. import factories
 from . import functional as F
 from . import init
-from .modules import Dropout, Module, PairwiseDistance, _Loss, _NormBase, _no_grad
+from .modules import Dropout, Module, PairwiseDistance, _Loss, _NormBase
 from .parameter import Parameter
 
 
