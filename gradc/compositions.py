@@ -611,17 +611,33 @@ def _pad_side(x, d, amount, mode, value, before):
     return flip(part, d)
 
 
-# ---- convolution and pooling (NCHW) as patches and a matmul --------------------------------------
+# ---- convolution and pooling (N, C, *spatial) as patches and a matmul ----------------------------
+import builtins  # noqa: E402  (any/all are gradc functions in this module)
+_builtin_any = builtins.any
+
+
+def _ntuple(v, n):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+
+
 def _pair(v):
-    return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+    return _ntuple(v, 2)
 
 
-def _patches(x, kernel, stride, dilation, out_hw):
-    """(N, C, KH*KW, Ho, Wo): for each kernel offset, the strided window of the (padded) input."""
-    (kh, kw), (sh, sw), (dh, dw), (ho, wo) = kernel, stride, dilation, out_hw
-    cols = [x[:, :, i * dh:i * dh + sh * (ho - 1) + 1:sh, j * dw:j * dw + sw * (wo - 1) + 1:sw]
-            for i in range(kh) for j in range(kw)]
+def _triple(v):
+    return _ntuple(v, 3)
+
+
+def _patches(x, kernel, stride, dilation, out):
+    """(N, C, prod(kernel), *out): for each kernel offset (row-major), the strided window of the
+    (padded) input over its trailing ``len(kernel)`` dims."""
+    import itertools
     from .tensor_api import stack
+    cols = []
+    for offsets in itertools.product(*(range(k) for k in kernel)):
+        key = (slice(None), slice(None)) + tuple(slice(o * d, o * d + s * (n - 1) + 1, s)
+                                                 for o, d, s, n in zip(offsets, dilation, stride, out))
+        cols.append(x[key])
     return stack(cols, 2)
 
 
@@ -629,50 +645,81 @@ def _out_size(n, pad, dil, k, stride):
     return (n + 2 * pad - dil * (k - 1) - 1) // stride + 1
 
 
-@grad_fn_named("ConvolutionBackward0")
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """``nn.functional.conv2d`` as im2col: the kernel's windows of the padded input stacked, then one
-    batched matmul per group (PyTorch records one ConvolutionBackward0)."""
-    unbatched = input.ndim == 3
+def _pad_list(pairs):
+    """F.pad's list (last dim first) from (before, after) pairs given first dim first."""
+    return [v for before_after in reversed(pairs) for v in before_after]
+
+
+def _same_padding(kernel, dilation):
+    """padding='same': the total ``dilation * (k - 1)`` split with the odd one after, as PyTorch."""
+    return [(d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for k, d in zip(kernel, dilation)]
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
+    """conv{nd}d as im2col: the kernel's windows of the padded input stacked, then one batched
+    matmul per group."""
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input of "
+                           f"size: {list(input.shape)}")
+    unbatched = input.ndim == nd + 1
     if unbatched:
         input = input.unsqueeze(0)
-    n, c, h, w = input.shape
-    o, cg, kh, kw = weight.shape
+    n, c = input.shape[0], input.shape[1]
+    o, cg, ks = weight.shape[0], weight.shape[1], tuple(weight.shape[2:])
     if c != cg * groups:
         raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
                            f"{list(input.shape)} to have {cg * groups} channels, but got {c} channels instead")
     if o % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
-                           f"got weight of size {list(weight.shape)} instead")
-    (sh, sw), (dh, dw) = _pair(stride), _pair(dilation)
+                           f"got weight of size [{list(weight.shape)}] instead")
+    s, d = _ntuple(stride, nd), _ntuple(dilation, nd)
     if padding == "valid":
         padding = 0
     if padding == "same":
-        if (sh, sw) != (1, 1):
+        if s != (1,) * nd:
             raise RuntimeError("padding='same' is not supported for strided convolutions")
-        total = (dh * (kh - 1), dw * (kw - 1))
-        input = pad(input, (total[1] // 2, total[1] - total[1] // 2, total[0] // 2, total[0] - total[0] // 2))
-        ph = pw = 0
+        pairs = _same_padding(ks, d)
     else:
-        ph, pw = _pair(padding)
-        if ph or pw:
-            input = pad(input, (pw, pw, ph, ph))
-    ho = _out_size(input.shape[2], 0, dh, kh, sh)
-    wo = _out_size(input.shape[3], 0, dw, kw, sw)
-    if ho <= 0 or wo <= 0:
-        raise RuntimeError(f"Calculated output size: ({o}x{max(ho, 0)}x{max(wo, 0)}). Output size is too small")
-    cols = _patches(input, (kh, kw), (sh, sw), (dh, dw), (ho, wo)).reshape(n, groups, cg * kh * kw, ho * wo)
-    out = (weight.reshape(1, groups, o // groups, cg * kh * kw) @ cols).reshape(n, o, ho, wo)
+        pairs = [(q, q) for q in _ntuple(padding, nd)]
+    sizes = [input.shape[2 + i] + sum(pairs[i]) for i in range(nd)]
+    if _builtin_any(sz < di * (k - 1) + 1 for sz, di, k in zip(sizes, d, ks)):
+        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, sizes))}). Kernel size: "
+                           f"({' x '.join(str(di * (k - 1) + 1) for di, k in zip(d, ks))}). Kernel size can't be "
+                           "greater than actual input size")
+    if _builtin_any(v for pr in pairs for v in pr):
+        input = pad(input, _pad_list(pairs))
+    outs = [_out_size(input.shape[2 + i], 0, d[i], ks[i], s[i]) for i in range(nd)]
+    kk, length = math.prod(ks), math.prod(outs)
+    cols = _patches(input, ks, s, d, outs).reshape(n, groups, cg * kk, length)
+    out = (weight.reshape(1, groups, o // groups, cg * kk) @ cols).reshape(n, o, *outs)
     if bias is not None:
-        out = out + bias.reshape(1, o, 1, 1)
+        out = out + bias.reshape(1, o, *(1,) * nd)
     return out.squeeze(0) if unbatched else out
+
+
+def _conv_node(nd):
+    """ConvolutionBackward0 for a batched input; PyTorch squeezes an unbatched one's batch dim off last."""
+    return lambda input, *args, **kwargs: "ConvolutionBackward0" if input.ndim == nd + 2 else None
+
+
+@grad_fn_named(_conv_node(2))
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """``nn.functional.conv2d`` as im2col (PyTorch records one ConvolutionBackward0)."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+@grad_fn_named(_conv_node(3))
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """``nn.functional.conv3d``: input (N, C, D, H, W) or unbatched (C, D, H, W), weight
+    (O, C / groups, kD, kH, kW)."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
 
 
 def _single(v):
     return tuple(v) if isinstance(v, (tuple, list)) else (v,)
 
 
-@grad_fn_named("ConvolutionBackward0")
+@grad_fn_named(_conv_node(1))
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """``nn.functional.conv1d``: conv2d on a height-1 image (input (N, C, L) or unbatched (C, L),
     weight (O, C / groups, K))."""
@@ -696,36 +743,55 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return out if input.ndim == 3 else out.squeeze(0)
 
 
-def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    """``nn.functional.conv_transpose2d``, the adjoint of conv2d: the input spread out by the stride
+_AXES = {1: ("width",), 2: ("height", "width"), 3: ("depth", "height", "width")}
+
+
+def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, nd):
+    """conv_transpose{nd}d, the adjoint of the convolution: the input spread out by the stride
     (zeros between its elements), padded by ``dilation * (k - 1) - padding`` (plus
-    ``output_padding`` at the end), then a stride-1 conv2d with the weight flipped and its
-    in/out channels swapped per group (weight (C_in, C_out / groups, kH, kW))."""
-    unbatched = input.ndim == 3
+    ``output_padding`` at the end), then a stride-1 convolution with the weight flipped and its
+    in/out channels swapped per group (weight (C_in, C_out / groups, *kernel))."""
+    unbatched = input.ndim == nd + 1
     if unbatched:
         input = input.unsqueeze(0)
-    n, c, h, w = input.shape
-    cin, cog, kh, kw = weight.shape
+    n, c, sizes = input.shape[0], input.shape[1], tuple(input.shape[2:])
+    cin, cog, ks = weight.shape[0], weight.shape[1], tuple(weight.shape[2:])
     if c != cin:
         raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input{list(input.shape)} "
                            f"to have {cin} channels, but got {c} channels instead")
-    (sh, sw), (ph, pw), (oh, ow), (dh, dw) = _pair(stride), _pair(padding), _pair(output_padding), _pair(dilation)
-    if oh >= max(sh, dh) or ow >= max(sw, dw):
-        raise RuntimeError("output padding must be smaller than either stride or dilation, but got output_padding_height: "
-                           f"{oh} output_padding_width: {ow} stride_height: {sh} stride_width: {sw} dilation_height: {dh} "
-                           f"dilation_width: {dw}")
+    s, p, op, d = (_ntuple(v, nd) for v in (stride, padding, output_padding, dilation))
+    if _builtin_any(op[i] >= max(s[i], d[i]) for i in range(nd)):
+        axes = _AXES[nd]
+        raise RuntimeError("output padding must be smaller than either stride or dilation, but got " + " ".join(
+            [f"output_padding_{a}: {v}" for a, v in zip(axes, op)] + [f"stride_{a}: {v}" for a, v in zip(axes, s)]
+            + [f"dilation_{a}: {v}" for a, v in zip(axes, d)]))
     x = input
-    if sh > 1 or sw > 1:          # spread: (H, 1, W, 1) padded to (H, sh, W, sw), cut to (H-1)*sh + 1
-        x = pad(x.reshape(n, c, h, 1, w, 1), (0, sw - 1, 0, 0, 0, sh - 1)).reshape(n, c, h * sh, w * sw)
-        x = x[:, :, :(h - 1) * sh + 1, :(w - 1) * sw + 1]
-    eh, ew = dh * (kh - 1) - ph, dw * (kw - 1) - pw
-    x = pad(x, (ew, ew + ow, eh, eh + oh))
-    flipped = weight.reshape(groups, cin // groups, cog, kh, kw).transpose(1, 2).reshape(groups * cog, cin // groups,
-                                                                                         kh, kw).flip((2, 3))
-    out = conv2d(x, flipped, bias, 1, 0, (dh, dw), groups)
+    if _builtin_any(v > 1 for v in s):     # spread: (.., L, 1, ..) padded to (.., L, s, ..), cut to (L - 1) * s + 1
+        x = x.reshape(n, c, *[v for sz in sizes for v in (sz, 1)])
+        x = pad(x, _pad_list([pr for si in s for pr in ((0, 0), (0, si - 1))]))
+        x = x.reshape(n, c, *[sz * si for sz, si in zip(sizes, s)])
+        x = x[(slice(None), slice(None)) + tuple(slice(0, (sz - 1) * si + 1) for sz, si in zip(sizes, s))]
+    edge = [d[i] * (ks[i] - 1) - p[i] for i in range(nd)]
+    x = pad(x, _pad_list([(edge[i], edge[i] + op[i]) for i in range(nd)]))
+    flipped = weight.reshape(groups, cin // groups, cog, *ks).transpose(1, 2).reshape(
+        groups * cog, cin // groups, *ks).flip(tuple(range(2, 2 + nd)))
+    out = _conv(x, flipped, bias, 1, 0, d, groups, nd, f"conv{nd}d")
     return out.squeeze(0) if unbatched else out
 
 
+@grad_fn_named(_conv_node(2))
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """``nn.functional.conv_transpose2d`` (weight (C_in, C_out / groups, kH, kW))."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
+
+
+@grad_fn_named(_conv_node(3))
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """``nn.functional.conv_transpose3d`` (weight (C_in, C_out / groups, kD, kH, kW))."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3)
+
+
+@grad_fn_named(_conv_node(1))
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     batched = input if input.ndim == 3 else input.unsqueeze(0)
     out = conv_transpose2d(batched.unsqueeze(2), weight.unsqueeze(2), bias, (1, _single(stride)[0]),
@@ -789,59 +855,80 @@ def _pool_out_size(n, k, s, p, d, ceil_mode):
     return out
 
 
-def _pool(input, kernel_size, stride, padding, dilation, fill, reduce, ceil_mode=False):
-    """``reduce(patches, geometry)`` of the windows of ``input`` (3-D or 4-D), where patches are
-    (N, C, KH*KW, Ho, Wo) and geometry is (kernel, stride, padding, dilation, input H, W); the
-    result's tensors get the batch dim back off for an unbatched input.  ``ceil_mode``'s last
-    windows read ``fill`` past the padded input."""
-    unbatched = input.ndim == 3
+def _pool(input, kernel_size, stride, padding, dilation, fill, reduce, ceil_mode=False, nd=2, check=None):
+    """``reduce(patches, geometry)`` of the windows of ``input`` ((N,) C, *spatial with ``nd``
+    spatial dims), where patches are (N, C, prod(kernel), *out) and geometry is (kernel, stride,
+    padding, dilation, input sizes); the result's tensors get the batch dim back off for an
+    unbatched input.  ``ceil_mode``'s last windows read ``fill`` past the padded input."""
+    unbatched = input.ndim == nd + 1
     if unbatched:
         input = input.unsqueeze(0)
-    k, s, p, d = _pair(kernel_size), _pair(stride if stride is not None else kernel_size), _pair(padding), \
-        _pair(dilation)
-    if p[0] > k[0] // 2 or p[1] > k[1] // 2:
-        raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p[0]}, "
-                           f"kernel_size={k[0]} and dilation={d[0]}")
-    h, w = input.shape[2], input.shape[3]
-    ho, wo = (_pool_out_size(n, k[i], s[i], p[i], d[i], ceil_mode) for i, n in enumerate((h, w)))
-    if ho <= 0 or wo <= 0:
-        raise RuntimeError(f"Given input size: ({input.shape[1]}x{h}x{w}). Calculated output size: "
-                           f"({input.shape[1]}x{ho}x{wo}). Output size is too small")
+    k = _ntuple(kernel_size, nd)
+    s = _ntuple(stride if stride is not None and stride != () else kernel_size, nd)
+    p, d = _ntuple(padding, nd), _ntuple(dilation, nd)
+    for i in range(nd):
+        if p[i] > k[i] // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p[i]}, "
+                               f"kernel_size={k[i]} and dilation={d[i]}")
+    sizes = tuple(input.shape[2:])
+    if check is not None:
+        check(sizes, k, p)
+    outs = tuple(_pool_out_size(n, k[i], s[i], p[i], d[i], ceil_mode) for i, n in enumerate(sizes))
+    if _builtin_any(o <= 0 for o in outs):
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, (input.shape[1],) + sizes))}). Calculated output "
+                           f"size: ({'x'.join(map(str, (input.shape[1],) + outs))}). Output size is too small")
     extra = [max(0, (o - 1) * s[i] + d[i] * (k[i] - 1) + 1 - (n + 2 * p[i])) for i, (o, n) in
-             enumerate(((ho, h), (wo, w)))]
-    if p != (0, 0) or extra != [0, 0]:
-        input = pad(input, (p[1], p[1] + extra[1], p[0], p[0] + extra[0]), value=fill)
-    out = reduce(_patches(input, k, s, d, (ho, wo)), (k, s, p, d, h, w))
+             enumerate(zip(outs, sizes))]
+    if _builtin_any(p) or _builtin_any(extra):
+        input = pad(input, _pad_list([(p[i], p[i] + extra[i]) for i in range(nd)]), value=fill)
+    out = reduce(_patches(input, k, s, d, outs), (k, s, p, d) + sizes)
     if unbatched:
         return tuple(t.squeeze(0) for t in out) if isinstance(out, tuple) else out.squeeze(0)
     return out
 
 
-def _avg_pool_divisor(geometry, ho, wo, count_include_pad, divisor_override):
-    """(Ho, Wo) divisors of PyTorch's avg_pool2d: the window clipped to the padded input (padding
-    counted), or to the input itself (``count_include_pad=False``), or the override."""
+def _avg_pool_divisor(geometry, outs, count_include_pad, divisor_override):
+    """The divisors (shape ``outs``) of PyTorch's avg_pool: the window clipped to the padded input
+    (padding counted), or to the input itself (``count_include_pad=False``), or the override."""
     if divisor_override is not None:
-        return np.full((ho, wo), float(divisor_override))
-    (kh, kw), (sh, sw), (ph, pw), _, h, w = geometry
+        return np.full(tuple(outs), float(divisor_override))
+    nd = len(outs)
+    k, s, p, sizes = geometry[0], geometry[1], geometry[2], geometry[4:]
 
-    def sizes(n_out, k, s, p, n):
+    def counts(n_out, k, s, p, n):
         start = np.arange(n_out) * s - p
         end = np.minimum(start + k, n + p)
         if count_include_pad:
             return end - start
         return np.minimum(end, n) - np.maximum(start, 0)
-    return np.outer(sizes(ho, kh, sh, ph, h), sizes(wo, kw, sw, pw, w)).astype(float)
+    out = np.ones(())
+    for i in range(nd):
+        out = np.multiply.outer(out, counts(outs[i], k[i], s[i], p[i], sizes[i]))
+    return out.astype(float)
 
 
 def _window_argmax_to_flat(arg, geometry):
-    """PyTorch's max_pool2d indices (flat, into each unpadded H*W plane) from the index of the
-    maximum within each window (row-major over the kernel's offsets)."""
+    """PyTorch's max_pool indices (flat, into each unpadded spatial plane/volume) from the index of
+    the maximum within each window (row-major over the kernel's offsets)."""
     from .factories import arange
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw), h, w = geometry
-    ho, wo = arg.shape[-2], arg.shape[-1]
-    row = (arg // kw) * dh + (arange(ho) * sh - ph).reshape(ho, 1)
-    col = (arg % kw) * dw + (arange(wo) * sw - pw)
-    return row * w + col
+    k, s, p, d, sizes = geometry[0], geometry[1], geometry[2], geometry[3], geometry[4:]
+    nd = len(k)
+    outs = tuple(arg.shape[-nd:])
+    flat = None
+    for i in range(nd):
+        inner = math.prod(k[i + 1:])
+        offset = (arg // inner) % k[i] if i else arg // inner
+        start = (arange(outs[i]) * s[i] - p[i]).reshape(outs[i], *(1,) * (nd - 1 - i))
+        pos = offset * d[i] + start
+        flat = pos if flat is None else flat * sizes[i] + pos
+    return flat
+
+
+def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd):
+    def reduce(patches, geometry):
+        values, arg = patches.max(2)
+        return (values, _window_argmax_to_flat(arg, geometry)) if return_indices else values
+    return _pool(input, kernel_size, stride, padding, dilation, -math.inf, reduce, ceil_mode, nd)
 
 
 @grad_fn_named("MaxPool2DWithIndicesBackward0")
@@ -849,10 +936,26 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     """The maximum of each window; its gradient goes to one element of the window, the first
     maximum in row-major order, as PyTorch's does.  ``return_indices``: also the flat index
     of that element in its (unpadded) H*W plane."""
-    def reduce(patches, geometry):
-        values, arg = patches.max(2)
-        return (values, _window_argmax_to_flat(arg, geometry)) if return_indices else values
-    return _pool(input, kernel_size, stride, padding, dilation, -math.inf, reduce, ceil_mode)
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2)
+
+
+@grad_fn_named("MaxPool3DWithIndicesBackward0")
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """max_pool2d over (D, H, W); indices flat into each D*H*W volume."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3)
+
+
+def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, nd, check=None):
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    if ceil_mode or not count_include_pad or divisor_override is not None:
+        def reduce(patches, geometry):
+            divisor = _avg_pool_divisor(geometry, tuple(patches.shape[3:]), count_include_pad, divisor_override)
+            return patches.sum(2) / factories.tensor(divisor, dtype=patches.dtype, device=patches.device)
+    else:
+        def reduce(patches, geometry):
+            return patches.mean(2)
+    return _pool(input, kernel_size, stride, padding, 1, 0.0, reduce, ceil_mode, nd, check)
 
 
 @grad_fn_named("AvgPool2DBackward0")
@@ -860,14 +963,18 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                divisor_override=None):
     """The mean of each window, zero padding counted (PyTorch's default) or not
     (``count_include_pad=False``), or the sum over ``divisor_override``."""
-    if divisor_override is not None and divisor_override == 0:
-        raise RuntimeError("divisor must be not zero")
-    if ceil_mode or not count_include_pad or divisor_override is not None:
-        def reduce(patches, geometry):
-            ho, wo = patches.shape[-2], patches.shape[-1]
-            divisor = _avg_pool_divisor(geometry, ho, wo, count_include_pad, divisor_override)
-            return patches.sum(2) / factories.tensor(divisor, dtype=patches.dtype, device=patches.device)
-    else:
-        def reduce(patches, geometry):
-            return patches.mean(2)
-    return _pool(input, kernel_size, stride, padding, 1, 0.0, reduce, ceil_mode)
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2)
+
+
+def _check_avg_pool3d(sizes, k, p):
+    if _builtin_any(n + 2 * q < kk for n, kk, q in zip(sizes, k, p)):
+        raise RuntimeError(f"input image (T: {sizes[0]} H: {sizes[1]} W: {sizes[2]}) smaller than kernel size "
+                           f"(kT: {k[0]} kH: {k[1]} kW: {k[2]})")
+
+
+@grad_fn_named("AvgPool3DBackward0")
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """avg_pool2d over (D, H, W)."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3,
+                     _check_avg_pool3d)

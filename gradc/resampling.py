@@ -62,15 +62,27 @@ def _along(x, dim, matrix):
     return moved.transpose(dim, -1)
 
 
+def _adaptive_avg_pool(input, output_size, nd):
+    sizes = _adaptive_sizes(input, output_size, nd)
+    out = input
+    for k, n in enumerate(sizes):
+        dim = input.ndim - nd + k
+        out = _along(out, dim, _adaptive_matrix(input.shape[dim], n))
+    return out
+
+
 def adaptive_avg_pool1d(input, output_size):
-    (n,) = _adaptive_sizes(input, output_size, 1)
-    return _along(input, -1, _adaptive_matrix(input.shape[-1], n))
+    return _adaptive_avg_pool(input, output_size, 1)
 
 
+@grad_fn_named("AdaptiveAvgPool2DBackward0")
 def adaptive_avg_pool2d(input, output_size):
-    h, w = _adaptive_sizes(input, output_size, 2)
-    out = _along(input, -2, _adaptive_matrix(input.shape[-2], h))
-    return _along(out, -1, _adaptive_matrix(input.shape[-1], w))
+    return _adaptive_avg_pool(input, output_size, 2)
+
+
+@grad_fn_named("AdaptiveAvgPool3DBackward0")
+def adaptive_avg_pool3d(input, output_size):
+    return _adaptive_avg_pool(input, output_size, 3)
 
 
 def _window_index(n_in, n_out):
@@ -81,35 +93,44 @@ def _window_index(n_in, n_out):
     return np.array([[min(a + j, b - 1) for j in range(k)] for a, b in bounds], dtype=np.int64)
 
 
+def _adaptive_max_pool(input, output_size, return_indices, nd):
+    """Max over each adaptive window of the last ``nd`` dims; ``return_indices``: the flat index
+    (row-major over those dims) of the maximum, the first one in row-major order on ties."""
+    outs = _adaptive_sizes(input, output_size, nd)
+    lead = tuple(input.shape[:-nd])
+    ins = tuple(input.shape[-nd:])
+    idx = [_window_index(n_in, n_out) for n_in, n_out in zip(ins, outs)]
+    ks = [t.shape[1] for t in idx]
+    x = input
+    for k, t in enumerate(idx):
+        x = x.index_select(len(lead) + k, factories.tensor(t.reshape(-1), device=input.device))
+    nl = len(lead)
+    x = x.reshape(*lead, *[v for o, kk in zip(outs, ks) for v in (o, kk)])
+    x = x.permute(*range(nl), *[nl + 2 * k for k in range(nd)], *[nl + 2 * k + 1 for k in range(nd)])
+    values, arg = x.reshape(*lead, *outs, math.prod(ks)).max(-1)
+    if not return_indices:
+        return values
+    flat = np.zeros(tuple(outs) + tuple(ks), dtype=np.int64)     # window slot -> flat position in the input
+    for k, t in enumerate(idx):
+        shape = [1] * (2 * nd)
+        shape[k], shape[nd + k] = outs[k], ks[k]
+        flat = flat * ins[k] + t.reshape(shape)
+    table = factories.tensor(flat.reshape(*outs, math.prod(ks)), device=input.device)
+    return values, table.expand(*lead, *outs, math.prod(ks)).gather(-1, arg.unsqueeze(-1)).squeeze(-1)
+
+
 def adaptive_max_pool1d(input, output_size, return_indices=False):
-    (n,) = _adaptive_sizes(input, output_size, 1)
-    idx = _window_index(input.shape[-1], n)
-    picked = input.index_select(input.ndim - 1, factories.tensor(idx.reshape(-1), device=input.device))
-    values, arg = picked.reshape(*input.shape[:-1], n, idx.shape[1]).max(-1)
-    if not return_indices:
-        return values
-    starts = factories.tensor(idx[:, 0], device=input.device)
-    return values, arg + starts
+    return _adaptive_max_pool(input, output_size, return_indices, 1)
 
 
+@grad_fn_named("AdaptiveMaxPool2DBackward0")
 def adaptive_max_pool2d(input, output_size, return_indices=False):
-    """Max over each adaptive window of the last two dims; ``return_indices``: the flat index
-    (row * W + col) of the maximum, the first one in row-major order on ties."""
-    h, w = _adaptive_sizes(input, output_size, 2)
-    ih, iw = _window_index(input.shape[-2], h), _window_index(input.shape[-1], w)
-    kh, kw = ih.shape[1], iw.shape[1]
-    rows = input.index_select(input.ndim - 2, factories.tensor(ih.reshape(-1), device=input.device))
-    both = rows.index_select(input.ndim - 1, factories.tensor(iw.reshape(-1), device=input.device))
-    lead = tuple(input.shape[:-2])
-    windows = both.reshape(*lead, h, kh, w, kw).transpose(-3, -2).reshape(*lead, h, w, kh * kw)
-    values, arg = windows.max(-1)
-    if not return_indices:
-        return values
-    rows_of = factories.tensor(ih, device=input.device).expand(*lead, h, kh)         # window slot -> row
-    cols_of = factories.tensor(iw, device=input.device).expand(*lead, h, w, kw)      # window slot -> column
-    r = rows_of.gather(-1, arg // kw)
-    c = cols_of.gather(-1, (arg % kw).unsqueeze(-1)).squeeze(-1)
-    return values, r * input.shape[-1] + c
+    return _adaptive_max_pool(input, output_size, return_indices, 2)
+
+
+@grad_fn_named("AdaptiveMaxPool3DBackward0")
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    return _adaptive_max_pool(input, output_size, return_indices, 3)
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,

@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 
 from ..autograd.node import grad_fn_named
-from ..compositions import (avg_pool2d, conv1d, conv2d, conv_transpose1d, conv_transpose2d,  # noqa: F401
-                            fold, max_pool2d, pad, unfold)
-from ..resampling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,  # noqa: F401
-                          adaptive_max_pool2d, avg_pool1d, interpolate, max_pool1d, pixel_shuffle,
-                          pixel_unshuffle)
+from ..compositions import (avg_pool2d, avg_pool3d, conv1d, conv2d, conv3d, conv_transpose1d,  # noqa: F401
+                            conv_transpose2d, conv_transpose3d, fold, max_pool2d, max_pool3d, pad, unfold)
+from ..resampling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,  # noqa: F401
+                          adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d, interpolate,
+                          max_pool1d, pixel_shuffle, pixel_unshuffle)
 
 
 def _linear_node_name(x, weight, bias=None):
@@ -1121,6 +1121,17 @@ def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation
                             return_indices=False):
     from ..resampling import max_pool1d
     return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    from ..compositions import max_pool3d
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    from ..resampling import adaptive_max_pool3d
+    return adaptive_max_pool3d(input, output_size, True)
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):

@@ -379,36 +379,68 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
+_PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
+_PADDING_STRINGS = {"same", "valid"}
+
+
 class _ConvNd(Module):
-    """Conv1d/Conv2d: weight (out_channels, in_channels / groups, *kernel_size), PyTorch's init."""
+    """Conv1d/2d/3d: weight (out_channels, in_channels / groups, *kernel_size), PyTorch's init.
+    A ``padding_mode`` other than 'zeros' pads with F.pad in that mode, then convolves unpadded."""
     _tuple = None
     _fn = None
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
                  padding_mode="zeros", dtype=None):
         super().__init__()
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"gradc.nn.{type(self).__name__}: only padding_mode='zeros'")
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
         t = type(self)._tuple
+        if isinstance(padding, str):
+            if padding not in _PADDING_STRINGS:
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of {_PADDING_STRINGS}")
+            if padding == "same" and any(s != 1 for s in t(stride)):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(f"padding_mode must be one of {_PADDING_MODES}, but got padding_mode='{padding_mode}'")
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size, self.stride, self.dilation = t(kernel_size), t(stride), t(dilation)
         self.padding = padding if isinstance(padding, str) else t(padding)
+        self.padding_mode = padding_mode
+        if padding == "valid":
+            pairs = [(0, 0)] * len(self.kernel_size)
+        elif padding == "same":
+            from ..compositions import _same_padding
+            pairs = _same_padding(self.kernel_size, self.dilation)
+        else:
+            pairs = [(q, q) for q in self.padding]
+        self._reversed_padding_repeated_twice = [v for pr in reversed(pairs) for v in pr]
         self.weight, self.bias = _default_parameters((out_channels, in_channels // groups, *self.kernel_size),
                                                      out_channels, bias, dtype)
 
     def forward(self, x):
+        if self.padding_mode != "zeros":
+            x = F.pad(x, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return type(self)._fn(x, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
         return type(self)._fn(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
     def extra_repr(self):
         zero, one = (0,) * len(self.kernel_size), (1,) * len(self.kernel_size)
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
-        if self.padding not in (zero, "valid"):
+        if self.padding != zero:
             s += f", padding={self.padding}"
         if self.dilation != one:
             s += f", dilation={self.dilation}"
         if self.groups != 1:
             s += f", groups={self.groups}"
-        return s + ("" if self.bias is not None else ", bias=False")
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
 
 
 def _pair_of(v):
@@ -421,6 +453,11 @@ def _single_of(v):
     return _single(v)
 
 
+def _triple_of(v):
+    from ..compositions import _triple
+    return _triple(v)
+
+
 class Conv2d(_ConvNd):
     _tuple = staticmethod(_pair_of)
     _fn = staticmethod(F.conv2d)
@@ -429,6 +466,11 @@ class Conv2d(_ConvNd):
 class Conv1d(_ConvNd):
     _tuple = staticmethod(_single_of)
     _fn = staticmethod(F.conv1d)
+
+
+class Conv3d(_ConvNd):
+    _tuple = staticmethod(_triple_of)
+    _fn = staticmethod(F.conv3d)
 
 
 class _ConvTransposeNd(Module):
@@ -476,6 +518,11 @@ class ConvTranspose1d(_ConvTransposeNd):
     _fn = staticmethod(F.conv_transpose1d)
 
 
+class ConvTranspose3d(_ConvTransposeNd):
+    _tuple = staticmethod(_triple_of)
+    _fn = staticmethod(F.conv_transpose3d)
+
+
 class MaxPool2d(Module):
     _fn = staticmethod(F.max_pool2d)
 
@@ -495,6 +542,8 @@ class MaxPool2d(Module):
 
 
 class AvgPool2d(Module):
+    _fn = staticmethod(F.avg_pool2d)
+
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                  divisor_override=None):
         super().__init__()
@@ -502,11 +551,19 @@ class AvgPool2d(Module):
         self.ceil_mode, self.count_include_pad, self.divisor_override = ceil_mode, count_include_pad, divisor_override
 
     def forward(self, x):
-        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
-                            self.divisor_override)
+        return type(self)._fn(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
+                              self.divisor_override)
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxPool3d(MaxPool2d):
+    _fn = staticmethod(F.max_pool3d)
+
+
+class AvgPool3d(AvgPool2d):
+    _fn = staticmethod(F.avg_pool3d)
 
 
 class Flatten(Module):
@@ -674,6 +731,10 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPool):
     _fn = staticmethod(F.adaptive_avg_pool2d)
 
 
+class AdaptiveAvgPool3d(_AdaptiveAvgPool):
+    _fn = staticmethod(F.adaptive_avg_pool3d)
+
+
 class _AdaptiveMaxPool(_AdaptiveAvgPool):
     def __init__(self, output_size, return_indices=False):
         super().__init__(output_size)
@@ -689,6 +750,10 @@ class AdaptiveMaxPool1d(_AdaptiveMaxPool):
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPool):
     _fn = staticmethod(F.adaptive_max_pool2d)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPool):
+    _fn = staticmethod(F.adaptive_max_pool3d)
 
 
 class AvgPool1d(Module):

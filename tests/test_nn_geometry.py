@@ -1,0 +1,189 @@
+"""Spatial nn features against PyTorch: 3-D convolutions and pools, conv padding modes, bicubic /
+trilinear / antialiased interpolation, embedding max_norm and scale_grad_by_freq, grid_sample and
+affine_grid.  Values, float64 gradients of every input (weights included), grad_fn names, module
+reprs and errors, eagerly (and a compiled-vs-eager check or two)."""
+import numpy as np
+import pytest
+
+import gradc
+
+torch = pytest.importorskip("torch")
+
+_R = np.random.default_rng(7)
+
+
+def _a(*shape):
+    return _R.standard_normal(shape)
+
+
+def _run(m, expr, arrays, seed_weights):
+    ts = {k: m.tensor(np.asarray(v), dtype=m.float64, requires_grad=True) for k, v in arrays.items()}
+    out = eval(expr, {"m": m, "F": m.nn.functional, "nn": m.nn}, dict(ts))
+    outs = list(out) if isinstance(out, tuple) else [out]
+    loss = None
+    for o, w in zip(outs, seed_weights(outs)):
+        if o.dtype.is_floating_point and o.requires_grad:
+            term = (o * m.tensor(w, dtype=o.dtype)).sum()
+            loss = term if loss is None else loss + term
+    if loss is not None:
+        loss.backward()
+    names = [type(o.grad_fn).__name__ if o.grad_fn is not None else None for o in outs]
+    grads = [None if t.grad is None else t.grad.numpy() for t in ts.values()]
+    return [o.detach().numpy() for o in outs], grads, names
+
+
+def check(expr, arrays, rtol=1e-9, atol=1e-9, names=True):
+    rng = np.random.default_rng(3)
+    cache = {}
+
+    def seed_weights(outs):
+        if "w" not in cache:
+            cache["w"] = [rng.standard_normal(tuple(o.shape)) for o in outs]
+        return cache["w"]
+    t_outs, t_grads, t_names = _run(torch, expr, arrays, seed_weights)
+    g_outs, g_grads, g_names = _run(gradc, expr, arrays, seed_weights)
+    assert len(t_outs) == len(g_outs)
+    for t, g in zip(t_outs, g_outs):
+        assert g.dtype == t.dtype and g.shape == t.shape
+        np.testing.assert_allclose(g, t, rtol=rtol, atol=atol)
+    for t, g in zip(t_grads, g_grads):
+        assert (t is None) == (g is None)
+        if t is not None:
+            np.testing.assert_allclose(g, t, rtol=rtol, atol=atol)
+    if names:
+        assert g_names == t_names
+
+
+def raises_like(fn):
+    """fn(m) raises the same exception type and message with torch and gradc."""
+    got = []
+    for m in (torch, gradc):
+        try:
+            fn(m)
+        except Exception as e:         # noqa: BLE001
+            got.append((type(e).__name__, str(e)))
+        else:
+            got.append(None)
+    assert got[0] is not None and got[0] == got[1], got
+
+
+# ---- 3-D convolution and pooling ------------------------------------------------------------------
+X5 = _a(2, 4, 5, 6, 5)
+CONV3D = [
+    ("F.conv3d(x, w)", dict(x=X5, w=_a(3, 4, 2, 3, 2))),
+    ("F.conv3d(x, w, b, stride=(2, 1, 2), padding=(1, 0, 2), dilation=(1, 2, 1))",
+     dict(x=X5, w=_a(6, 4, 3, 2, 2), b=_a(6))),
+    ("F.conv3d(x, w, b, groups=2, padding='same', dilation=2)", dict(x=X5, w=_a(4, 2, 3, 2, 3), b=_a(4))),
+    ("F.conv3d(x, w, padding='valid')", dict(x=X5[0], w=_a(2, 4, 2, 2, 2))),
+    ("F.conv_transpose3d(x, w)", dict(x=X5, w=_a(4, 3, 2, 3, 2))),
+    ("F.conv_transpose3d(x, w, b, stride=(2, 1, 3), padding=(1, 0, 1), output_padding=(1, 0, 2), groups=2, "
+     "dilation=(1, 2, 1))", dict(x=X5, w=_a(4, 2, 3, 2, 2), b=_a(4))),
+    ("F.conv_transpose3d(x, w, stride=2, dilation=2, output_padding=1)", dict(x=X5[0], w=_a(4, 1, 2, 2, 2))),
+    ("F.conv_transpose2d(x, w, b, stride=2, padding=1)", dict(x=X5[0], w=_a(5, 2, 3, 3), b=_a(2))),
+    ("F.conv_transpose1d(x, w, stride=3, padding=1)", dict(x=_a(5, 6), w=_a(5, 2, 3))),
+    ("F.conv_transpose1d(x, w, b, stride=2, output_padding=1)", dict(x=_a(2, 5, 6), w=_a(5, 2, 3), b=_a(2))),
+    ("F.conv2d(x, w, padding='same')", dict(x=X5[0, 0], w=_a(2, 5, 2, 3))),
+    ("F.adaptive_avg_pool2d(x, (3, 4))", dict(x=X5[0])),
+    ("F.max_pool3d(x, 2)", dict(x=X5)),
+    ("F.max_pool3d(x, (2, 3, 2), stride=(1, 2, 2), padding=(1, 1, 0), dilation=(2, 1, 1), ceil_mode=True)",
+     dict(x=X5)),
+    ("F.max_pool3d(x, 3, 2, 1, return_indices=True)", dict(x=X5)),
+    ("F.max_pool3d(x, 2, ceil_mode=True, return_indices=True)", dict(x=X5[0])),
+    ("F.avg_pool3d(x, 2)", dict(x=X5)),
+    ("F.avg_pool3d(x, (3, 2, 3), stride=2, padding=1)", dict(x=X5)),
+    ("F.avg_pool3d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False)", dict(x=X5)),
+    ("F.avg_pool3d(x, 2, 2, 1, ceil_mode=True, divisor_override=3)", dict(x=X5[0])),
+    ("F.adaptive_avg_pool3d(x, (2, 4, 3))", dict(x=X5)),
+    ("F.adaptive_avg_pool3d(x, (None, 4, 2))", dict(x=X5[0])),
+    ("F.adaptive_max_pool3d(x, (3, 4, 2))", dict(x=X5)),
+    ("F.adaptive_max_pool3d(x, 2, return_indices=True)", dict(x=X5[0])),
+    ("F.adaptive_max_pool2d(x, (3, 4), return_indices=True)", dict(x=X5[0])),
+    ("F.max_pool2d(x, 3, 2, 1, return_indices=True)", dict(x=X5[0])),
+]
+
+
+@pytest.mark.parametrize("expr,arrays", CONV3D, ids=[c[0] for c in CONV3D])
+def test_conv3d_and_pool3d(expr, arrays):
+    check(expr, arrays)
+
+
+def test_conv3d_and_pool3d_errors():
+    x = lambda m: m.zeros(1, 2, 4, 4, 4)           # noqa: E731
+    raises_like(lambda m: m.nn.functional.conv3d(m.zeros(2, 4, 4), m.zeros(3, 2, 2, 2, 2)))
+    raises_like(lambda m: m.nn.functional.conv2d(m.zeros(2, 4), m.zeros(3, 2, 2, 2)))
+    raises_like(lambda m: m.nn.functional.conv3d(x(m), m.zeros(3, 3, 2, 2, 2)))
+    raises_like(lambda m: m.nn.functional.conv3d(x(m), m.zeros(3, 2, 5, 2, 2)))
+    raises_like(lambda m: m.nn.functional.conv3d(x(m), m.zeros(3, 1, 2, 2, 2), groups=2))
+    raises_like(lambda m: m.nn.functional.conv3d(x(m), m.zeros(3, 2, 2, 2, 2), stride=2, padding="same"))
+    raises_like(lambda m: m.nn.functional.conv_transpose3d(x(m), m.zeros(2, 3, 2, 2, 2), stride=2,
+                                                           output_padding=2))
+    raises_like(lambda m: m.nn.functional.max_pool3d(x(m), 2, padding=2))
+    raises_like(lambda m: m.nn.functional.max_pool3d(x(m), 5))
+    raises_like(lambda m: m.nn.functional.avg_pool3d(x(m), 5))
+    raises_like(lambda m: m.nn.functional.avg_pool3d(x(m), 2, divisor_override=0))
+
+
+def test_3d_modules():
+    def build(m):
+        m.manual_seed(0)
+        return [m.nn.Conv3d(2, 4, 3, padding=1, bias=False), m.nn.Conv3d(2, 4, (2, 3, 1), stride=(1, 2, 1), groups=2),
+                m.nn.ConvTranspose3d(2, 4, 3, stride=2, groups=2), m.nn.MaxPool3d(2),
+                m.nn.MaxPool3d((2, 1, 2), ceil_mode=True), m.nn.AvgPool3d(2, divisor_override=3),
+                m.nn.AvgPool3d(3, 1, 1, count_include_pad=False), m.nn.AdaptiveAvgPool3d((2, None, 3)),
+                m.nn.AdaptiveMaxPool3d(2), m.nn.Conv3d(2, 3, 3, padding="valid")]
+    mods = {name: build(m) for name, m in (("torch", torch), ("gradc", gradc))}
+    assert [repr(a) for a in mods["gradc"]] == [repr(a) for a in mods["torch"]]
+    x = _a(1, 2, 5, 6, 4)
+    for t_mod, g_mod in zip(mods["torch"], mods["gradc"]):
+        for tp, gp in zip(t_mod.parameters(), g_mod.parameters()):
+            assert tuple(gp.shape) == tuple(tp.shape)
+            with gradc.no_grad():
+                gp.copy_(gradc.tensor(tp.detach().numpy()))
+        t_out = t_mod(torch.tensor(x, dtype=torch.float32))
+        g_out = g_mod(gradc.tensor(x, dtype=gradc.float32))
+        np.testing.assert_allclose(g_out.detach().numpy(), t_out.detach().numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_conv3d_compiled_vs_eager(compiled_vs_eager):
+    F = gradc.nn.functional
+
+    def f(x, w, b):
+        y = F.conv3d(x, w, b, stride=(1, 2, 1), padding=1)
+        return F.max_pool3d(y, 2, ceil_mode=True).sum() + F.avg_pool3d(y, 2).pow(2).sum()
+    compiled_vs_eager(f, _a(1, 2, 4, 5, 4), _a(3, 2, 2, 3, 2), _a(3))
+
+
+# ---- conv padding_mode ----------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["zeros", "reflect", "replicate", "circular"])
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_conv_padding_mode(mode, nd):
+    kw = dict(padding=1 if nd != 2 else (1, 2), stride=1 if nd != 3 else (1, 2, 1), bias=True)
+    if nd == 1:
+        kw = dict(padding="same", dilation=2, bias=True)
+    mods = {}
+    for name, m in (("torch", torch), ("gradc", gradc)):
+        cls = getattr(m.nn, f"Conv{nd}d")
+        mods[name] = cls(2, 3, 3, padding_mode=mode, dtype=m.float64, **kw)
+    assert repr(mods["gradc"]) == repr(mods["torch"])
+    with gradc.no_grad():
+        for tp, gp in zip(mods["torch"].parameters(), mods["gradc"].parameters()):
+            gp.copy_(gradc.tensor(tp.detach().numpy()))
+    x = _a(2, 2, *[5, 6, 4][:nd])
+    outs, grads = [], []
+    for name, m in (("torch", torch), ("gradc", gradc)):
+        xt = m.tensor(x, requires_grad=True)
+        out = mods[name](xt)
+        (out * m.tensor(np.cos(np.arange(out.numel())).reshape(tuple(out.shape)))).sum().backward()
+        outs.append(out.detach().numpy())
+        grads.append([xt.grad.numpy()] + [p.grad.numpy() for p in mods[name].parameters()])
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-10, atol=1e-10)
+    for g, t in zip(grads[1], grads[0]):
+        np.testing.assert_allclose(g, t, rtol=1e-10, atol=1e-10)
+
+
+def test_conv_module_errors():
+    raises_like(lambda m: m.nn.Conv2d(2, 3, 3, padding_mode="foo"))
+    raises_like(lambda m: m.nn.Conv2d(2, 3, 3, padding="foo"))
+    raises_like(lambda m: m.nn.Conv2d(2, 3, 3, padding="same", stride=2))
+    raises_like(lambda m: m.nn.Conv3d(3, 4, 3, groups=2))
+    raises_like(lambda m: m.nn.ConvTranspose3d(2, 3, 3, padding_mode="reflect"))
