@@ -133,48 +133,143 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
     return _adaptive_max_pool(input, output_size, return_indices, 3)
 
 
+def _source_scale(n_in, n_out, align_corners, scale_factor):
+    """PyTorch's area_pixel_compute_scale."""
+    if align_corners:
+        return (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    return 1.0 / scale_factor if scale_factor else n_in / n_out
+
+
+def _cubic_matrix(n_in, n_out, align_corners, scale_factor, a=-0.75):
+    """(n_out, n_in) bicubic weights: PyTorch's cubic convolution (A = -0.75) over the 4 input
+    positions around the (unclamped) source index, the positions clamped to the border."""
+    scale = _source_scale(n_in, n_out, align_corners, scale_factor)
+
+    def near(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    m = np.zeros((n_out, n_in))
+    for i in range(n_out):
+        src = scale * i if align_corners else scale * (i + 0.5) - 0.5
+        i0 = min(math.floor(src), n_in - 1)
+        t = min(max(src - i0, 0.0), 1.0)
+        for k, w in enumerate((far(t + 1), near(t), near(1 - t), far(2 - t))):
+            m[i, min(max(i0 - 1 + k, 0), n_in - 1)] += w
+    return m
+
+
+def _aa_matrix(n_in, n_out, align_corners, scale_factor, cubic):
+    """(n_out, n_in) antialiased weights (PyTorch's _upsample_bilinear2d_aa / _bicubic2d_aa): the
+    triangle (or a = -0.5 cubic) filter widened by the scale when downsampling, each row
+    normalised to sum 1."""
+    scale = _source_scale(n_in, n_out, align_corners, scale_factor)
+    half = 2.0 if cubic else 1.0
+    support = half * scale if scale >= 1.0 else half
+    invscale = 1.0 / scale if scale >= 1.0 else 1.0
+
+    def filt(x):
+        x = abs(x)
+        if not cubic:
+            return 1.0 - x if x < 1.0 else 0.0
+        if x < 1.0:
+            return (1.5 * x - 2.5) * x * x + 1
+        return (((x - 5) * x + 8) * x - 4) * -0.5 if x < 2.0 else 0.0
+    m = np.zeros((n_out, n_in))
+    for i in range(n_out):
+        center = scale * (i + 0.5)
+        lo = max(int(center - support + 0.5), 0)
+        hi = min(int(center + support + 0.5), n_in)
+        w = np.array([filt((j + lo - center + 0.5) * invscale) for j in range(hi - lo)])
+        total = w.sum()
+        m[i, lo:hi] = w / total if total != 0.0 else w
+    return m
+
+
+_NEEDS = {"linear": 3, "bilinear": 4, "trilinear": 5, "bicubic": 4}
+
+
+def _interpolate_node(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                      recompute_scale_factor=None, antialias=False):
+    n = input.ndim - 2
+    if antialias:
+        return f"Upsample{mode.capitalize()}2DAaBackward0"
+    return {"nearest": f"UpsampleNearest{n}DBackward0", "nearest-exact": f"UpsampleNearestExact{n}DBackward0",
+            "linear": "UpsampleLinear1DBackward0", "bilinear": "UpsampleBilinear2DBackward0",
+            "trilinear": "UpsampleTrilinear3DBackward0", "bicubic": "UpsampleBicubic2DBackward0",
+            "area": "AdaptiveAvgPool2DBackward0" if n == 2 else
+            ("AdaptiveAvgPool3DBackward0" if n == 3 else None)}.get(mode)
+
+
+@grad_fn_named(_interpolate_node)
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
-    """Resize the trailing spatial dims (1 for a 3-D input, 2 for 4-D)."""
-    spatial = input.ndim - 2
-    if spatial not in (1, 2):
-        raise NotImplementedError(f"interpolate: {input.ndim}-D input (gradc resamples 3-D and 4-D inputs)")
-    if (size is None) == (scale_factor is None):
-        raise ValueError("only one of size or scale_factor should be defined")
-    if align_corners is not None and mode in ("nearest", "nearest-exact", "area"):
-        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
-                         "bicubic | trilinear")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported in gradc")
-    ins = list(input.shape[2:])
-    if size is not None:
-        outs = [size] * spatial if isinstance(size, int) else list(size)
-        scales = [None] * spatial
+    """Resize the trailing spatial dims (1, 2 or 3 of a 3-D, 4-D or 5-D input), one fixed matrix
+    (or index) per dim, as PyTorch's separable kernels."""
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
+                             "bicubic | trilinear")
     else:
-        scales = [scale_factor] * spatial if not isinstance(scale_factor, (tuple, list)) else list(scale_factor)
-        outs = [int(math.floor(n * s)) for n, s in zip(ins, scales)]
-        if recompute_scale_factor:
-            scales = [None] * spatial
-    if len(outs) != spatial:
-        raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
-                         f"spatial dimensions of {ins} and output size of {outs}. Please provide input tensor in "
-                         "(N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
+        align_corners = bool(align_corners)
+    spatial = input.ndim - 2
+    ins = list(input.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != spatial:
+                raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input "
+                                 f"with spatial dimensions of {ins} and output size of {size}. Please provide input "
+                                 "tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
+            outs = list(size)
+        else:
+            outs = [size] * spatial
+        scales = [None] * spatial
+    elif scale_factor is not None:
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != spatial:
+                raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got "
+                                 f"input with spatial dimensions of {ins} and scale_factor of shape {scale_factor}. "
+                                 "Please provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in "
+                                 "(s1, s2, ...,sK) format.")
+            scales = list(scale_factor)
+        else:
+            scales = [scale_factor] * spatial
+        outs = [int(math.floor(float(n) * s)) for n, s in zip(ins, scales)]
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if recompute_scale_factor or mode == "area":
+        scales = [None] * spatial
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D "
+                         "tensor as input")
+    known = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
+    if mode in _NEEDS and input.ndim != _NEEDS[mode] and input.ndim in (3, 4, 5) and mode != "bicubic":
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_NEEDS[mode]}D input")
+    if mode not in known or input.ndim not in (3, 4, 5) or (mode == "bicubic" and input.ndim != 4):
+        if mode == "lanczos" and input.ndim == 4:
+            raise NotImplementedError("interpolate: mode 'lanczos' is not supported in gradc")
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
+                                  "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+                                  f"nearest-exact (got {mode})")
     x = input
     for k, (n_in, n_out, s) in enumerate(zip(ins, outs, scales)):
         dim = 2 + k
         if mode in ("nearest", "nearest-exact"):
             idx = _nearest_index(n_in, n_out, s, mode == "nearest-exact")
             x = x.index_select(dim, factories.tensor(idx, device=x.device))
-        elif mode in ("linear", "bilinear"):
-            if (mode == "linear") != (spatial == 1):
-                raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
-                                          f"{'3' if mode == 'linear' else '4'}D input")
-            x = _along(x, dim, _linear_matrix(n_in, n_out, bool(align_corners), s))
+        elif antialias:
+            x = _along(x, dim, _aa_matrix(n_in, n_out, align_corners, s, mode == "bicubic"))
+        elif mode == "bicubic":
+            x = _along(x, dim, _cubic_matrix(n_in, n_out, align_corners, s))
         elif mode == "area":
             x = _along(x, dim, _adaptive_matrix(n_in, n_out))
         else:
-            raise NotImplementedError(f"interpolate: mode '{mode}' is not supported in gradc (nearest, "
-                                      "nearest-exact, linear, bilinear, area)")
+            x = _along(x, dim, _linear_matrix(n_in, n_out, align_corners, s))
     return x
 
 

@@ -182,8 +182,96 @@ def test_conv_padding_mode(mode, nd):
 
 
 def test_conv_module_errors():
-    raises_like(lambda m: m.nn.Conv2d(2, 3, 3, padding_mode="foo"))
-    raises_like(lambda m: m.nn.Conv2d(2, 3, 3, padding="foo"))
+    # PyTorch prints a set of the valid values (its order is its .pyc's): compared up to that order
+    for m in (torch, gradc):
+        with pytest.raises(ValueError, match=r"padding_mode must be one of \{('(zeros|reflect|replicate|circular)'"
+                                             r"(, )?){4}\}, but got padding_mode='foo'"):
+            m.nn.Conv2d(2, 3, 3, padding_mode="foo")
+        with pytest.raises(ValueError, match=r"Invalid padding string 'foo', should be one of \{'(valid|same)', "
+                                             r"'(valid|same)'\}"):
+            m.nn.Conv2d(2, 3, 3, padding="foo")
     raises_like(lambda m: m.nn.Conv2d(2, 3, 3, padding="same", stride=2))
     raises_like(lambda m: m.nn.Conv3d(3, 4, 3, groups=2))
     raises_like(lambda m: m.nn.ConvTranspose3d(2, 3, 3, padding_mode="reflect"))
+
+
+# ---- interpolate ----------------------------------------------------------------------------------
+X4 = _a(2, 3, 5, 7)
+INTERP = [
+    ("F.interpolate(x, size=(8, 4), mode='bicubic')", dict(x=X4)),
+    ("F.interpolate(x, size=(8, 11), mode='bicubic', align_corners=True)", dict(x=X4)),
+    ("F.interpolate(x, scale_factor=1.7, mode='bicubic')", dict(x=X4)),
+    ("F.interpolate(x, scale_factor=(0.6, 2.3), mode='bicubic', recompute_scale_factor=True)", dict(x=X4)),
+    ("F.interpolate(x, scale_factor=(0.6, 2.3), mode='bilinear')", dict(x=X4)),
+    ("F.interpolate(x, size=(1, 1), mode='bicubic', align_corners=True)", dict(x=X4)),
+    ("F.interpolate(x, size=(3, 9, 4), mode='trilinear')", dict(x=X5)),
+    ("F.interpolate(x, scale_factor=(1.5, 0.5, 2.0), mode='trilinear', align_corners=True)", dict(x=X5)),
+    ("F.interpolate(x, scale_factor=1.3, mode='trilinear')", dict(x=X5)),
+    ("F.interpolate(x, size=(3, 9, 4), mode='nearest')", dict(x=X5)),
+    ("F.interpolate(x, size=(3, 9, 4), mode='nearest-exact')", dict(x=X5)),
+    ("F.interpolate(x, size=(3, 4, 2), mode='area')", dict(x=X5)),
+    ("F.interpolate(x, size=(3, 4), mode='area')", dict(x=X4)),
+    ("F.interpolate(x, scale_factor=2.5, mode='nearest')", dict(x=X4)),
+    ("F.interpolate(x, size=(2, 3), mode='bilinear', antialias=True)", dict(x=X4)),
+    ("F.interpolate(x, size=(3, 2), mode='bilinear', antialias=True, align_corners=True)", dict(x=X4)),
+    ("F.interpolate(x, size=(9, 3), mode='bilinear', antialias=True)", dict(x=X4)),
+    ("F.interpolate(x, scale_factor=0.45, mode='bilinear', antialias=True)", dict(x=X4)),
+    ("F.interpolate(x, size=(2, 3), mode='bicubic', antialias=True)", dict(x=X4)),
+    ("F.interpolate(x, size=(4, 12), mode='bicubic', antialias=True, align_corners=True)", dict(x=X4)),
+    ("F.interpolate(x, scale_factor=0.4, mode='bicubic', antialias=True)", dict(x=_a(1, 2, 11, 9))),
+    ("F.interpolate(x, size=9, mode='linear')", dict(x=X4[0])),
+    ("F.interpolate(x, scale_factor=2, mode='nearest')", dict(x=X4[0])),
+    ("F.interpolate(x, size=(4, 9), mode='nearest')", dict(x=X4)),
+    ("F.interpolate(x, size=(4, 9), mode='nearest-exact')", dict(x=X4)),
+]
+
+
+@pytest.mark.parametrize("expr,arrays", INTERP, ids=[c[0] for c in INTERP])
+def test_interpolate(expr, arrays):
+    check(expr, arrays)
+
+
+def test_interpolate_float32_and_modules():
+    x = _a(1, 2, 6, 5)
+    for kw in (dict(size=(9, 4), mode="bicubic"), dict(scale_factor=0.5, mode="bilinear", antialias=True),
+               dict(scale_factor=2, mode="bicubic", align_corners=True)):
+        t = torch.nn.functional.interpolate(torch.tensor(x, dtype=torch.float32), **kw)
+        g = gradc.nn.functional.interpolate(gradc.tensor(x, dtype=gradc.float32), **kw)
+        assert g.dtype is gradc.float32
+        np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=1e-5, atol=1e-5)
+
+    def mods(m):
+        return [m.nn.Upsample(scale_factor=2, mode="bicubic"), m.nn.Upsample(size=(3, 4), mode="bilinear",
+                                                                           align_corners=True),
+                m.nn.Upsample(scale_factor=(1.5, 2), mode="nearest"), m.nn.UpsamplingBilinear2d(scale_factor=2),
+                m.nn.UpsamplingNearest2d(size=7), m.nn.Upsample(scale_factor=(2, 1, 0.5), mode="trilinear")]
+    tm, gm = mods(torch), mods(gradc)
+    assert [repr(a) for a in gm] == [repr(a) for a in tm]
+    for a, b in zip(tm, gm):
+        xx = x if "tri" not in a.mode else x[None]
+        np.testing.assert_allclose(b(gradc.tensor(xx)).numpy(), a(torch.tensor(xx)).numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_interpolate_errors():
+    x4 = lambda m: m.zeros(1, 2, 4, 4)          # noqa: E731
+    raises_like(lambda m: m.nn.functional.interpolate(x4(m), size=3, mode="trilinear"))
+    raises_like(lambda m: m.nn.functional.interpolate(x4(m)[0], size=3, mode="bicubic"))
+    raises_like(lambda m: m.nn.functional.interpolate(m.zeros(1, 2, 3, 4, 4), size=3, mode="bilinear"))
+    raises_like(lambda m: m.nn.functional.interpolate(m.zeros(1, 2, 3, 4, 4), size=3, mode="bilinear",
+                                                       antialias=True))
+    raises_like(lambda m: m.nn.functional.interpolate(x4(m), size=3, mode="nearest", antialias=True))
+    raises_like(lambda m: m.nn.functional.interpolate(x4(m), size=(3, 3), scale_factor=2))
+    raises_like(lambda m: m.nn.functional.interpolate(x4(m)))
+    raises_like(lambda m: m.nn.functional.interpolate(x4(m), size=3, recompute_scale_factor=True))
+    raises_like(lambda m: m.nn.functional.interpolate(x4(m), scale_factor=(2, 2, 2)))
+    raises_like(lambda m: m.nn.functional.interpolate(x4(m), size=(2, 2, 2)))
+    raises_like(lambda m: m.nn.functional.interpolate(x4(m), size=3, mode="nearest", align_corners=True))
+
+
+def test_bicubic_compiled_vs_eager(compiled_vs_eager):
+    F = gradc.nn.functional
+
+    def f(x):
+        y = F.interpolate(x, size=(7, 3), mode="bicubic", align_corners=True)
+        return (F.interpolate(y, scale_factor=0.5, mode="bicubic", antialias=True) ** 2).sum() + y.sum()
+    compiled_vs_eager(f, _a(1, 2, 5, 6))

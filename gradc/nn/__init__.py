@@ -13,7 +13,7 @@ from .extra import (AlphaDropout, Bilinear, ChannelShuffle, CircularPad1d, Circu
                     ReplicationPad1d, ReplicationPad2d, RReLU, Softmax2d, SoftMarginLoss, TripletMarginWithDistanceLoss,
                     Unflatten, ZeroPad1d, ZeroPad2d, ZeroPad3d)
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
-from .modules import (AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, Conv3d, ConvTranspose3d, MaxPool3d,
+from .modules import (UpsamplingBilinear2d, UpsamplingNearest2d, AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, Conv3d, ConvTranspose3d, MaxPool3d,
                       Fold, Unfold, PixelShuffle, PixelUnshuffle, AdaptiveMaxPool1d, AdaptiveMaxPool2d, ConvTranspose1d, ConvTranspose2d, AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, GroupNorm, KLDivLoss, MarginRankingLoss,
                       MaxPool1d, PairwiseDistance, RMSNorm, TripletMarginLoss, Upsample, AvgPool2d, BatchNorm1d, BatchNorm2d, BatchNorm3d, BCELoss, BCEWithLogitsLoss, Conv1d, Conv2d, CrossEntropyLoss, Dropout, ELU, Embedding,
                       Flatten, GELU, HuberLoss, Identity, L1Loss, LazyLinear, LayerNorm, LeakyReLU, Linear, LogSigmoid, MaxPool2d,
@@ -37,4 +37,4 @@ __all__ = ["Module", "Parameter", "Linear", "Sequential", "ReLU", "Tanh", "Sigmo
            "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiLabelMarginLoss", "MultiMarginLoss", "PoissonNLLLoss",
            "GaussianNLLLoss", "CosineEmbeddingLoss", "TripletMarginWithDistanceLoss",
            "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "Conv3d", "ConvTranspose3d", "MaxPool3d",
-           "functional", "init", "utils"]
+           "UpsamplingBilinear2d", "UpsamplingNearest2d", "functional", "init", "utils"]
