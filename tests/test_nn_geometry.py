@@ -275,3 +275,53 @@ def test_bicubic_compiled_vs_eager(compiled_vs_eager):
         y = F.interpolate(x, size=(7, 3), mode="bicubic", align_corners=True)
         return (F.interpolate(y, scale_factor=0.5, mode="bicubic", antialias=True) ** 2).sum() + y.sum()
     compiled_vs_eager(f, _a(1, 2, 5, 6))
+
+
+# ---- embedding max_norm and scale_grad_by_freq ----------------------------------------------------
+@pytest.mark.parametrize("kw", [dict(max_norm=1.0), dict(max_norm=0.5, norm_type=1.0), dict(scale_grad_by_freq=True),
+                                dict(max_norm=1.5, scale_grad_by_freq=True, padding_idx=2),
+                                dict(scale_grad_by_freq=True, padding_idx=-1)])
+def test_embedding_max_norm_and_freq(kw):
+    w0 = _a(6, 4) * 1.2
+    idx = np.array([[0, 2, 2, 5], [5, 1, 2, 0]])
+    res = []
+    for m in (torch, gradc):
+        w = m.tensor(w0, requires_grad=True)
+        out = m.nn.functional.embedding(m.tensor(idx), w, **kw)
+        (out * m.tensor(np.sin(np.arange(out.numel())).reshape(tuple(out.shape)))).sum().backward()
+        res.append((out.detach().numpy(), w.detach().numpy(), w.grad.numpy(), type(out.grad_fn).__name__,
+                    w._version))
+    for t, g in zip(res[0][:3], res[1][:3]):
+        np.testing.assert_allclose(g, t, rtol=1e-10, atol=1e-12)
+    assert res[1][3] == res[0][3]
+    assert (res[1][4] > 0) == (res[0][4] > 0)           # renormalised in place: the weight's version moved
+
+
+def test_embedding_module_max_norm():
+    for m in (torch, gradc):
+        m.manual_seed(0)
+    mods = [m.nn.Embedding(5, 3, padding_idx=1, max_norm=1.0, norm_type=3.0, scale_grad_by_freq=True)
+            for m in (torch, gradc)]
+    assert repr(mods[1]) == repr(mods[0]) == ("Embedding(5, 3, padding_idx=1, max_norm=1.0, norm_type=3.0, "
+                                              "scale_grad_by_freq=True)")
+    w = _a(5, 3) * 2
+    with torch.no_grad():
+        mods[0].weight.copy_(torch.tensor(w, dtype=torch.float32))
+    with gradc.no_grad():
+        mods[1].weight.copy_(gradc.tensor(w, dtype=gradc.float32))
+    idx = [[3, 1, 4, 3]]
+    outs = [mod(m.tensor(idx)) for mod, m in zip(mods, (torch, gradc))]
+    np.testing.assert_allclose(outs[1].detach().numpy(), outs[0].detach().numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(mods[1].weight.detach().numpy(), mods[0].weight.detach().numpy(), rtol=1e-6, atol=1e-6)
+
+    @gradc.compile
+    def f(w, i):
+        return gradc.nn.functional.embedding(i, w, max_norm=1.0).sum()
+    with pytest.raises(RuntimeError, match="max_norm under @gradc.compile"):
+        f(gradc.tensor(w, requires_grad=True), gradc.tensor(idx))
+
+
+def test_embedding_freq_compiled_vs_eager(compiled_vs_eager):
+    idx = gradc.tensor([[1, 3, 3], [0, 3, 1]])
+    compiled_vs_eager(lambda w: (gradc.nn.functional.embedding(idx, w, scale_grad_by_freq=True) ** 2).sum(),
+                      _a(4, 3))

@@ -473,25 +473,72 @@ def one_hot(tensor, num_classes=-1):
     return (tensor.unsqueeze(-1) == factories.arange(num_classes, device=tensor.device)).long()
 
 
-def embedding(input, weight, padding_idx=None):
+@grad_fn_named("EmbeddingBackward0")
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
     """Rows of ``weight`` picked by the integer ``input`` (shape ``input.shape + weight.shape[1:]``),
     one ``index`` op recorded as PyTorch's EmbeddingBackward0; the rows at ``padding_idx`` get no
-    gradient (they pass through a detached copy there)."""
+    gradient (they pass through a detached copy there).  ``max_norm``: the rows looked up are first
+    renormalised in place in ``weight`` (PyTorch's embedding_renorm_, eager only);
+    ``scale_grad_by_freq``: each position's gradient divided by its index's count in ``input``."""
     from ..ops.dispatch import apply
     from ..tensor_api import where
     if input.dtype.is_floating_point or input.dtype.name == "bool":
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got torch.{input.dtype.tensor_type} instead (while checking arguments "
                            "for embedding)")
+    if sparse:
+        raise NotImplementedError("gradc: embedding(sparse=True) is not supported (gradc has no sparse gradients)")
     n = weight.shape[0]
+    if padding_idx is not None:
+        if padding_idx > 0 and padding_idx >= n:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        if padding_idx < 0 and padding_idx < -n:
+            raise AssertionError("Padding_idx must be within num_embeddings")
     data = getattr(input, "_data", None)          # eager tensors only: a tracer proxy has no values
     if data is not None and data.size and (data.max() >= n or data.min() < -n):
         raise IndexError("index out of range in self")
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
     out = apply("index", weight, input, key=[["tensor", 0]], _name="EmbeddingBackward0")
+    if scale_grad_by_freq:
+        from .. import factories
+        if data is not None:
+            flat = data.reshape(-1)
+            values, inverse, counts = __import__("numpy").unique(flat, return_inverse=True, return_counts=True)
+            count = factories.tensor(counts[inverse].reshape(data.shape), dtype=out.dtype, device=out.device)
+        else:                     # traced: each position's count by comparing every pair of positions
+            flat = input.reshape(-1)
+            count = (flat.unsqueeze(1) == flat.unsqueeze(0)).sum(1).reshape(*input.shape).to(out.dtype)
+        frozen = out.detach()
+        out = frozen + (out - frozen) * (1.0 / count).unsqueeze(-1)      # the value unchanged, the gradient scaled
     if padding_idx is not None:
         row = padding_idx + n if padding_idx < 0 else padding_idx
         out = where((input == row).unsqueeze(-1), out.detach(), out)
     return out
+
+
+def _embedding_renorm_(weight, input, max_norm, norm_type):
+    """PyTorch's embedding_renorm_: each distinct row of ``weight`` looked up whose ``norm_type``
+    norm exceeds ``max_norm`` is scaled in place by max_norm / (norm + 1e-7), without history."""
+    import numpy as np
+    from .. import factories
+    from ..autograd.grad_mode import no_grad
+    data = getattr(input, "_data", None)
+    if data is None or getattr(weight, "_data", None) is None:
+        raise RuntimeError("embedding with max_norm under @gradc.compile: PyTorch renormalises the looked-up rows "
+                           "of the weight in place; gradc does that eagerly only (call it outside the compiled "
+                           "function, or renormalise the weight before)")
+    n = weight.shape[0]
+    rows = np.unique(np.where(np.asarray(data) < 0, np.asarray(data) + n, np.asarray(data)).reshape(-1))
+    if rows.size == 0:
+        return
+    with no_grad():
+        idx = factories.tensor(rows, device=weight.device)
+        picked = weight.index_select(0, idx)
+        norms = picked.norm(norm_type, 1).numpy().astype(np.float64)
+        scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        if (norms > max_norm).any():
+            weight[idx] = picked * factories.tensor(scale, dtype=weight.dtype, device=weight.device).unsqueeze(1)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12):

@@ -862,26 +862,42 @@ class Dropout(Module):
 
 
 class Embedding(Module):
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, dtype=None, **unsupported):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
         super().__init__()
-        if max_norm is not None or any(unsupported.values()):
-            raise NotImplementedError("gradc.nn.Embedding: max_norm, scale_grad_by_freq and sparse are not supported")
+        if sparse:
+            raise NotImplementedError("gradc.nn.Embedding: sparse=True is not supported")
         if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
             raise AssertionError("Padding_idx must be within num_embeddings")
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx = padding_idx + num_embeddings if padding_idx is not None and padding_idx < 0 else padding_idx
-        self.weight = Parameter(factories.empty(num_embeddings, embedding_dim, dtype=dtype))
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            with _no_grad():
-                self.weight[self.padding_idx] = 0.0
+        self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = max_norm, norm_type, scale_grad_by_freq, sparse
+        if _weight is None:
+            self.weight = Parameter(factories.empty(num_embeddings, embedding_dim, dtype=dtype))
+            init.normal_(self.weight)
+            if self.padding_idx is not None:
+                with _no_grad():
+                    self.weight[self.padding_idx] = 0.0
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
 
     def forward(self, input):
-        return F.embedding(input, self.weight, self.padding_idx)
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self):
-        return f"{self.num_embeddings}, {self.embedding_dim}" + (
-            f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        return s
 
 
 class Sequential(Module):
