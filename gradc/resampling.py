@@ -324,3 +324,129 @@ def pixel_unshuffle(input, downscale_factor):
     x = input.reshape(*batch, c, h // r, r, w // r, r)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
     return x.reshape(*batch, c * r * r, h // r, w // r)
+
+
+# ---- grid_sample and affine_grid ------------------------------------------------------------------
+_GRID_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. Please "
+                 "specify align_corners=True if the old behavior is desired. See the documentation of grid_sample "
+                 "for details.")
+
+
+def _grid_source(coord, size, padding_mode, align_corners):
+    """PyTorch's grid_sampler_compute_source_index: the normalised [-1, 1] coordinate as a pixel
+    position, clipped (border) or reflected then clipped (reflection)."""
+    from .tensor_api import where
+    coord = (coord + 1) / 2 * (size - 1) if align_corners else ((coord + 1) * size - 1) / 2
+    if padding_mode == "reflection":
+        low, high = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
+        if low == high:
+            return coord * 0.0
+        lo, span = low / 2, (high - low) / 2
+        d = (coord - lo).abs()
+        flips = (d / span).floor()
+        extra = d - flips * span
+        even = (flips - 2 * (flips / 2).floor()) == 0
+        coord = where(even, extra + lo, span - extra + lo)
+    if padding_mode in ("border", "reflection"):
+        coord = coord.clamp(0, size - 1)
+    return coord
+
+
+@grad_fn_named("GridSampler2DBackward0")
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """Sample ``input`` (N, C, H, W) at ``grid`` (N, Ho, Wo, 2: x then y in [-1, 1]) bilinearly or at
+    the nearest pixel (half to even); zeros, border or reflection outside.  Each corner is a
+    ``gather`` of the flattened image and its weight a function of the grid, so the gradients
+    with respect to the input and the grid are PyTorch's."""
+    import warnings
+    from .tensor_api import where
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_GRID_WARNING, stacklevel=2)
+        align_corners = False
+    if mode == "bicubic" or input.ndim != 4:
+        raise NotImplementedError("gradc: grid_sample supports 4-D inputs with mode 'bilinear' or 'nearest'")
+    if grid.ndim != 4 or grid.shape[0] != input.shape[0] or grid.shape[-1] != 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size 2 in last dimension and the same batch size "
+                           f"as input, but got input with sizes {list(input.shape)} and grid with sizes "
+                           f"{list(grid.shape)}")
+    n, c, h, w = input.shape
+    ho, wo = grid.shape[1], grid.shape[2]
+    ix = _grid_source(grid[..., 0], w, padding_mode, align_corners)
+    iy = _grid_source(grid[..., 1], h, padding_mode, align_corners)
+    flat = input.reshape(n, c, h * w)
+
+    def corner(yi, xi):
+        """(N, C, Ho, Wo): the input at integer (y, x) positions, zero outside."""
+        valid = (xi >= 0) & (xi < w) & (yi >= 0) & (yi < h)
+        idx = (yi.clamp(0, h - 1) * w + xi.clamp(0, w - 1)).reshape(n, 1, ho * wo).expand(n, c, ho * wo)
+        vals = flat.gather(2, idx).reshape(n, c, ho, wo)
+        return where(valid.unsqueeze(1), vals, 0.0)
+    if mode == "nearest":       # no gradient to the grid, but a zero one (as PyTorch's) through an unpicked branch
+        from . import dtypes
+        picked = corner(iy.detach().round().long(), ix.detach().round().long())
+        return where(factories.ones((), dtype=dtypes.bool_, device=input.device), picked, (ix + iy).unsqueeze(1))
+    x0, y0 = ix.detach().floor(), iy.detach().floor()
+    tx, ty = (ix - x0).unsqueeze(1), (iy - y0).unsqueeze(1)
+    x0, y0 = x0.long(), y0.long()
+    x1, y1 = x0 + 1, y0 + 1
+    return (corner(y0, x0) * ((1 - tx) * (1 - ty)) + corner(y0, x1) * (tx * (1 - ty))
+            + corner(y1, x0) * ((1 - tx) * ty) + corner(y1, x1) * (tx * ty))
+
+
+def _base_axis(steps, align_corners, like):
+    if steps <= 1:
+        return factories.zeros(max(steps, 0), dtype=like.dtype, device=like.device)
+    pts = np.linspace(-1.0, 1.0, steps)
+    if not align_corners:
+        pts = pts * (steps - 1) / steps
+    return factories.tensor(pts, dtype=like.dtype, device=like.device)
+
+
+@grad_fn_named("AffineGridGeneratorBackward0")
+def affine_grid(theta, size, align_corners=None):
+    """The sampling grid (N, H, W, 2) (or (N, D, H, W, 3)) of the affine maps ``theta`` (N, 2, 3)
+    (or (N, 3, 4)): the base grid of normalised coordinates (x, y[, z], 1) times theta^T."""
+    import warnings
+    if align_corners is None:
+        warnings.warn(_GRID_WARNING, stacklevel=2)
+        align_corners = False
+    if not theta.dtype.is_floating_point:
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if len(size) == 4:
+        if theta.ndim != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. Got "
+                             f"{theta.shape}.")
+        spatial = list(size)[-2:]
+    elif len(size) == 5:
+        if theta.ndim != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. Got "
+                             f"{theta.shape}.")
+        spatial = list(size)[-3:]
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {size}.")
+    if align_corners and min(spatial) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                      "align_corners=True. This is not an intended use case of affine_grid. See the documentation of "
+                      "affine_grid for details.", stacklevel=2)
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    from .tensor_api import stack
+    nd = len(spatial)
+    axes = [_base_axis(s, align_corners, theta) for s in spatial]       # (D,) H, W
+    coords = []
+    for k in range(nd):                     # x varies along the last dim, y the one before, ...
+        s = spatial[nd - 1 - k]
+        view = [1] * nd
+        view[nd - 1 - k] = s
+        coords.append(axes[nd - 1 - k].reshape(*view).expand(*spatial))
+    coords.append(factories.ones(tuple(spatial), dtype=theta.dtype, device=theta.device))
+    base = stack(coords, -1).reshape(1, math.prod(spatial), nd + 1)
+    out = base @ theta.transpose(1, 2)
+    return out.reshape(size[0], *spatial, nd)

@@ -325,3 +325,38 @@ def test_embedding_freq_compiled_vs_eager(compiled_vs_eager):
     idx = gradc.tensor([[1, 3, 3], [0, 3, 1]])
     compiled_vs_eager(lambda w: (gradc.nn.functional.embedding(idx, w, scale_grad_by_freq=True) ** 2).sum(),
                       _a(4, 3))
+
+
+# ---- grid_sample and affine_grid ------------------------------------------------------------------
+_G = _R.uniform(-1.3, 1.3, (2, 4, 5, 2))         # some points outside [-1, 1]
+GRID = [(f"F.grid_sample(x, g, mode={mode!r}, padding_mode={pm!r}, align_corners={ac})", dict(x=X4[:, :, :4, :6], g=_G))
+        for mode in ("bilinear", "nearest") for pm in ("zeros", "border", "reflection") for ac in (False, True)]
+GRID += [
+    ("F.grid_sample(x, g, align_corners=False)", dict(x=_a(1, 2, 1, 5), g=_G[:1])),
+    ("F.grid_sample(x, g, padding_mode='reflection', align_corners=True)", dict(x=_a(1, 2, 1, 5), g=_G[:1])),
+    ("F.affine_grid(t, (2, 3, 4, 5), align_corners=False)", dict(t=_a(2, 2, 3))),
+    ("F.affine_grid(t, (2, 3, 4, 5), align_corners=True)", dict(t=_a(2, 2, 3))),
+    ("F.affine_grid(t, (1, 3, 2, 4, 3), align_corners=False)", dict(t=_a(1, 3, 4))),
+    ("F.grid_sample(x, F.affine_grid(t, (2, 3, 6, 4), align_corners=False), align_corners=False)",
+     dict(x=X4[:, :, :4, :6], t=np.array([[[0.9, 0.2, 0.1], [-0.3, 1.1, 0.05]], [[1.2, 0.0, -0.2], [0.1, 0.7, 0.3]]]))),
+]
+
+
+@pytest.mark.parametrize("expr,arrays", GRID, ids=[c[0] for c in GRID])
+def test_grid_sample_and_affine_grid(expr, arrays):
+    check(expr, arrays)
+
+
+def test_grid_sample_errors_and_compiled(compiled_vs_eager):
+    x, g = (lambda m: m.zeros(1, 2, 3, 3)), (lambda m: m.zeros(1, 2, 2, 2))     # noqa: E731
+    raises_like(lambda m: m.nn.functional.grid_sample(x(m), g(m), mode="foo", align_corners=False))
+    raises_like(lambda m: m.nn.functional.grid_sample(x(m), g(m), padding_mode="foo", align_corners=False))
+    raises_like(lambda m: m.nn.functional.affine_grid(m.zeros(1, 2, 3, dtype=m.int64), (1, 1, 2, 2), False))
+    raises_like(lambda m: m.nn.functional.affine_grid(m.zeros(1, 3, 3), (1, 1, 2, 2), False))
+    raises_like(lambda m: m.nn.functional.affine_grid(m.zeros(1, 2, 3), (1, 2, 2), False))
+    for m in (torch, gradc):
+        with pytest.warns(UserWarning, match="Default grid_sample and affine_grid behavior has changed"):
+            m.nn.functional.grid_sample(x(m), g(m))
+    F = gradc.nn.functional
+    compiled_vs_eager(lambda x, g: (F.grid_sample(x, g, padding_mode="reflection", align_corners=False) ** 2).sum(),
+                      X4[:, :, :4, :6], _G)

@@ -14,7 +14,8 @@ from ..autograd.node import grad_fn_named
 from ..compositions import (avg_pool2d, avg_pool3d, conv1d, conv2d, conv3d, conv_transpose1d,  # noqa: F401
                             conv_transpose2d, conv_transpose3d, fold, max_pool2d, max_pool3d, pad, unfold)
 from ..resampling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,  # noqa: F401
-                          adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d, interpolate,
+                          adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d, affine_grid, avg_pool1d,
+                          grid_sample, interpolate,
                           max_pool1d, pixel_shuffle, pixel_unshuffle)
 
 
