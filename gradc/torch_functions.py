@@ -62,6 +62,14 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _F().conv2d(input, weight, bias, stride, padding, dilation, groups)
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _F().conv3d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _F().conv_transpose3d(input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     return _F().conv_transpose1d(input, weight, bias, stride, padding, output_padding, groups, dilation)
 
@@ -88,6 +96,10 @@ def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1
 
 def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     return _F().max_pool2d(input, kernel_size, _no_stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return _F().max_pool3d(input, kernel_size, _no_stride(stride), padding, dilation, ceil_mode)
 
 
 def adaptive_avg_pool1d(input, output_size):
@@ -1105,7 +1117,7 @@ METHODS = ("is_same_size", "is_signed", "is_complex", "is_conj", "is_neg", "is_i
            "adjoint", "matrix_exp", "hardshrink", "prelu", "histogram", "nuclear_norm")
 
 FUNCTIONS = (
-    "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "avg_pool1d", "max_pool1d", "max_pool1d_with_indices",
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "max_pool3d", "avg_pool1d", "max_pool1d", "max_pool1d_with_indices",
     "max_pool2d", "adaptive_avg_pool1d", "adaptive_max_pool1d", "batch_norm", "layer_norm", "group_norm",
     "rms_norm", "embedding", "dropout", "dropout_", "celu", "celu_", "selu", "selu_", "prelu", "hardshrink",
     "threshold", "threshold_", "pixel_shuffle", "pixel_unshuffle", "cosine_similarity", "pairwise_distance",

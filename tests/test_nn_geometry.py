@@ -360,3 +360,11 @@ def test_grid_sample_errors_and_compiled(compiled_vs_eager):
     F = gradc.nn.functional
     compiled_vs_eager(lambda x, g: (F.grid_sample(x, g, padding_mode="reflection", align_corners=False) ** 2).sum(),
                       X4[:, :, :4, :6], _G)
+
+
+def test_top_level_spellings():
+    x, w = _a(1, 2, 4, 5, 4), _a(3, 2, 2, 2, 2)
+    for name, args in (("conv3d", (x, w)), ("conv_transpose3d", (x, _a(2, 3, 2, 2, 2))), ("max_pool3d", (x, 2))):
+        t = getattr(torch, name)(*[torch.tensor(a) if isinstance(a, np.ndarray) else a for a in args])
+        g = getattr(gradc, name)(*[gradc.tensor(a) if isinstance(a, np.ndarray) else a for a in args])
+        np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=1e-10, atol=1e-10)
