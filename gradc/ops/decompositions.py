@@ -12,7 +12,7 @@ import numpy as np
 
 from .dispatch import apply
 from .registry import PURE, ShapeError, TypeInfo, defop
-from .linalg import LinAlgError, _mT, _square
+from .linalg import LinAlgError, _mT, _square, first_failure
 
 
 
@@ -160,17 +160,10 @@ def _cholesky_forward(a, upper=False):
     try:
         L = np.linalg.cholesky(a)
     except np.linalg.LinAlgError:
-        flat = a.reshape((-1,) + a.shape[-2:])
-        for i, m in enumerate(flat):
-            try:
-                np.linalg.cholesky(m)
-            except np.linalg.LinAlgError:
-                batch = f"(Batch element {i}): " if a.ndim > 2 else ""
-                raise LinAlgError(
-                    f"linalg.cholesky: {batch}The factorization could not be completed because the input is not "
-                    f"positive-definite (the leading minor of order {_not_pd_order(m)} is not "
-                    f"positive-definite).") from None
-        raise
+        batch, m = first_failure(a, np.linalg.cholesky)
+        raise LinAlgError(f"linalg.cholesky: {batch}The factorization could not be completed because the input is not "
+                          f"positive-definite (the leading minor of order {_not_pd_order(m)} is not "
+                          "positive-definite).") from None
     return np.swapaxes(L, -1, -2).copy() if upper else L
 
 

@@ -108,16 +108,21 @@ def _zero_pivot(m) -> int:
     return n
 
 
-def _singular(a, name, message):
-    """PyTorch's error for the first singular matrix of ``a`` (a batch element named when batched)."""
-    flat = a.reshape((-1,) + a.shape[-2:])
-    for i, m in enumerate(flat):
+def first_failure(a, factorize):
+    """(batch prefix, matrix) of the first matrix of ``a`` that ``factorize`` (a NumPy routine)
+    rejects; the prefix names the batch element when ``a`` is batched, as PyTorch's errors do."""
+    for i, m in enumerate(a.reshape((-1,) + a.shape[-2:])):
         try:
-            np.linalg.inv(m)
+            factorize(m)
         except np.linalg.LinAlgError:
-            batch = f"(Batch element {i}): " if a.ndim > 2 else ""
-            return LinAlgError(f"{name}: {batch}" + message.format(pivot=_zero_pivot(m)))
-    return LinAlgError(f"{name}: " + message.format(pivot=a.shape[-1]))
+            return (f"(Batch element {i}): " if a.ndim > 2 else ""), m
+    return "", a.reshape((-1,) + a.shape[-2:])[-1]
+
+
+def _singular(a, name, message):
+    """PyTorch's error for the first singular matrix of ``a``."""
+    batch, m = first_failure(a, np.linalg.inv)
+    return LinAlgError(f"{name}: {batch}" + message.format(pivot=_zero_pivot(m)))
 
 
 def _inv_forward(a):
