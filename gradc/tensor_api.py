@@ -1473,6 +1473,10 @@ def matmul(a, b):
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D")
     _check_same_dtype(a, b)
+    if a.dtype is dtypes.bool_:             # PyTorch has no bool kernel, and names the one it tried
+        kernel = ("dot" if b.ndim == 1 else "addmm_impl_cpu_") if a.ndim == 1 else (
+            "addmv_impl_cpu" if b.ndim == 1 else "addmm_impl_cpu_" if a.ndim == 2 and b.ndim == 2 else "bmm")
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
     if a.ndim == 1 and b.ndim == 1:
         name = "DotBackward0"
     elif a.ndim == 2 and b.ndim == 2:

@@ -288,6 +288,10 @@ ERRORS = [
     # bool tensors where PyTorch has no kernel; NaN into an integer tensor
     ("", "m.ones(3).view(m.float64)"), ("", "m.ones(2, 3).t().view(m.float16)"), ("", "m.ones(()).view(m.float16)"),
     ("", "m.arange(6.).as_strided((2, 2), (1, 5))"), ("", "m.ones(2, requires_grad=True).resize_(3)"),
+    ("b = m.tensor([[True, False], [True, True]])", "b @ b"), ("v = m.tensor([True, False])", "v @ v"),
+    ("b = m.tensor([[True, False], [True, True]]); v = m.tensor([True, False])", "b @ v"),
+    ("b = m.tensor([[True, False], [True, True]]); v = m.tensor([True, False])", "v @ b"),
+    ("b = m.ones(2, 2, 2, dtype=m.bool)", "b @ b"),
     ("", "m.tensor([True]).floor()"), ("", "m.tensor([True]).round()"), ("", "m.tensor([True]).ceil()"),
     ("", "m.tensor([True]).trunc()"), ("x = m.tensor([1, 2])", "x.__setitem__(0, float('nan'))"),
     # singular matrices: torch.linalg.LinAlgError with the zero pivot
