@@ -849,6 +849,9 @@ class TensorAPI(TensorLikeMeta):
         return getitem(self, key)
 
     def __setitem__(self, key, value):
+        if isinstance(value, (list, tuple, np.ndarray)):
+            raise TypeError(f"can't assign a {'numpy.ndarray' if isinstance(value, np.ndarray) else type(value).__name__} "
+                            f"to a torch.{self.dtype.tensor_type}")
         self._check_setitem_leaf(key)
         masked = self._mask_assignment(key, value)
         if masked is not None:

@@ -292,6 +292,8 @@ ERRORS = [
     ("b = m.tensor([[True, False], [True, True]]); v = m.tensor([True, False])", "b @ v"),
     ("b = m.tensor([[True, False], [True, True]]); v = m.tensor([True, False])", "v @ b"),
     ("b = m.ones(2, 2, 2, dtype=m.bool)", "b @ b"),
+    ("x = m.zeros(3)", "x.__setitem__(slice(1, None), [1., 2.])"),
+    ("x = m.zeros(3)", "x.__setitem__(slice(1, None), (1., 2.))"),
     ("", "m.tensor([True]).floor()"), ("", "m.tensor([True]).round()"), ("", "m.tensor([True]).ceil()"),
     ("", "m.tensor([True]).trunc()"), ("x = m.tensor([1, 2])", "x.__setitem__(0, float('nan'))"),
     # singular matrices: torch.linalg.LinAlgError with the zero pivot
