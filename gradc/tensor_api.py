@@ -859,6 +859,8 @@ class TensorAPI(TensorLikeMeta):
             return
         key, tensors = encode_index(key, self)
         value_is_tensor = is_tensor_like(value)
+        if value_is_tensor and _holds_values(value) and _holds_values(self):
+            _check_no_partial_overlap(self, key, tensors, value)
         if not value_is_tensor:
             value = self._scalar(value, self.dtype)
         elif value.dtype is not self.dtype:
@@ -1248,6 +1250,23 @@ _LIST_AS_TUPLE_WARNING = (
     "use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as tensor index, "
     "x[torch.tensor(seq)], which will result either in an error or a different result (Triggered internally at "
     "/__w/pytorch/pytorch/torch/csrc/autograd/python_variable_indexing.cpp:349.)")
+
+
+def _check_no_partial_overlap(t, key, tensors, value):
+    """PyTorch refuses a write whose source overlaps its destination in part (``x[1:] = x[:-1]``);
+    checked, as PyTorch does, where both are contiguous."""
+    dest, src = t._data, value._data
+    if not (isinstance(dest, np.ndarray) and isinstance(src, np.ndarray)):
+        return
+    if not tensors:
+        dest = dest[tuple(decode_index(key, []))]
+    if not (isinstance(dest, np.ndarray) and dest.flags.c_contiguous and src.flags.c_contiguous and dest.size
+            and src.size and np.may_share_memory(dest, src)):
+        return
+    same = dest.__array_interface__["data"][0] == src.__array_interface__["data"][0] and dest.shape == src.shape
+    if not same:
+        raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor refer "
+                           "to a single memory location. Please clone() the tensor before performing the operation.")
 
 
 def _holds_values(t) -> bool:

@@ -293,6 +293,8 @@ ERRORS = [
     ("b = m.tensor([[True, False], [True, True]]); v = m.tensor([True, False])", "v @ b"),
     ("b = m.ones(2, 2, 2, dtype=m.bool)", "b @ b"),
     ("x = m.zeros(3)", "x.__setitem__(slice(1, None), [1., 2.])"),
+    ("x = m.arange(4.)", "x.__setitem__(slice(1, None), x[:-1])"),
+    ("x = m.arange(4.)", "x.__setitem__([0, 1], x[1:3])"),
     ("x = m.zeros(3)", "x.__setitem__(slice(1, None), (1., 2.))"),
     ("", "m.tensor([True]).floor()"), ("", "m.tensor([True]).round()"), ("", "m.tensor([True]).ceil()"),
     ("", "m.tensor([True]).trunc()"), ("x = m.tensor([1, 2])", "x.__setitem__(0, float('nan'))"),
@@ -540,3 +542,13 @@ def test_out_keyword(expr):
         seen.append((sorted(named), [o.tolist() for o in outs], [str(o.dtype) for o in outs],
                      [str(w.message)[:60] for w in caught]))
     assert seen[0] == seen[1]
+
+
+@pytest.mark.parametrize("code", ["x[::2] = x[1::2]", "x[:] = x", "x[:2] = x[2:]", "x[1:3] = x[1:3]", "x[0] = x[1]"])
+def test_self_assignments_without_partial_overlap(code):
+    results = []
+    for m in (torch, gradc):
+        ns = {"x": m.arange(4.)}
+        exec(code, ns)
+        results.append(ns["x"].tolist())
+    assert results[0] == results[1]
