@@ -277,7 +277,11 @@ class TensorAPI(TensorLikeMeta):
         return self._binary("remainder", other, node_name=None if is_tensor_like(other)
                             else grad_fn_name("RemainderBackward0", (0,)))
 
-    def __rmod__(self, other): return self._binary("remainder", other, reverse=True)
+    def __rmod__(self, other):
+        if is_tensor_like(other) or not _is_scalar(other):
+            return self._binary("remainder", other, reverse=True)
+        (a, b), _ = promote_operands([other, self])
+        return apply("remainder", a, b, scalar_self=True)
     def remainder(self, other): return self % other
 
     def fmod(self, other):

@@ -234,6 +234,8 @@ CASES = [
     ("s = m.ones(3, dtype=m.float64, requires_grad=True)", "m.zeros(3, dtype=m.float64).scatter_add(0, m.tensor([0, 0, 2]), s)"),
     ("s = m.ones(3, dtype=m.float64, requires_grad=True)", "m.zeros(3, dtype=m.float64).scatter(0, m.tensor([2, 1, 0]), s)"),
     ("x = m.zeros(3, dtype=m.float64, requires_grad=True)", "(x * 1).scatter(0, m.tensor([0, 2]), 2.0)"),
+    ("t = m.tensor([1.5, 2.5], dtype=m.float64, requires_grad=True)", "(2 % t).detach()"),
+    ("t = m.tensor([1.5, 2.5], dtype=m.float64, requires_grad=True)", "m.remainder(m.tensor([2., 3.], dtype=m.float64), t)"),
     # view(dtype), as_strided, resize_
     ("x = m.tensor([1., 2., -3., 4.])", "x.view(m.int32)"),
     ("x = m.tensor([[1., 2., -3., 4.]], dtype=m.float64)", "x.view(m.float32)"),
@@ -294,6 +296,8 @@ ERRORS = [
     ("b = m.ones(2, 2, 2, dtype=m.bool)", "b @ b"),
     ("x = m.zeros(3)", "x.__setitem__(slice(1, None), [1., 2.])"),
     ("x = m.arange(4.)", "x.__setitem__(slice(1, None), x[:-1])"),
+    ("t = m.tensor([1.5, 2.5], requires_grad=True)", "(2 % t).sum().backward()"),
+    ("t = m.tensor([1.5, 2.5], requires_grad=True)", "m.remainder(2, t).sum().backward()"),
     ("x = m.arange(4.)", "x.__setitem__([0, 1], x[1:3])"),
     ("x = m.zeros(3)", "x.__setitem__(slice(1, None), (1., 2.))"),
     ("", "m.tensor([True]).floor()"), ("", "m.tensor([True]).round()"), ("", "m.tensor([True]).ceil()"),

@@ -329,9 +329,10 @@ def _check_integer_divisor(b):
         raise RuntimeError("ZeroDivisionError")
 
 
-def _remainder_forward(a, b):
+def _remainder_forward(a, b, scalar_self=False):
     """Python's modulo (the result takes the divisor's sign), computed as PyTorch does for
-    floats: fmod, then the divisor added where the signs differ."""
+    floats: fmod, then the divisor added where the signs differ.  ``scalar_self``: a number
+    divided by a tensor (``2 % t``), which PyTorch cannot differentiate."""
     _check_integer_divisor(b)
     if a.dtype.kind != "f":
         return np.remainder(a, b)
@@ -350,7 +351,10 @@ def _floor_divide_forward(a, b):
 
 
 def _remainder_vjp(ctx, g):
-    """d/da = 1, d/db = -floor(a / b) (the quotient is piecewise constant: computed detached)."""
+    """d/da = 1, d/db = -floor(a / b) (the quotient is piecewise constant: computed detached);
+    PyTorch's remainder(Scalar, Tensor) has no derivative."""
+    if ctx.attrs.get("scalar_self"):
+        raise RuntimeError("derivative for aten::remainder is not implemented")
     sa, sb = _shapes(ctx)
     a, b = ctx.input(0), ctx.input(1)
     from .dispatch import apply
@@ -394,7 +398,8 @@ def _div_rounding_vjp(ctx, g):
 
 _DIVISION = frozenset({PURE})
 defop("remainder", infer=elementwise_rule()("remainder"), forward=quiet(_remainder_forward), vjp=_remainder_vjp,
-      saves=("in0", "in1"), traits=_DIVISION, num_inputs=2, node_name="RemainderBackward1")
+      saves=("in0", "in1"), traits=_DIVISION, num_inputs=2, attr_names=("scalar_self",),
+      node_name=lambda a: "NotImplemented" if a.get("scalar_self") else "RemainderBackward1")
 defop("fmod", infer=elementwise_rule()("fmod"), forward=quiet(_fmod_forward), vjp=_fmod_vjp,
       saves=("in0", "in1"), traits=_DIVISION, num_inputs=2, node_name="FmodBackward1")
 defop("floor_divide", infer=elementwise_rule()("floor_divide"), forward=quiet(_floor_divide_forward),
