@@ -739,7 +739,7 @@ def _save_original_self(node, t):
     saved = getattr(node, "_saved", None)
     if not saved:
         return
-    keys = sorted(key for key, s in saved.items() if key[0] == "in" and s.tensor is t)
+    keys = sorted(key for key, s in saved.items() if key[0] == "in" and s.holds(t))
     if keys:
         snap = Tensor(t._data.copy()) if not isinstance(t._data, DeviceArray) else t.detach().clone()
         snap._device = t._device

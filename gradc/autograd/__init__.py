@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import functional
+from . import forward_ad, functional, graph
 from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .engine import run_backward
 from .function import Function
@@ -12,7 +12,7 @@ from .gradcheck import gradcheck, gradgradcheck
 from .node import AccumulateGrad, Node
 
 __all__ = ["backward", "grad", "Function", "gradcheck", "gradgradcheck", "no_grad", "enable_grad", "inference_mode",
-           "set_grad_enabled", "is_grad_enabled", "functional", "Node", "AccumulateGrad", "detect_anomaly", "set_detect_anomaly"]
+           "set_grad_enabled", "is_grad_enabled", "functional", "graph", "forward_ad", "Node", "AccumulateGrad", "detect_anomaly", "set_detect_anomaly"]
 
 
 def _as_tuple(x):
@@ -105,12 +105,47 @@ def _warn_create_graph_cycle():
         warnings.warn(CREATE_GRAPH_CYCLE_WARNING, UserWarning, stacklevel=3)
 
 
+def _is_checkpoint_valid() -> bool:
+    from .engine import _is_checkpoint_valid as valid
+    return valid()
+
+
+def _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize_grads):
+    """``is_grads_batched``: the first dim of every grad_output is a batch of cotangents; one
+    backward per batch element (PyTorch vmaps it), the results stacked."""
+    from ..tensor_api import stack
+    batch = None
+    for i, (o, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            continue
+        if tuple(g.shape[1:]) != tuple(o.shape) or g.dim() == 0:
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the batch "
+                "dimension. The sizes of the remaining dimensions are expected to match the shape of corresponding "
+                f"output, but a mismatch was detected: grad_output[{i}] has a shape of {g.shape[1:]!r} and output[{i}] "
+                f"has a shape of {o.shape!r}. If you only want some tensors in `grad_output` to be considered "
+                "batched, consider using vmap.")
+        batch = g.shape[0] if batch is None else batch
+    if batch is None:
+        return grad(outputs, inputs, None, retain_graph, create_graph, allow_unused=allow_unused,
+                    materialize_grads=materialize_grads)
+    if retain_graph is None:
+        retain_graph = create_graph
+    rows = [grad(outputs, inputs, tuple(None if g is None else g[b] for g in grads),
+                 retain_graph=retain_graph if b == batch - 1 else True, create_graph=create_graph,
+                 allow_unused=allow_unused, materialize_grads=materialize_grads) for b in range(batch)]
+    return tuple(None if any(r[k] is None for r in rows) else stack([r[k] for r in rows], 0)
+                 for k in range(len(inputs)))
+
+
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Gradients of ``outputs`` with respect to ``inputs``, returned rather than accumulated."""
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize_grads)
     if retain_graph is None:
         retain_graph = create_graph
     if allow_unused is None:

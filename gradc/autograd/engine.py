@@ -234,6 +234,15 @@ def _run_node_checked(node, grads: dict, retain_graph: bool):
     return outs
 
 
+# One entry per running backward pass: False for autograd.grad (and backward(inputs=...)), under
+# which a reentrant checkpoint cannot run its inner backward (torch.autograd._is_checkpoint_valid).
+_CHECKPOINT_VALID: list = []
+
+
+def _is_checkpoint_valid() -> bool:
+    return not _CHECKPOINT_VALID or _CHECKPOINT_VALID[-1]
+
+
 def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, capture=None):
     """Propagate ``root_grads`` from the (node, output_nr) ``roots``.
 
@@ -262,6 +271,7 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, c
     pop, push = heapq.heappop, heapq.heappush
     prev = grad_mode.is_grad_enabled()
     grad_mode._set(create_graph)
+    _CHECKPOINT_VALID.append(capture is None)
     try:
         while ready:
             node = pop(ready)[2]
@@ -304,4 +314,5 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, c
                             push(ready, (-nxt._seq, id(nxt), nxt))
     finally:
         grad_mode._set(prev)
+        _CHECKPOINT_VALID.pop()
     return captured

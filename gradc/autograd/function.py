@@ -11,15 +11,28 @@ class FunctionCtx:
         self.needs_input_grad = ()
         self._non_diff = set()
 
+    _packed = None     # the saved tensors as SavedTensors, when saved-tensor hooks were active
+
     def save_for_backward(self, *tensors):
         self._saved = tensors
         self._versions = [t._version if t is not None else None for t in tensors]
+
+    def _pack_saved(self):
+        """Put the saved tensors through the saved-tensor hooks (``Function.apply`` calls this once
+        the node exists, as PyTorch packs them after ``forward``)."""
+        from .node import SavedTensor
+        saved = getattr(self, "_saved", ())
+        if saved:
+            self._packed = [SavedTensor(t) if t is not None else None for t in saved]
+            self._saved, self._versions = (), []
 
     @property
     def saved_tensors(self):
         from .node import FREED_MESSAGE
         if getattr(self, "_freed", False):
             raise RuntimeError(FREED_MESSAGE)
+        if self._packed is not None:
+            return tuple(s.unpack() if s is not None else None for s in self._packed)
         saved = getattr(self, "_saved", ())
         for t, v in zip(saved, getattr(self, "_versions", ())):
             if t is not None and t._version != v:
@@ -56,10 +69,11 @@ class _FunctionNode(Node):
 
     def release(self):
         self.ctx._freed = True
+        self.ctx._packed = None
 
     def apply(self, grads, retain_graph=True):
         from ..tensor import zeros_for
-        full = [g if g is not None else zeros_for(t) for g, t in zip(grads, self._types)]
+        full = [g if g is not None or t is None else zeros_for(t) for g, t in zip(grads, self._types)]
         result = self._fn.backward(self.ctx, *full)
         if not isinstance(result, tuple):
             result = (result,)
@@ -117,7 +131,10 @@ class Function:
             edges = tuple(args[i]._grad_edge() if args[i].requires_grad else (None, 0) for i in positions)
             node = _backward_class(cls)(cls, ctx, edges, len(outputs))
             node._positions, node._nargs = positions, len(args)
-            node._types = [TypeInfo(tuple(o.shape), o.dtype) for o in outputs]
+            node._types = [TypeInfo(tuple(o.shape), o.dtype) if isinstance(o, Tensor) else None for o in outputs]
+            from .node import _DEFAULT_HOOKS
+            if _DEFAULT_HOOKS:
+                ctx._pack_saved()
             fixed = []
             for k, o in enumerate(outputs):
                 if isinstance(o, Tensor) and id(o) not in ctx._non_diff and o.dtype.is_floating_point:

@@ -130,24 +130,82 @@ def version_error(t, expected_version, output_of=None, output_nr=0) -> RuntimeEr
         "torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 
+# Saved-tensor hooks (``autograd.graph.saved_tensors_hooks``): a stack of (pack, unpack) pairs, the
+# innermost applying; and the message raised when they are disabled (``disable_saved_tensors_hooks``).
+_DEFAULT_HOOKS: list = []
+_HOOKS_DISABLED: list = [None]
+
+
 class SavedTensor:
     """A tensor saved for backward, with the version it had when saved.
 
     ``output_of``/``output_nr``: for a node's own output, the node and output index (PyTorch's
-    SavedVariable with is_output); None for a saved input."""
-    __slots__ = ("tensor", "version", "output_of", "output_nr")
+    SavedVariable with is_output); None for a saved input.
+
+    Under ``saved_tensors_hooks`` the tensor goes through the pack hook when saved and only what
+    it returned is kept (``tensor`` is None); ``unpack`` runs the unpack hook and gives its result
+    the saved tensor's place in the graph (grad_fn or leaf), so double backward still works. As in
+    PyTorch, a hooked tensor's version is not checked."""
+    __slots__ = ("tensor", "version", "output_of", "output_nr", "_unpack_hook", "_packed", "_ref", "_edge")
 
     def __init__(self, tensor, output_of=None, output_nr=0):
         self.tensor = tensor
         self.version = tensor._version_counter.value
         self.output_of = output_of
         self.output_nr = output_nr
+        self._unpack_hook = None
+        if _DEFAULT_HOOKS:
+            self._pack(tensor)
+
+    def _pack(self, tensor):
+        import weakref
+        from . import grad_mode
+        pack, self._unpack_hook = _DEFAULT_HOOKS[-1]
+        if self.output_of is not None:
+            self._edge = (self.output_of, self.output_nr)
+            if tensor._dtype.is_floating_point:      # the hook sees the output as it will be (PyTorch packs after)
+                tensor._grad_fn, tensor._output_nr, tensor._requires_grad = self.output_of, self.output_nr, True
+        else:
+            self._edge = tensor._grad_edge() if tensor._requires_grad else None
+        self._ref = weakref.ref(tensor)
+        with grad_mode.no_grad():
+            self._packed = pack(tensor)
+        if tensor._version_counter.value != self.version:
+            raise RuntimeError(
+                "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook "
+                "cannot be modified by in-place operations as this can lead to unexpected side-effects. Please "
+                "open an issue if you need to perform in-place operations on the input to a pack hook.")
+        self.tensor = None
+
+    def holds(self, t) -> bool:
+        """Whether ``t`` is the tensor that was saved."""
+        return self.tensor is t if self._unpack_hook is None else self._ref() is t
 
     def unpack(self):
+        if self._unpack_hook is not None:
+            return self._unpack_hooked()
         t = self.tensor
         if t._version_counter.value != self.version:
             raise version_error(t, self.version, self.output_of, self.output_nr)
         return t
+
+    def _unpack_hooked(self):
+        from ..tensor_api import is_tensor_like
+        t = self._unpack_hook(self._packed)
+        if not is_tensor_like(t):
+            raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                            f"{type(t).__name__}")
+        edge = self._edge
+        if edge is None or self._ref() is t:
+            return t
+        node, nr = edge
+        r = t.detach()                    # the unpacked values, at the saved tensor's place in the graph
+        r._requires_grad = True
+        if isinstance(node, AccumulateGrad):
+            r._leaf_edge = edge
+        else:
+            r._grad_fn, r._output_nr = node, nr
+        return r
 
 
 class _SavedView:
@@ -222,8 +280,11 @@ class OpNode(Node):
     def _rebind_output(self, old, new):
         """After an in-place op the saved output is the mutated tensor itself."""
         for key, s in (self._saved or {}).items():
-            if s.tensor is old:
-                self._saved[key] = SavedTensor(new, self, s.output_nr)
+            if s.holds(old):
+                if s.tensor is None:
+                    s._ref = __import__("weakref").ref(new)   # (hooked: already packed, not packed again)
+                else:
+                    self._saved[key] = SavedTensor(new, self, s.output_nr)
 
     def release(self):
         self._saved = None

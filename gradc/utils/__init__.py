@@ -1,0 +1,2 @@
+"""``torch.utils``: ``checkpoint`` (activation checkpointing)."""
+from . import checkpoint  # noqa: F401
