@@ -408,3 +408,40 @@ def test_is_grads_batched_against_torch():
     a, b = _batched(gradc), _batched(torch)
     assert _close(a["jac"], b["jac"]) and a["two"] is None and b["two"] is None
     assert a["shape_error"] == b["shape_error"]
+
+
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_checkpointed_module_with_inplace_relu_and_dropout_matches_uncheckpointed(reentrant):
+    m = gradc
+    net = m.nn.Sequential(m.nn.Linear(3, 4), m.nn.ReLU(inplace=True), m.nn.Linear(4, 2), m.nn.Dropout(0.3),
+                          m.nn.GELU())
+    inp = m.tensor(np.linspace(-1, 1, 12).reshape(4, 3), dtype=m.float32, requires_grad=True)
+    results = []
+    for checkpointed in (False, True):
+        m.manual_seed(5)
+        y = m.utils.checkpoint.checkpoint(net, inp, use_reentrant=reentrant) if checkpointed else net(inp)
+        y.sum().backward()
+        results.append((y.detach().numpy().copy(), inp.grad.numpy().copy(), net[0].weight.grad.numpy().copy()))
+        inp.grad = None
+        net.zero_grad()
+    assert all(_close(a, b) for a, b in zip(*results))
+
+
+def test_saved_tensor_hooks_with_inplace_ops_against_torch():
+    torch = pytest.importorskip("torch")
+
+    def run(m):
+        x = m.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        b = m.tensor([1.5, 2.0, -0.5], requires_grad=True)
+        with m.autograd.graph.saved_tensors_hooks(lambda t: t.detach().clone(), lambda p: p):
+            y = x * 1
+            y.exp_()
+            z = x * 1
+            z.mul_(b)
+            w = x * 1
+            w.sin_()
+            w.mul_(2)
+        (y.sum() + z.sum() + w.sum()).backward()
+        return x.grad.numpy(), b.grad.numpy()
+    for a, b in zip(run(gradc), run(torch)):
+        assert _close(a, b)

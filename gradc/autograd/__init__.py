@@ -12,7 +12,8 @@ from .gradcheck import gradcheck, gradgradcheck
 from .node import AccumulateGrad, Node
 
 __all__ = ["backward", "grad", "Function", "gradcheck", "gradgradcheck", "no_grad", "enable_grad", "inference_mode",
-           "set_grad_enabled", "is_grad_enabled", "functional", "graph", "forward_ad", "Node", "AccumulateGrad", "detect_anomaly", "set_detect_anomaly"]
+           "set_grad_enabled", "is_grad_enabled", "functional", "graph", "forward_ad", "Node", "AccumulateGrad",
+           "detect_anomaly", "set_detect_anomaly"]
 
 
 def _as_tuple(x):
