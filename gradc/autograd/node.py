@@ -8,6 +8,7 @@ Its backward is the table's VJP run on saved tensors with the tensor API, so wit
 from __future__ import annotations
 
 import itertools
+import weakref
 from types import MappingProxyType
 
 from ..ops.registry import TypeInfo, VJPContext, vjp_rule
@@ -158,7 +159,6 @@ class SavedTensor:
             self._pack(tensor)
 
     def _pack(self, tensor):
-        import weakref
         from . import grad_mode
         pack, self._unpack_hook = _DEFAULT_HOOKS[-1]
         if self.output_of is not None:
@@ -282,7 +282,7 @@ class OpNode(Node):
         for key, s in (self._saved or {}).items():
             if s.holds(old):
                 if s.tensor is None:
-                    s._ref = __import__("weakref").ref(new)   # (hooked: already packed, not packed again)
+                    s._ref = weakref.ref(new)   # (hooked: already packed, not packed again)
                 else:
                     self._saved[key] = SavedTensor(new, self, s.output_nr)
 
