@@ -17,7 +17,10 @@ from .factories import (arange, as_tensor, empty, empty_like, from_numpy, full, 
                         randn_like, randperm,
                         seed, tensor, zeros, zeros_like)
 from .functional import *  # noqa: F401,F403
-from .functional import is_tensor
+from .functional import _accepts_out, is_tensor
+for _name in ("arange", "linspace", "empty", "full", "ones", "zeros", "rand", "randn", "randint", "randperm", "normal",
+              "bernoulli", "multinomial"):
+    globals()[_name] = _accepts_out(globals()[_name], _name)      # PyTorch's factories take out= too
 from .ops.registry import ShapeError
 from .tensor import Tensor, device
 from .tensor_api import Size

@@ -173,14 +173,8 @@ def less(x, other): return x.lt(other)
 
 
 def xlogy(x, y):
-    """x * log(y), 0 where x == 0 (NaN where y is NaN), with PyTorch's gradients: log(y) for x
-    (0 where y == 0), x / y for y (but 0 at x == y == 0, where PyTorch's is NaN)."""
-    x, y = float_operands(x, y)
-    y_zero = y == 0
-    log_y = where(y_zero, 0.0, where(y_zero, 1.0, y).log())          # log(y), 0 at y == 0
-    product = x * log_y
-    at_zero = (x * y.detach().log()).detach()                        # x log(0): -inf * sign(x)
-    return where(y != y, y, where(y_zero & (x != 0), at_zero, product))
+    """x * log(y), 0 where x == 0 (NaN where y is NaN): a table op with PyTorch's gradients."""
+    return two_operand_op("xlogy", "Xlogy", x, y)
 
 
 def sinc(x):

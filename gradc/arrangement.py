@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import factories
+from . import dtypes, factories
 from .compositions import _varargs, bind_methods, flip
 from .tensor_api import cat, norm_dim
 
@@ -146,8 +146,11 @@ def diag_embed(x, offset=0, dim1=-2, dim2=-1):
     cols = np.arange(x.shape[-1]) + max(offset, 0)
     place = np.zeros((x.shape[-1], n, n))
     place[np.arange(x.shape[-1]), rows, cols] = 1
-    sel = factories.tensor(place.reshape(x.shape[-1], n * n), dtype=x.dtype, device=x.device)
-    return (x @ sel).reshape(*x.shape[:-1], n, n)
+    if x.dtype.is_floating_point:
+        sel = factories.tensor(place.reshape(x.shape[-1], n * n), dtype=x.dtype, device=x.device)
+        return (x @ sel).reshape(*x.shape[:-1], n, n)
+    # integers and bools through float64: each output is one input or a zero, exact below 2**53
+    return diag_embed(x.to(dtypes.float64), offset, dim1, dim2).to(x.dtype)
 
 
 def diag(x, diagonal=0):

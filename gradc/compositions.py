@@ -66,6 +66,8 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if a.dtype is dtypes.bool_ and b.dtype is dtypes.bool_:
+        return a == b
     close = (a - b).abs() <= atol + rtol * b.abs()
     if equal_nan:
         close = close | (isnan(a) & isnan(b))
@@ -118,14 +120,14 @@ def _triangle_mask(x, diagonal, lower):
 def tril(x, diagonal=0):
     if x.ndim < 2:
         raise RuntimeError("tril: input tensor must have at least 2 dimensions")
-    return where(_triangle_mask(x, diagonal, True), x, 0)
+    return where(_triangle_mask(x, diagonal, True), x, x._scalar(0, x.dtype))     # (a bool x stays bool)
 
 
 @grad_fn_named("TriuBackward0")
 def triu(x, diagonal=0):
     if x.ndim < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
-    return where(_triangle_mask(x, diagonal, False), x, 0)
+    return where(_triangle_mask(x, diagonal, False), x, x._scalar(0, x.dtype))     # (a bool x stays bool)
 
 
 def diagonal(x, offset=0, dim1=0, dim2=1):
@@ -322,13 +324,18 @@ def roll(x, shifts, dims=None):
     return x
 
 
-def diff(x, n=1, dim=-1):
+def diff(x, n=1, dim=-1, prepend=None, append=None):
+    """n-th differences along ``dim`` (``prepend``/``append`` joined first; a bool tensor's
+    differences are its changes, ``!=``, as PyTorch's)."""
     if x.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     d = norm_dim(dim, x.ndim)
+    if prepend is not None or append is not None:
+        x = cat([t for t in (prepend, x, append) if t is not None], d)
     for _ in range(n):
         m = x.shape[d]
-        x = x.narrow(d, 1, m - 1) - x.narrow(d, 0, m - 1)
+        later, earlier = x.narrow(d, 1, m - 1), x.narrow(d, 0, m - 1)
+        x = later != earlier if x.dtype is dtypes.bool_ else later - earlier
     return x
 
 

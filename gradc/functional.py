@@ -9,7 +9,8 @@ from .tensor_api import bmm, cat, dot, matmul, mm, stack, where  # noqa: F401
 # torch.add(2, t) and its kin take a Python number first: as a 0-d tensor, or (pow, remainder) as
 # the reflected operator, which gives PyTorch's node (PowBackward2, remainder's none)
 _SCALAR_FIRST = {"add": None, "sub": None, "mul": None, "div": None, "true_divide": None, "floor_divide": None,
-                 "pow": "__rpow__", "remainder": "__rmod__"}
+                 "pow": "__rpow__", "remainder": "__rmod__", "bitwise_and": None, "bitwise_or": None,
+                 "bitwise_xor": None, "bitwise_left_shift": None, "bitwise_right_shift": None}
 
 
 def _method(name):
@@ -120,7 +121,8 @@ def _accepts_out(fn, name):
         if out is None:
             return fn(*args, **kwargs)
         from .autograd import is_grad_enabled
-        if is_grad_enabled() and builtins.any(t.requires_grad for t in _tensors_in(list(args) + list(kwargs.values()))):
+        tensors = _tensors_in(list(args) + list(kwargs.values()) + [out])
+        if is_grad_enabled() and builtins.any(t.requires_grad for t in tensors):
             raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
                                "but one of the arguments requires grad.")
         result = fn(*args, **kwargs)

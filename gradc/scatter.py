@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import factories
+from . import dtypes, factories
 from .autograd.node import grad_fn_named
 from .compositions import bind_methods
 from .ops.dispatch import apply
@@ -51,6 +51,10 @@ def scatter(x, dim, index, src=None, value=None, *, reduce=None):
     ``'multiply'`` as PyTorch's."""
     dim = norm_dim(dim, max(x.ndim, 1))
     src = value if src is None else src
+    if not x.dtype.is_floating_point:      # integer and bool tensors keep their dtype, as PyTorch's
+        wide = x.to(dtypes.float64)
+        return scatter(wide, dim, index, src.to(dtypes.float64) if is_tensor_like(src) else float(src),
+                       reduce=reduce).to(x.dtype)
     s = _source(x, index, src)
     if reduce == "add":
         return x + _scatter_sum(x, dim, index, s)

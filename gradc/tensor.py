@@ -697,8 +697,16 @@ def _rebase_view(view, result):
         parent, op, attrs, extra = v._view_of
         cur = Tensor._apply(op, [cur, *extra], attrs, "AsStridedBackward0")
         if cur._grad_fn is not None:
-            v._grad_fn, v._output_nr, v._requires_grad = cur._grad_fn, 0, True
+            _take_history(v, cur)
         v._history_version = v._version_counter.value
+
+
+def _take_history(view, replay):
+    """Give ``view`` the node of its replayed value; a retained gradient moves to that node."""
+    view._grad_fn, view._output_nr, view._requires_grad = replay._grad_fn, 0, True
+    if view._retains_grad:
+        import weakref
+        view._grad_fn._hook_dict("_retains_grad")[0] = weakref.ref(view)
 
 
 def _refresh_view_history(view):
@@ -721,7 +729,7 @@ def _refresh_view_history(view):
         parent, op, attrs, extra = v._view_of
         cur = Tensor._apply(op, [cur, *extra], attrs, "AsStridedBackward0")
         if cur._grad_fn is not None and v._history_version != counter:
-            v._grad_fn, v._output_nr, v._requires_grad = cur._grad_fn, 0, True
+            _take_history(v, cur)
         v._history_version = counter
 
 

@@ -565,8 +565,8 @@ class TensorAPI(TensorLikeMeta):
         x = self.to(dtype) if dtype is not None else self
         if not x.dtype.is_floating_point:
             x = x.to(dtypes.int64)
-        return apply("sum", x, dims=reduction_dims(dim, self.ndim), keepdim=bool(keepdim),
-                     _name="SumBackward0" if dim is None else "SumBackward1")
+        return _in_dtype(apply("sum", x, dims=reduction_dims(dim, self.ndim), keepdim=bool(keepdim),
+                               _name="SumBackward0" if dim is None else "SumBackward1"), dtype)
 
     def _float_reduction_input(self, what):
         if not self.dtype.is_floating_point:
@@ -680,11 +680,11 @@ class TensorAPI(TensorLikeMeta):
 
     def cumsum(self, dim, dtype=None):
         x = self.to(dtype) if dtype is not None else self
-        return apply("cumsum", x, dim=norm_dim(dim, max(self.ndim, 1)), reverse=False)
+        return _in_dtype(apply("cumsum", x, dim=norm_dim(dim, max(self.ndim, 1)), reverse=False), dtype)
 
     def cumprod(self, dim, dtype=None):
         x = self.to(dtype) if dtype is not None else self
-        return apply("cumprod", x, dim=norm_dim(dim, max(self.ndim, 1)))
+        return _in_dtype(apply("cumprod", x, dim=norm_dim(dim, max(self.ndim, 1))), dtype)
 
     def softmax(self, dim, dtype=None):
         x = self.to(dtype) if dtype is not None else self._float_kernel_input("softmax")
@@ -723,9 +723,12 @@ class TensorAPI(TensorLikeMeta):
             try:
                 np.reshape(data, _infer_shape(_shape_args(shape), self.numel(), self.shape), copy=False)
             except ValueError:
-                raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
-                                   "dimension spans across two contiguous subspaces). Use .reshape(...) "
-                                   "instead.") from None
+                raise RuntimeError(_VIEW_INCOMPATIBLE) from None
+        if not _holds_values(self):           # traced: the eager layout is known (ir.tracer)
+            from .ir.tracer import _view_strides
+            target = {"shape": list(_infer_shape(_shape_args(shape), self.numel(), self.shape))}
+            if _view_strides(self, "reshape", target) is False:
+                raise RuntimeError(_VIEW_INCOMPATIBLE)
         return self.reshape(*shape)
 
     def view_as(self, other): return self.view(other.shape)
@@ -840,7 +843,9 @@ class TensorAPI(TensorLikeMeta):
         return out
 
     def contiguous(self):
-        return self
+        """Itself when row-major, else a copy (a traced tensor knows its eager layout)."""
+        from .ir.tracer import is_contiguous
+        return self if is_contiguous(self) else apply("clone", self)
 
     def clone(self):
         return apply("clone", self)
@@ -1157,6 +1162,13 @@ class TensorAPI(TensorLikeMeta):
             bool(value) if self.dtype is dtypes.bool_ else int(value))
         if self.dtype.np.kind in "iu":
             self._scalar(value, self.dtype)  # PyTorch's error for a value the dtype cannot hold
+        view_of = getattr(self, "_view_of", None)
+        data = getattr(self, "_data", None)
+        if (view_of is not None and view_of[1].name == "expand" and isinstance(data, np.ndarray)
+                and not data.flags.writeable):
+            # every element of an expanded view gets the same value: PyTorch fills the memory it repeats
+            view_of[0]._fill(value, name)
+            return self
         return self._inplace(apply("fill", self, value=value, _name=name))
 
     def copy_(self, src):
@@ -1271,6 +1283,17 @@ def _check_no_partial_overlap(t, key, tensors, value):
     if not same:
         raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor refer "
                            "to a single memory location. Please clone() the tensor before performing the operation.")
+
+
+_VIEW_INCOMPATIBLE = ("view size is not compatible with input tensor's size and stride (at least one dimension spans "
+                      "across two contiguous subspaces). Use .reshape(...) instead.")
+
+
+def _in_dtype(result, dtype):
+    """An integer accumulation (done in int64) in the ``dtype=`` asked for, wrapping as PyTorch's."""
+    if dtype is None or result.dtype is dtypes.as_dtype(dtype):
+        return result
+    return result.to(dtype)
 
 
 def _holds_values(t) -> bool:

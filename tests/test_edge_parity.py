@@ -236,6 +236,30 @@ CASES = [
     ("x = m.zeros(3, dtype=m.float64, requires_grad=True)", "(x * 1).scatter(0, m.tensor([0, 2]), 2.0)"),
     ("t = m.tensor([1.5, 2.5], dtype=m.float64, requires_grad=True)", "(2 % t).detach()"),
     ("t = m.tensor([1.5, 2.5], dtype=m.float64, requires_grad=True)", "m.remainder(m.tensor([2., 3.], dtype=m.float64), t)"),
+    # dtypes kept: bool triu/tril, integer scatter, sum/cumsum dtype=, bool diag/diff/isclose
+    ("", "m.ones(3, 3, dtype=m.bool).triu(1)"), ("", "m.ones(3, 3, dtype=m.bool).tril(-1)"),
+    ("x = m.tensor([[1, 2, 3], [4, 5, 6]])", "x.scatter(1, m.tensor([[0, 1], [2, 0]]), m.tensor([[7, 8], [9, 10]]))"),
+    ("x = m.tensor([[1, 2, 3], [4, 5, 6]])", "x.scatter(1, m.tensor([[0, 1], [2, 0]]), 7)"),
+    ("", "m.tensor([[True, False]]).scatter(1, m.tensor([[1]]), True)"),
+    ("x = m.tensor([30000, 30000])", "x.sum(dtype=m.int16)"), ("x = m.tensor([30000, 30000])", "x.sum(dtype=m.int32)"),
+    ("x = m.tensor([30000, 30000])", "x.cumsum(0, dtype=m.int16)"),
+    ("", "m.tensor([200, 200], dtype=m.uint8).cumprod(0, dtype=m.int16)"),
+    ("b = m.tensor([True, False, True])", "m.diag_embed(b)"), ("b = m.tensor([True, False, True])", "m.diagflat(b)"),
+    ("b = m.tensor([True, False, True])", "m.diag(b)"), ("b = m.tensor([True, False, True])", "m.isclose(b, b)"),
+    ("b = m.tensor([True, False, True])", "m.diff(b)"),
+    ("b = m.tensor([True, False, True])", "b.diff(prepend=m.tensor([False]), append=m.tensor([True]))"),
+    ("x = m.tensor([1., 4., 9.], dtype=m.float64, requires_grad=True)", "m.diff(x, 2, prepend=x[:1] * 2)"),
+    ("x = m.tensor([[1, 2, 3]])", "m.diag_embed(x)"),
+    # a number first for the bitwise functions; fill_ of an expanded tensor
+    ("", "m.bitwise_and(3, m.tensor([1, 2]))"), ("", "m.bitwise_xor(3, m.tensor([1, 2]))"),
+    ("", "m.bitwise_left_shift(3, m.tensor([1, 2]))"), ("", "m.bitwise_or(True, m.tensor([True, False]))"),
+    ("", "m.zeros(1, 3).expand(2, 3).fill_(1.)"), ("", "m.zeros(1, 3).expand(2, 3).zero_()"),
+    # xlogy at x = 0: 0 whatever y (NaN only for a NaN y), PyTorch's gradients
+    ("x = m.tensor([0., 0., 2., 0., 1., 3.], dtype=m.float64, requires_grad=True); "
+     "y = m.tensor([-2., 3., -1., 0., 0.5, 2.], dtype=m.float64, requires_grad=True)", "m.xlogy(x, y)"),
+    ("y = m.tensor([-2., 3., 0.5], dtype=m.float64, requires_grad=True)", "m.xlogy(0, y)"),
+    ("x = m.tensor([0., 1., 2.], dtype=m.float64, requires_grad=True)", "m.xlogy(x, 3)"),
+    ("x = m.tensor([0., 0., 2.], dtype=m.float64, requires_grad=True)", "m.special.xlogy(x, -3.)"),
     # view(dtype), as_strided, resize_
     ("x = m.tensor([1., 2., -3., 4.])", "x.view(m.int32)"),
     ("x = m.tensor([[1., 2., -3., 4.]], dtype=m.float64)", "x.view(m.float32)"),
@@ -556,3 +580,52 @@ def test_self_assignments_without_partial_overlap(code):
         exec(code, ns)
         results.append(ns["x"].tolist())
     assert results[0] == results[1]
+
+
+def test_retained_gradient_of_a_view_after_its_base_is_written():
+    results = []
+    for m in (torch, gradc):
+        x = m.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+        y = x * 1
+        v = y[1]
+        v.retain_grad()
+        y.mul_(2)
+        (v * v).sum().backward()
+        results.append((v.grad.tolist(), x.grad.tolist(), v.grad_fn.name()))
+    assert results[0] == results[1]
+
+
+def test_compiled_copies_are_copies():
+    """Under @gradc.compile, contiguous()/reshape()/flatten() of a non-contiguous tensor copy (as
+    eagerly), and view() refuses a layout it cannot view."""
+    def f1(x):
+        z = x.t().contiguous()
+        z.mul_(5)
+        return x * 1
+
+    def f2(x):
+        x.t().reshape(4)[1:3].mul_(5)
+        return x * 1
+
+    def f3(x):
+        y = x * 1
+        y.t().view(4).mul_(10)
+        return y
+    for f in (f1, f2):
+        a, b = gradc.tensor([[1., 2.], [3., 4.]]), gradc.tensor([[1., 2.], [3., 4.]])
+        assert gradc.compile(f)(a).tolist() == f(b).tolist() == [[1., 2.], [3., 4.]]
+        assert a.tolist() == [[1., 2.], [3., 4.]]
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        gradc.compile(f3)(gradc.tensor([[1., 2.], [3., 4.]]))
+
+
+def test_out_into_a_tensor_that_requires_grad_and_factories():
+    for m in (torch, gradc):
+        with pytest.raises(RuntimeError, match="functions with out=... arguments don't support automatic"):
+            m.exp(m.zeros(2), out=m.zeros(2, requires_grad=True))
+    outs = []
+    for m in (torch, gradc):
+        a, b, c = m.empty(0), m.empty(0, dtype=m.int64), m.empty(3)
+        outs.append((m.zeros(2, 3, out=a) is a, tuple(a.shape), m.arange(5, out=b).tolist(),
+                     m.linspace(0, 1, 3, out=c).tolist()))
+    assert outs[0] == outs[1]

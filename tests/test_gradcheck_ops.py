@@ -246,6 +246,7 @@ def _(rng):
             [T(rng.uniform(0.05, 0.95, shape)), T(rng.uniform(0.0, 1.0, shape))])
 
 
+binary("xlogy", "xlogy", lambda a, b: gradc.xlogy(a, b), values_b=lambda r, s: r.uniform(0.2, 2.0, s))
 binary("xlog1py", "xlog1py", lambda a, b: gradc.special.xlog1py(a, b), values_b=lambda r, s: r.uniform(-0.8, 2.0, s))
 unary("i0", "i0", lambda a: gradc.i0(a * 3))
 unary("i0e", "i0e", lambda a: gradc.special.i0e(a * 3), values=away)

@@ -236,6 +236,7 @@ class Proxy(IRTensor):
         self._leaf = leaf
         self._base: Proxy | None = None     # the tensor this is a view of
         self._view_of = None                # (parent, view op, its attrs, its other operands)
+        self._strides = None                # a view's strides in elements, as eagerly (None: row-major)
         self._views: list = []              # weak references to views of this tensor
         self._stale: str | None = None      # where the base was modified in place
         self._arg: Value | None = None      # the function argument this proxy was made for
@@ -287,7 +288,10 @@ class Proxy(IRTensor):
             rg = needs and k in op.differentiable_outputs and r.type.dtype.is_floating_point
             outs.append(Proxy(r, trace, requires_grad=rg))
         if _is_view(op, attrs) and isinstance(inputs[0], Proxy):
-            mark_view(outs[0], inputs[0], op.name, attrs, inputs[1:])
+            strides = _view_strides(inputs[0], op.name, attrs)
+            if strides is not False:    # (a reshape that eagerly copies is no view)
+                mark_view(outs[0], inputs[0], op.name, attrs, inputs[1:])
+                outs[0]._strides = strides
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def _wrap(self, value: Value) -> "Proxy":
@@ -434,6 +438,43 @@ def mark_view(view: "Proxy", parent: "Proxy", op_name=None, attrs=None, operands
     view._base = base
     view._view_of = (parent, op_name, dict(attrs or {}), tuple(operands))
     base._views.append(weakref.ref(view))
+
+
+def _contiguous_strides(shape) -> tuple:
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def _view_strides(parent: "Proxy", name, attrs):
+    """The strides (in elements) an eager view made by ``name`` would have, worked out on a NumPy
+    stand-in with the parent's layout whose memory is never read; None when row-major; False for
+    a reshape that would have to copy (eagerly its result is no view)."""
+    from ..tensor_api import decode_index
+    shape = tuple(parent.shape)
+    probe = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), shape,
+                                            parent._strides or _contiguous_strides(shape))
+    if name == "reshape":
+        try:
+            out = np.reshape(probe, tuple(attrs["shape"]), copy=False)
+        except ValueError:
+            return False
+    elif name == "permute":
+        out = probe.transpose(attrs["dims"])
+    elif name == "expand":
+        out = np.broadcast_to(probe, tuple(attrs["shape"]))
+    elif name == "index":
+        out = probe[tuple(decode_index(attrs["key"], []))]
+    else:
+        return None
+    strides = tuple(out.strides)
+    return None if not out.size or strides == _contiguous_strides(out.shape) else strides
+
+
+def is_contiguous(proxy: "Proxy") -> bool:
+    return proxy._strides is None or proxy._strides == _contiguous_strides(tuple(proxy.shape))
 
 
 def _is_view(op, attrs) -> bool:

@@ -1,5 +1,5 @@
 """Special functions as table ops (``torch.special`` and its top-level names): erfc, erfcx,
-lgamma, digamma, polygamma, the Hurwitz zeta function, entr, ndtri, log_ndtr, xlog1py and the
+lgamma, digamma, polygamma, the Hurwitz zeta function, entr, ndtri, log_ndtr, xlogy, xlog1py and the
 modified Bessel functions i0, i0e, i1, i1e.
 
 NumPy has none of these, so each NumPy reference is written here, vectorised, in float64
@@ -293,6 +293,27 @@ _unary("ndtri", _in_dtype(_ndtri),
        saves=("out0",), node_name="SpecialNdtriBackward0")
 _unary("log_ndtr", _in_dtype(_log_ndtr), _log_ndtr_vjp, saves=("in0", "out0"), node_name="SpecialLogNdtrBackward0")
 _binary("xlog1py", _in_dtype(_xlog1py), _xlog1py_vjp, saves=("in0", "in1"), node_name="SpecialXlog1PyBackward0")
+
+
+def _xlogy(x, y):
+    with np.errstate(all="ignore"):
+        return np.where((x == 0) & ~np.isnan(y), 0.0, x * np.log(y))
+
+
+def _xlogy_vjp(ctx, g):
+    """PyTorch's: xlogy(g, y) for x, 0 where x == 0 and y <= 0; g x / y for y."""
+    from ..tensor_api import apply, where
+    x, y = ctx.input(0), ctx.input(1)
+    sx, sy = ctx.input_types[0].shape, ctx.input_types[1].shape
+    gx = gy = None
+    if ctx.needs_input_grad[0]:
+        gx = unbroadcast(where((x == 0) & (y <= 0), 0.0, apply("xlogy", g[0], y)), sx)
+    if ctx.needs_input_grad[1]:
+        gy = unbroadcast(g[0] * x / y, sy)
+    return [gx, gy]
+
+
+_binary("xlogy", _in_dtype(_xlogy), _xlogy_vjp, saves=("in0", "in1"), node_name="XlogyBackward0")
 
 
 # ---- modified Bessel functions of the first kind, orders 0 and 1 ----------------------------------
