@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes, factories
+from .autograd.node import grad_fn_named
 from .compositions import _varargs, bind_methods, flip
 from .tensor_api import cat, norm_dim
 
@@ -188,10 +189,11 @@ def kron(a, b):
     return out.reshape(*[p * q for p, q in zip(a.shape, b.shape)])
 
 
+@grad_fn_named("UnfoldBackward0")
 def unfold(x, dimension, size, step):
     """``Tensor.unfold``: the windows of ``size`` elements every ``step`` along ``dimension``, as
-    a new last dim (PyTorch returns a view; this is a copy, by one index_select, so its gradient
-    adds overlapping windows back)."""
+    a new last dim.  Eagerly a view of ``x``'s memory, as PyTorch's (``as_strided``: writes
+    through it reach ``x``); traced, one index_select.  The gradient adds overlapping windows back."""
     if x.ndim == 0:                  # a scalar is one window of itself, shape (size,)
         norm_dim(dimension, 1)
         return unfold(x.reshape(1), 0, size, step).reshape(size)
@@ -204,6 +206,13 @@ def unfold(x, dimension, size, step):
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
     n = (length - size) // step + 1
+    data = getattr(x, "_data", None)
+    root = x._base if getattr(x, "_base", None) is not None else x
+    if isinstance(data, np.ndarray) and isinstance(getattr(root, "_data", None), np.ndarray) and \
+            root._data.flags.c_contiguous and data.size:
+        strides = [st // data.itemsize for st in data.strides]
+        shape = list(x.shape[:d]) + [n] + list(x.shape[d + 1:]) + [size]
+        return x.as_strided(shape, strides[:d] + [strides[d] * step] + strides[d + 1:] + [strides[d]])
     index = (np.arange(n)[:, None] * step + np.arange(size)[None, :]).reshape(-1)
     picked = x.index_select(d, factories.tensor(index, device=x.device))
     windows = picked.reshape(*x.shape[:d], n, size, *x.shape[d + 1:])

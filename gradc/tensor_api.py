@@ -932,7 +932,8 @@ class TensorAPI(TensorLikeMeta):
             from .tensor import view_as_index_of
             strided = np.lib.stride_tricks.as_strided(
                 flat_data[offset:], shape=size, strides=[st * flat_data.itemsize for st in stride],
-                writeable=bool(flat_data.flags.writeable and len(set(positions.ravel().tolist())) == positions.size))
+                # (PyTorch refuses writes only where a zero stride repeats an element)
+                writeable=bool(flat_data.flags.writeable and not any(st == 0 and n > 1 for n, st in zip(size, stride))))
             view_as_index_of(out, flat, strided, key, [index])
         return out
 

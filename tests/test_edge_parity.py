@@ -629,3 +629,17 @@ def test_out_into_a_tensor_that_requires_grad_and_factories():
         outs.append((m.zeros(2, 3, out=a) is a, tuple(a.shape), m.arange(5, out=b).tolist(),
                      m.linspace(0, 1, 3, out=c).tolist()))
     assert outs[0] == outs[1]
+
+
+def test_unfold_is_a_view():
+    results = []
+    for m in (torch, gradc):
+        y = m.arange(6.).reshape(2, 3)
+        u = y.unfold(1, 2, 1)
+        u[0, 0].mul_(10)
+        x = m.arange(6., dtype=m.float64, requires_grad=True)
+        w = x.unfold(0, 3, 2)
+        (w * w).sum().backward()
+        z = m.arange(24.).reshape(2, 3, 4).transpose(0, 2).unfold(1, 2, 1)
+        results.append((y.tolist(), y._version, w.grad_fn.name(), x.grad.tolist(), z.tolist()))
+    assert results[0] == results[1]
