@@ -53,12 +53,18 @@ def signbit(x):
     return (x < 0) | ((x == 0) & ((1.0 / x) < 0))
 
 
-def nansum(x, dim=None, keepdim=False):
-    kept = where(x.isnan(), 0.0, x)
-    return kept.sum() if dim is None else kept.sum(dim, keepdim=keepdim)
+@grad_fn_named("NansumBackward0")
+def nansum(x, dim=None, keepdim=False, *, dtype=None):
+    kept = where(x.isnan(), 0.0, x) if x.dtype.is_floating_point else x
+    return kept.sum(dtype=dtype) if dim is None else kept.sum(dim, keepdim=keepdim, dtype=dtype)
 
 
-def nanmean(x, dim=None, keepdim=False):
+def nanmean(x, dim=None, keepdim=False, *, dtype=None):
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{x.dtype.tensor_type[:-6]}")
+    if dtype is not None:
+        x = x.to(dtype)
     counted = (~x.isnan()).sum() if dim is None else (~x.isnan()).sum(dim, keepdim=keepdim)
     return nansum(x, dim, keepdim) / counted
 

@@ -39,7 +39,7 @@ _METHODS = ["add", "sub", "mul", "div", "true_divide", "neg", "negative", "pow",
             "bitwise_right_shift",
             "sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "norm", "var", "std",
             "logsumexp", "cumsum", "cumprod", "sort", "argsort", "topk", "softmax", "log_softmax", "reshape", "flatten", "squeeze", "unsqueeze", "transpose",
-            "permute", "t", "gather", "index_select", "narrow", "select", "clone", "detach", "masked_fill",
+            "permute", "t", "gather", "index_select", "narrow", "narrow_copy", "select", "clone", "detach", "masked_fill",
             "numel", "sum_to_size", "swapaxes", "broadcast_to"]
 
 for _n in _METHODS:

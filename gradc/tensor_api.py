@@ -563,7 +563,7 @@ class TensorAPI(TensorLikeMeta):
     # ---- reductions ----------------------------------------------------------------------
     def sum(self, dim=None, keepdim=False, dtype=None):
         x = self.to(dtype) if dtype is not None else self
-        if not x.dtype.is_floating_point:
+        if dtype is None and not x.dtype.is_floating_point:
             x = x.to(dtypes.int64)
         return _in_dtype(apply("sum", x, dims=reduction_dims(dim, self.ndim), keepdim=bool(keepdim),
                                _name="SumBackward0" if dim is None else "SumBackward1"), dtype)
@@ -584,8 +584,11 @@ class TensorAPI(TensorLikeMeta):
         return apply("mean", x, dims=reduction_dims(dim, self.ndim), keepdim=bool(keepdim),
                      _name="MeanBackward0" if dim is None else "MeanBackward1")
 
-    def prod(self, dim=None, keepdim=False):
-        x = self if self.dtype.is_floating_point else self.to(dtypes.int64)
+    def prod(self, dim=None, keepdim=False, dtype=None):
+        if dtype is not None:
+            x = self.to(dtype)
+        else:
+            x = self if self.dtype.is_floating_point else self.to(dtypes.int64)
         return apply("prod", x, dims=reduction_dims(dim, self.ndim), keepdim=bool(keepdim),
                      _name="ProdBackward0" if dim is None else "ProdBackward1")
 
@@ -991,6 +994,11 @@ class TensorAPI(TensorLikeMeta):
             raise IndexError(f"select(): index {index} out of range for tensor of size {list(self.shape)} at "
                              f"dimension {d}")
         return apply("index", self, key=[_FULL] * d + [["int", int(index)]], _name="SelectBackward0")
+
+    def narrow_copy(self, dim, start, length):
+        """A copy of ``narrow``'s slice (PyTorch's node ``NarrowCopyBackward0``)."""
+        from .autograd.node import grad_fn_named
+        return grad_fn_named("NarrowCopyBackward0")(lambda: self.narrow(dim, start, length).clone())()
 
     def narrow(self, dim, start, length):
         if self.ndim == 0:

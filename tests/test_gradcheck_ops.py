@@ -511,6 +511,19 @@ def _(rng):
     return (lambda a: gradc.matrix_exp(a)), [T(rng.standard_normal((2, 3, 3)) * rng.uniform(0.3, 3.0))]
 
 
+@case("linalg_lu_factor", "linalg.lu_factor")
+def _(rng):
+    m, n = (int(x) for x in rng.integers(1, 5, 2))
+    return (lambda a: gradc.linalg.lu_factor(a).LU), [T(rng.standard_normal((2, m, n)) + 2 * np.eye(m, n))]
+
+
+@case("linalg_lu", "linalg.lu")
+def _(rng):
+    m, n = (int(x) for x in rng.integers(1, 5, 2))
+    return (lambda a: (lambda r: r.L.sum(-1, keepdim=True) * r.U.sum(-2, keepdim=True))(gradc.linalg.lu(a))), \
+        [T(rng.standard_normal((m, n)) + 2 * np.eye(m, n))]
+
+
 @case("cumprod", "cumprod(dim)")
 def _(rng):
     shape = rand_shape(rng, 0, lo=1, hi=4)

@@ -346,3 +346,32 @@ def test_random_fillers_ranges_and_settings():
     gradc.set_float32_matmul_precision("highest")
     assert gradc.get_num_interop_threads() >= 1
     assert repr(gradc.strided) == "torch.strided"
+
+
+# ---- dtype= for prod / nansum / nanmean, narrow_copy ------------------------------------------
+REDUCTION_DTYPES = [
+    "x.prod(dtype=m.float64)", "m.prod(x, 1, dtype=m.float64)", "m.prod(x, 1, True, dtype=m.float64)",
+    "m.nansum(x, dtype=m.float64)", "x.nansum(1, dtype=m.float64)", "m.nansum(x, 1)", "m.nanmean(x, dtype=m.float64)",
+    "x.nanmean(1)", "x.narrow_copy(0, 0, 1)", "m.narrow_copy(x, 1, 1, 1)", "x.narrow_copy(-1, 1, 1)",
+    "m.nansum(m.tensor([1, 2]))", "m.nanmean(m.tensor([1, 2]))", "m.prod(m.tensor([1, 2]), dtype=m.float32)",
+    "m.prod(m.tensor([1., 2]), dtype=m.int32)", "m.nansum(m.tensor([1., 2]), dtype=m.int32)",
+    "m.tensor([1, 2]).sum(dtype=m.int32)", "m.tensor([True, True]).sum()",
+]
+
+
+@pytest.mark.parametrize("expr", REDUCTION_DTYPES)
+def test_reduction_dtypes_and_narrow_copy_match_pytorch(expr):
+    out = []
+    for m in (torch, gradc):
+        x = m.tensor([[1.0, 2.0], [3.0, float("nan")]], requires_grad=True)
+        try:
+            y = eval(expr, {"m": m, "x": x})
+        except RuntimeError as e:
+            out.append(("error", str(e), None))
+            continue
+        g = None
+        if y.requires_grad:
+            y.nansum().backward() if y.dtype.is_floating_point else None
+            g = x.grad.numpy().tolist()
+        out.append((repr(y), g is None, str(g)))
+    assert out[1] == out[0]

@@ -345,3 +345,176 @@ def _matrix_exp_vjp(ctx, g):
 
 defop("linalg_matrix_exp", infer=_matrix_exp_infer, forward=_matrix_exp_forward, vjp=_matrix_exp_vjp,
       saves=("in0",), traits=frozenset({PURE}), node_name="LinalgMatrixExpBackward0")
+
+
+# ---- LU with partial pivoting (LAPACK getrf's choices: the first largest |a| of the column) ------------
+def lu_factor_np(a):
+    """(LU packed, 1-based int32 pivots, int32 info) of each matrix of ``a``, as LAPACK's getrf:
+    right-looking elimination, the pivot the first largest absolute value of the column, no
+    scaling of a column whose pivot is zero (info: the first such column, 1-based)."""
+    a = np.asarray(a)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    u = np.array(a.reshape((-1, m, n)), copy=True)
+    nb = u.shape[0]
+    piv = np.zeros((nb, k), np.int32)
+    info = np.zeros(nb, np.int32)
+    rows = np.arange(nb)
+    with np.errstate(all="ignore"):
+        for j in range(k):
+            p = j + np.argmax(np.abs(u[:, j:, j]), axis=1)
+            piv[:, j] = p + 1
+            top, pivot_row = u[rows, j].copy(), u[rows, p].copy()
+            u[rows, p] = top
+            u[rows, j] = pivot_row
+            pv = u[:, j, j]
+            zero = pv == 0
+            info = np.where(zero & (info == 0), j + 1, info).astype(np.int32)
+            scale = np.where(zero, 1.0, 1.0 / np.where(zero, 1.0, pv)).astype(u.dtype)
+            u[:, j + 1:, j] *= scale[:, None]
+            u[:, j + 1:, j + 1:] -= u[:, j + 1:, j:j + 1] * u[:, j:j + 1, j + 1:]
+    b = a.shape[:-2]
+    return u.reshape(a.shape), piv.reshape(b + (k,)), info.reshape(b)
+
+
+def permutation_np(piv, m, dtype):
+    """P (m x m, ``dtype``) with A = P L U from getrf's 1-based pivots."""
+    k = piv.shape[-1]
+    flat = piv.reshape((-1, k)).astype(np.int64) - 1
+    perm = np.broadcast_to(np.arange(m), (flat.shape[0], m)).copy()
+    rows = np.arange(flat.shape[0])
+    for j in range(k):
+        pj, pp = perm[:, j].copy(), perm[rows, flat[:, j]].copy()
+        perm[:, j] = pp
+        perm[rows, flat[:, j]] = pj
+    P = np.zeros((flat.shape[0], m, m), dtype)
+    P[rows[:, None], perm, np.arange(m)[None, :]] = 1      # row perm[i] of A is row i of L U
+    return P.reshape(piv.shape[:-1] + (m, m))
+
+
+def _unpack_np(lu):
+    m, n = lu.shape[-2:]
+    k = min(m, n)
+    L = np.tril(lu[..., :, :k], -1)
+    L[..., np.arange(k), np.arange(k)] = 1         # (keeping LAPACK's signed zeros below it)
+    U = np.triu(lu[..., :k, :])
+    return L, U
+
+
+def _band(x, k, lower):
+    """x's lower (c - r <= k) or upper (c - r >= k) band, with masks built from ops on x."""
+    r, c = _index_grids(x)
+    keep = (c - r <= k) if lower else (c - r >= k)
+    return x * keep.to(x.dtype)
+
+
+def _solve_right(T, B):
+    """B T^-1."""
+    return _mT(apply("linalg_solve", _mT(T), _mT(B)))
+
+
+def _lu_backward(gL, gU, P, L, U, m, n):
+    """PyTorch's linalg_lu_backward for A = P L U (real case), written with gradc ops."""
+    k = min(m, n)
+    if m == n:
+        X = None if gL is None else _band(_mT(L) @ gL, -1, True)
+        if gU is not None:
+            t = _band(gU @ _mT(U), 0, False)
+            X = t if X is None else X + t
+        X = _solve_right(_mT(U), X)
+        return P @ apply("linalg_solve", _mT(L), X)
+    if m < n:
+        U1 = U.narrow(-1, 0, k)
+        X = None if gL is None else _mT(L) @ gL
+        if gU is not None:
+            t = _band(gU, 0, False) @ _mT(U)
+            X = -t if X is None else X - t
+        X = _solve_right(_mT(U1), _band(X, -1, True))
+        nd = len(U.shape) - 1
+        if gU is not None:
+            X = apply("cat", X + _band(gU.narrow(-1, 0, k), 0, False), gU.narrow(-1, k, n - k), dim=nd)
+        X = apply("linalg_solve", _mT(L), X)
+        if gU is None:
+            X = apply("cat", X, apply("fill", U.narrow(-1, k, n - k), value=0.0), dim=nd)
+        return P @ X
+    L1 = L.narrow(-2, 0, k)
+    X = None if gU is None else gU @ _mT(U)
+    if gL is not None:
+        t = _mT(L) @ _band(gL, -1, True)
+        X = -t if X is None else X - t
+    X = apply("linalg_solve", _mT(L1), _band(X, 0, False))
+    nd = len(L.shape) - 2
+    if gL is not None:
+        X = apply("cat", X + _band(gL.narrow(-2, 0, k), -1, True), gL.narrow(-2, k, m - k), dim=nd)
+    X = _solve_right(_mT(U), X)
+    if gL is None:
+        X = apply("cat", X, apply("fill", L.narrow(-2, k, m - k), value=0.0), dim=nd)
+    return P @ X
+
+
+def _lu_input(name, t):
+    if t.ndim < 2:
+        raise ShapeError(f"{'torch.lu_factor' if name == 'lu_factor' else 'linalg.' + name}: Expected tensor with 2 or more dimensions. Got size: "
+                         f"{list(t.shape)} instead")
+    if not t.dtype.is_floating_point:
+        raise ShapeError(f'"lu_cpu" not implemented for \'{t.dtype.tensor_type[:-6]}\'')
+
+
+def _lu_factor_infer(types, attrs):
+    from .. import dtypes
+    a = types[0]
+    _lu_input("lu_factor", a)
+    m, n = a.shape[-2:]
+    b = tuple(a.shape[:-2])
+    return [a, TypeInfo(b + (min(m, n),), dtypes.int32), TypeInfo(b, dtypes.int32), TypeInfo(b + (m, m), a.dtype)]
+
+
+def _lu_factor_forward(a):
+    lu, piv, info = lu_factor_np(a)
+    return lu, piv, info, permutation_np(piv, a.shape[-2], a.dtype)
+
+
+def _lu_factor_vjp(ctx, g):
+    """The packed LU's gradient: its strict lower part L's, its upper part U's (PyTorch's)."""
+    gLU = g[0]
+    LU, P = ctx.output(0), ctx.output(3)
+    m, n = ctx.input_shape(0)[-2:]
+    k = min(m, n)
+    Lp = LU.narrow(-1, 0, k)
+    L = _band(Lp, -1, True) + _eye_like(Lp)
+    U = _band(LU.narrow(-2, 0, k), 0, False)
+    gL = _band(gLU.narrow(-1, 0, k), -1, True)
+    gU = _band(gLU.narrow(-2, 0, k), 0, False)
+    return [_lu_backward(gL, gU, P, L, U, m, n)]
+
+
+defop("linalg_lu_factor", infer=_lu_factor_infer, forward=_lu_factor_forward, vjp=_lu_factor_vjp,
+      saves=("out0", "out3"), traits=frozenset({PURE}), num_outputs=4, differentiable_outputs=(0,),
+      node_name="LinalgLuFactorExBackward0")
+
+
+def _lu_infer(types, attrs):
+    a = types[0]
+    _lu_input("lu", a)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    b = tuple(a.shape[:-2])
+    return [TypeInfo(b + (m, m), a.dtype), TypeInfo(b + (m, k), a.dtype), TypeInfo(b + (k, n), a.dtype)]
+
+
+def _lu_forward(a):
+    lu, piv, _ = lu_factor_np(a)
+    L, U = _unpack_np(lu)
+    return permutation_np(piv, a.shape[-2], a.dtype), L, U
+
+
+def _lu_vjp(ctx, g):
+    _, gL, gU = g
+    if gL is None and gU is None:
+        return [None]
+    m, n = ctx.input_shape(0)[-2:]
+    return [_lu_backward(gL, gU, ctx.output(0), ctx.output(1), ctx.output(2), m, n)]
+
+
+defop("linalg_lu", infer=_lu_infer, forward=_lu_forward, vjp=_lu_vjp, saves=("out0", "out1", "out2"),
+      traits=frozenset({PURE}), num_outputs=3, differentiable_outputs=(1, 2), node_name="LinalgLuBackward0")
