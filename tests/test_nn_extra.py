@@ -624,3 +624,161 @@ def test_random_layers_compiled_draw_eager_numbers(f):
     b.backward()
     np.testing.assert_allclose(a.item(), b.item(), rtol=1e-12)
     np.testing.assert_allclose(ga, x.grad.numpy(), rtol=1e-12, atol=1e-14)
+
+
+# ---- EmbeddingBag, InstanceNorm3d, ConvTranspose output_size, parametrize.cached -------------------
+W = _rng(5).standard_normal((6, 3))
+BAGS = [
+    ("m.tensor([1, 2, 4, 5, 4, 3, 2, 0])", "m.tensor([0, 2, 2, 5])", {}),
+    ("m.tensor([1, 2, 4, 5, 4, 3, 2, 0])", "m.tensor([0, 2, 2, 5])", {"mode": "sum"}),
+    ("m.tensor([1, 2, 4, 5, 4, 3, 2, 0])", "m.tensor([0, 2, 2, 5])", {"mode": "max"}),
+    ("m.tensor([1, 2, 4, 5, 4, 3, 2, 0])", "m.tensor([0, 2, 2, 5])", {"mode": "max", "padding_idx": 4}),
+    ("m.tensor([1, 2, 4, 5, 4, 3, 2, 0])", "m.tensor([0, 2, 2, 5])", {"mode": "mean", "padding_idx": 2}),
+    ("m.tensor([1, 2, 4, 5, 4, 3, 2, 0])", "m.tensor([0, 2, 2, 8])", {"include_last_offset": True}),
+    ("m.tensor([1, 2, 4, 5, 4, 3, 2, 0])", "m.tensor([0, 3, 5])", {"mode": "sum", "per_sample_weights": "psw"}),
+    ("m.tensor([[1, 2, 4], [5, 4, 4]])", None, {}),
+    ("m.tensor([[1, 2, 4], [5, 4, 4]])", None, {"mode": "max"}),
+    ("m.tensor([[1, 2, 4], [5, 4, 4]])", None, {"mode": "sum", "padding_idx": -2}),
+    ("m.tensor([[1, 1], [1, 1]])", None, {"mode": "mean", "padding_idx": 1}),
+    ("m.tensor([1, 2, 3], dtype=m.int32)", "m.tensor([0, 1], dtype=m.int32)", {"mode": "sum"}),
+]
+
+
+@pytest.mark.parametrize("inp,offsets,kw", BAGS, ids=[f"{i}-{o}-{k}" for i, o, k in BAGS])
+def test_embedding_bag_matches_pytorch(inp, offsets, kw):
+    out = []
+    for m, f in ((torch, TF), (gradc, F)):
+        w = m.tensor(W, requires_grad=True)
+        x = eval(inp, {"m": m})
+        kw2 = dict(kw)
+        if kw2.get("per_sample_weights") == "psw":
+            kw2["per_sample_weights"] = m.tensor(np.linspace(0.5, 2, x.numel()), requires_grad=True)
+        y = f.embedding_bag(x, w, None if offsets is None else eval(offsets, {"m": m}), **kw2)
+        (y * m.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)))).sum().backward()
+        psw = kw2.get("per_sample_weights")
+        out.append((y.detach().numpy(), w.grad.numpy(), None if psw is None else psw.grad.numpy(),
+                    type(y.grad_fn).__name__))
+    (wy, wg, wp, wn), (hy, hg, hp, hn) = out
+    np.testing.assert_allclose(hy, wy, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(hg, wg, rtol=1e-12, atol=1e-12)
+    if wp is not None:
+        np.testing.assert_allclose(hp, wp, rtol=1e-12, atol=1e-12)
+    assert hn == wn
+
+
+def test_embedding_bag_module_repr_and_forward():
+    for kw in ({}, {"mode": "max", "padding_idx": 1}, {"max_norm": 1.0, "include_last_offset": True},
+               {"mode": "sum", "norm_type": 1.0, "scale_grad_by_freq": True, "padding_idx": -1}):
+        gm, tm = gradc.nn.EmbeddingBag(5, 3, **kw), torch.nn.EmbeddingBag(5, 3, **kw)
+        assert repr(gm) == repr(tm)
+        assert gm.padding_idx == tm.padding_idx
+        if "padding_idx" in kw:
+            assert not gm.weight.detach().numpy()[gm.padding_idx].any()
+    gm = gradc.nn.EmbeddingBag(5, 3, mode="sum", _weight=gradc.tensor(W[:5]))
+    tm = torch.nn.EmbeddingBag(5, 3, mode="sum", _weight=torch.tensor(W[:5]))
+    args = ([1, 2, 4, 3], [0, 1])
+    np.testing.assert_allclose(gm(*map(gradc.tensor, args)).detach().numpy(),
+                               tm(*map(torch.tensor, args)).detach().numpy())
+    assert list(gm.state_dict()) == list(tm.state_dict())
+
+
+BAG_ERRORS = [
+    "f.embedding_bag(m.tensor([[1, 2], [3, 4]]), w, m.tensor([0, 1]))", "f.embedding_bag(m.tensor([1, 2, 3]), w)",
+    "f.embedding_bag(m.tensor([1, 2, 3]), w, m.tensor([[0]]))",
+    "f.embedding_bag(m.tensor([1, 2, 3]), w, m.tensor([0, 1]), mode='max', per_sample_weights=m.ones(3))",
+    "f.embedding_bag(m.tensor([1, 2, 3]), w, m.tensor([0, 1]), mode='foo')",
+    "f.embedding_bag(m.tensor([1, 2, 3]), w, m.tensor([0, 1]), per_sample_weights=m.ones(2), mode='sum')",
+    "f.embedding_bag(m.tensor([1, 2, 9]), w, m.tensor([0, 1]))",
+    "f.embedding_bag(m.tensor([1., 2]), w, m.tensor([0, 1]))",
+    "f.embedding_bag(m.tensor([1, 2, 3]), w, m.tensor([1, 2]))",
+    "f.embedding_bag(m.tensor([1, 2, 3]), w, m.tensor([0, 5]))",
+    "f.embedding_bag(m.tensor([[1, 2], [3, 4]]), w, padding_idx=9)",
+]
+
+
+@pytest.mark.parametrize("expr", BAG_ERRORS)
+def test_embedding_bag_errors_match_pytorch(expr):
+    got = []
+    for m, f in ((torch, TF), (gradc, F)):
+        with pytest.raises(Exception) as e:
+            eval(expr, {"m": m, "f": f, "w": m.tensor(W)})
+        got.append((type(e.value).__name__, str(e.value)))
+    assert got[1] == got[0]
+
+
+def test_instance_norm_3d_matches_pytorch():
+    x = _rng(2).standard_normal((2, 3, 2, 3, 4))
+    for kw in ({}, {"affine": True}, {"track_running_stats": True}):
+        gm, tm = gradc.nn.InstanceNorm3d(3, **kw).double(), torch.nn.InstanceNorm3d(3, **kw).double()
+        assert repr(gm) == repr(tm)
+        for inp in (x, x[0]):
+            (gx,), (tx,) = _pair(inp)
+            gy, ty = gm(gx), tm(tx)
+            np.testing.assert_allclose(gy.detach().numpy(), ty.detach().numpy(), rtol=1e-10, atol=1e-10)
+            gy.pow(3).sum().backward()
+            ty.pow(3).sum().backward()
+            np.testing.assert_allclose(gx.grad.numpy(), tx.grad.numpy(), rtol=1e-8, atol=1e-10)
+    with pytest.raises(ValueError, match=r"expected 4D or 5D input \(got 3D input\)"):
+        gradc.nn.InstanceNorm3d(3)(gradc.zeros(3, 2, 2))
+
+
+CONVT = [("ConvTranspose1d", (2, 3, 5), dict(kernel_size=3, stride=2, padding=1), [10]),
+         ("ConvTranspose1d", (3, 5), dict(kernel_size=3, stride=3), (3, 15)),
+         ("ConvTranspose2d", (1, 3, 4, 5), dict(kernel_size=3, stride=2, padding=1), [8, 10]),
+         ("ConvTranspose2d", (1, 3, 4, 5), dict(kernel_size=(3, 2), stride=(2, 3), dilation=2), [1, 4, 11, 15]),
+         ("ConvTranspose3d", (1, 3, 2, 3, 2), dict(kernel_size=2, stride=2), (5, 6, 4))]
+
+
+@pytest.mark.parametrize("name,shape,kw,size", CONVT, ids=[c[0] + str(c[3]) for c in CONVT])
+def test_conv_transpose_output_size_matches_pytorch(name, shape, kw, size):
+    x = _rng(3).standard_normal(shape)
+    torch.manual_seed(0)
+    tm = getattr(torch.nn, name)(3, 4, **kw).double()
+    gm = getattr(gradc.nn, name)(3, 4, **kw).double()
+    gm.load_state_dict({k: gradc.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    (gx,), (tx,) = _pair(x)
+    gy, ty = gm(gx, output_size=size), tm(tx, output_size=size)
+    assert tuple(gy.shape) == tuple(ty.shape)
+    np.testing.assert_allclose(gy.detach().numpy(), ty.detach().numpy(), rtol=1e-10, atol=1e-12)
+    gy.sum().backward()
+    ty.sum().backward()
+    np.testing.assert_allclose(gx.grad.numpy(), tx.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("size", [[13], [9, 9], [7], (1, 3, 20)])
+def test_conv_transpose_output_size_errors_match_pytorch(size):
+    got = []
+    for m in (torch, gradc):
+        conv = m.nn.ConvTranspose1d(3, 4, kernel_size=3, stride=2)
+        with pytest.raises(ValueError) as e:
+            conv(m.zeros(1, 3, 4), output_size=size)
+        got.append(str(e.value))
+    assert got[1] == got[0]
+
+
+def test_parametrize_cached_computes_once():
+    from gradc.nn.utils import parametrize
+
+    calls = []
+
+    class Double(gradc.nn.Module):
+        def forward(self, x):
+            calls.append(1)
+            return x * 2
+
+    lin = gradc.nn.Linear(3, 2)
+    parametrize.register_parametrization(lin, "weight", Double())
+    a = lin.weight
+    with parametrize.cached():
+        b, c = lin.weight, lin.weight
+        with parametrize.cached():
+            d = lin.weight
+        e = lin.weight
+    f = lin.weight
+    assert b is c is d is e and a is not b and f is not b
+    assert len(calls) == 3
+    with parametrize.cached():
+        y = lin(gradc.ones(4, 3)) + lin(gradc.ones(4, 3))
+    assert len(calls) == 4
+    y.sum().backward()
+    np.testing.assert_allclose(lin.parametrizations.weight.original.grad.numpy(), np.full((2, 3), 16.0))

@@ -54,6 +54,10 @@ class InstanceNorm2d(_InstanceNorm):
     _dims = (3, 4)
 
 
+class InstanceNorm3d(_InstanceNorm):
+    _dims = (4, 5)
+
+
 class LocalResponseNorm(Module):
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
         super().__init__()

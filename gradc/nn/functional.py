@@ -474,6 +474,105 @@ def one_hot(tensor, num_classes=-1):
     return (tensor.unsqueeze(-1) == factories.arange(num_classes, device=tensor.device)).long()
 
 
+def _torch_type_name(x):
+    from ..tensor import Tensor
+    return "<class 'torch.Tensor'>" if isinstance(x, Tensor) else str(type(x))
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Sums / means / maxima of bags of ``weight``'s rows: a 2-D ``input`` one bag a row, a 1-D one
+    cut at ``offsets``.  A composition: the rows looked up (``embedding``, so max_norm and
+    scale_grad_by_freq as there) laid out as (bags, longest bag) and reduced with the entries at
+    ``padding_idx`` left out; an empty bag gives zeros.  The bag layout is read from the indices'
+    values (eager only).  Recorded as PyTorch's EmbeddingBagBackward0."""
+    import numpy as np
+    from .. import factories
+    from ..tensor_api import where
+    if input.dtype.is_floating_point or input.dtype.name == "bool":
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got torch.{input.dtype.tensor_type} instead (while checking arguments "
+                           "for embedding_bag)")
+    if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it "
+                         f"must have the same shape as the input ({input.shape})")
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             f"fixed length sequences. However, found offsets of type "
+                             f"{_torch_type_name(offsets)}")
+        starts = np.arange(input.shape[0]) * input.shape[1]
+        include_last_offset = False
+    elif input.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.ndim != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        starts = offsets.numpy().astype(np.int64)
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if sparse:
+        raise NotImplementedError("gradc: embedding_bag(sparse=True) is not supported (gradc has no sparse gradients)")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  "GitHub.")
+    n = weight.shape[0]
+    if padding_idx is not None:
+        if not -n <= padding_idx < n:
+            raise RuntimeError(f"padding_idx must be within the number of embeddings, -{n} through {n - 1}, but got "
+                               f"{padding_idx}")
+        padding_idx = padding_idx + n if padding_idx < 0 else padding_idx
+    idx = input.reshape(-1).long()
+    data = idx.numpy()
+    total = data.shape[0]
+    bad = np.flatnonzero((data < 0) | (data >= n))
+    if bad.size:
+        raise RuntimeError(f"embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be "
+                           f"{data[bad[0]]}")        # (PyTorch's float64 / max-mode message)
+    if input.ndim == 1 and starts.size:
+        if starts[0] != 0:
+            raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                               f"position 0. However, got {starts[0]}\n[ torch.LongTensor{{}} ]")
+        if starts[-1] > total:
+            raise RuntimeError(f"offsets[-1] can not be greater than input's length {total} but got offsets[-1] of "
+                               f"{starts[-1]}")
+    ends = np.append(starts[1:], total)
+    if include_last_offset:
+        starts, ends = starts[:-1], ends[:-1]
+    lengths = np.maximum(ends - starts, 0)
+    width = max(int(lengths.max()) if lengths.size else 0, 1)
+    pos = starts[:, None] + np.arange(width)[None, :]
+    valid = np.arange(width)[None, :] < lengths[:, None]
+    pos = np.where(valid, pos, 0)
+    if total:
+        valid &= data[pos] != (-1 if padding_idx is None else padding_idx)
+    else:
+        valid &= False
+
+    def body():
+        dtype = weight.dtype
+        rows = embedding(idx, weight, None, max_norm, norm_type, scale_grad_by_freq)     # (total, D)
+        if per_sample_weights is not None:
+            rows = rows * per_sample_weights.reshape(-1).unsqueeze(-1)
+        if total == 0:
+            return factories.zeros(len(lengths), weight.shape[1], dtype=dtype)
+        mask = factories.tensor(valid)
+        dense = rows[factories.tensor(pos)]                                         # (bags, width, D)
+        if mode == "max":
+            picked = where(mask.unsqueeze(-1), dense, -math.inf).max(1).values
+            return where(mask.any(1).unsqueeze(-1), picked, 0.0)
+        summed = where(mask.unsqueeze(-1), dense, 0.0).sum(1)
+        if mode == "sum":
+            return summed
+        count = factories.tensor(np.maximum(valid.sum(1), 1).astype(np.dtype(dtype.name)), dtype=dtype)
+        return summed / count.unsqueeze(-1)
+
+    return grad_fn_named("EmbeddingBagBackward0")(body)()
+
+
 @grad_fn_named("EmbeddingBackward0")
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
     """Rows of ``weight`` picked by the integer ``input`` (shape ``input.shape + weight.shape[1:]``),

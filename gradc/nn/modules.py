@@ -490,9 +490,31 @@ class _ConvTransposeNd(Module):
         self.weight, self.bias = _default_parameters((in_channels, out_channels // groups, *self.kernel_size),
                                                      out_channels, bias, dtype)
 
-    def forward(self, x):
-        return type(self)._fn(x, self.weight, self.bias, self.stride, self.padding, self.output_padding, self.groups,
+    def forward(self, x, output_size=None):
+        output_padding = self._output_padding(x, output_size)
+        return type(self)._fn(x, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
                               self.dilation)
+
+    def _output_padding(self, input, output_size):
+        """PyTorch's: the output_padding that gives ``output_size`` (its spatial sizes, or with the
+        batch / channel sizes in front), or the module's own when it is None."""
+        if output_size is None:
+            return self.output_padding
+        nd = len(self.kernel_size)
+        lead = 2 if input.ndim == nd + 2 else 1
+        if len(output_size) == lead + nd:
+            output_size = output_size[lead:]
+        if len(output_size) != nd:
+            raise ValueError(f"ConvTranspose{nd}D: for {input.ndim}D input, output_size must have {nd} or "
+                             f"{lead + nd} elements (got {len(output_size)})")
+        min_sizes = [(input.shape[d + lead] - 1) * self.stride[d] - 2 * self.padding[d]
+                     + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(nd)]
+        max_sizes = [lo + self.stride[d] - 1 for d, lo in enumerate(min_sizes)]
+        for size, lo, hi in zip(output_size, min_sizes, max_sizes):
+            if size < lo or size > hi:
+                raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {min_sizes} "
+                                 f"to {max_sizes} (for an input of {input.shape[2:]})")
+        return tuple(int(output_size[d]) - min_sizes[d] for d in range(nd))
 
     def extra_repr(self):
         zero, one = (0,) * len(self.kernel_size), (1,) * len(self.kernel_size)
@@ -897,6 +919,54 @@ class Embedding(Module):
             s += f", norm_type={self.norm_type}"
         if self.scale_grad_by_freq is not False:
             s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        return s
+
+
+class EmbeddingBag(Module):
+    """Bags of embeddings reduced by sum / mean / max (``F.embedding_bag``), PyTorch's arguments."""
+
+    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                 mode="mean", sparse=False, _weight=None, include_last_offset=False, padding_idx=None, device=None,
+                 dtype=None):
+        super().__init__()
+        if sparse:
+            raise NotImplementedError("gradc.nn.EmbeddingBag: sparse=True is not supported")
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
+        if padding_idx is not None:
+            if padding_idx > 0:
+                assert padding_idx < num_embeddings, "padding_idx must be within num_embeddings"
+            elif padding_idx < 0:
+                assert padding_idx >= -num_embeddings, "padding_idx must be within num_embeddings"
+                padding_idx = num_embeddings + padding_idx
+        self.padding_idx = padding_idx
+        if _weight is None:
+            self.weight = Parameter(factories.empty(num_embeddings, embedding_dim, dtype=dtype))
+            init.normal_(self.weight)
+            if padding_idx is not None:
+                with _no_grad():
+                    self.weight[padding_idx] = 0.0
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.weight = Parameter(_weight)
+        self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
+                               self.mode, self.sparse, per_sample_weights, self.include_last_offset, self.padding_idx)
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        s += f", mode='{self.mode}'"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
         return s
 
 

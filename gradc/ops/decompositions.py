@@ -454,7 +454,8 @@ def _lu_backward(gL, gU, P, L, U, m, n):
 
 def _lu_input(name, t):
     if t.ndim < 2:
-        raise ShapeError(f"{'torch.lu_factor' if name == 'lu_factor' else 'linalg.' + name}: Expected tensor with 2 or more dimensions. Got size: "
+        who = "torch.lu_factor" if name == "lu_factor" else "linalg." + name
+        raise ShapeError(f"{who}: Expected tensor with 2 or more dimensions. Got size: "
                          f"{list(t.shape)} instead")
     if not t.dtype.is_floating_point:
         raise ShapeError(f'"lu_cpu" not implemented for \'{t.dtype.tensor_type[:-6]}\'')

@@ -7,6 +7,8 @@ with a property for each parametrized name; the originals live in
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from ...autograd import no_grad
 from ...tensor import Tensor
 from ..containers import ModuleDict, ModuleList
@@ -56,6 +58,24 @@ class ParametrizationList(ModuleList):
                 original.copy_(v)
 
 
+_cache_enabled = 0
+_cache: dict = {}
+
+
+@contextmanager
+def cached():
+    """Inside it each parametrized tensor is computed once (the first read) and that tensor is
+    returned by later reads, as PyTorch's; the cache is emptied when the outermost one exits."""
+    global _cache_enabled, _cache
+    _cache_enabled += 1
+    try:
+        yield
+    finally:
+        _cache_enabled -= 1
+        if not _cache_enabled:
+            _cache = {}
+
+
 def is_parametrized(module, tensor_name=None) -> bool:
     parametrizations = module.__dict__.get("_modules", {}).get("parametrizations")
     if not isinstance(parametrizations, ModuleDict):
@@ -71,6 +91,13 @@ def _inject_class(module):
 
 def _inject_property(module, name):
     def get(self):
+        if _cache_enabled:
+            key = (id(self), name)
+            tensor = _cache.get(key)
+            if tensor is None:
+                tensor = self.parametrizations[name]()
+                _cache[key] = tensor
+            return tensor
         return self.parametrizations[name]()
 
     def set_(self, value):
