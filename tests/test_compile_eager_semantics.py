@@ -295,3 +295,24 @@ def test_writes_through_views_and_masks_compile_as_eagerly(compiled_vs_eager):
     gradients as eagerly."""
     rng = np.random.default_rng(3)
     compiled_vs_eager(_writes_through_views, rng.standard_normal((3, 3)), rng.standard_normal((2, 3)))
+
+
+def test_detached_tensors_share_memory_under_compile():
+    """A detached tensor sees later writes into its source, as eagerly; a write through it (which
+    eagerly would change the source without history) is a clear error under @gradc.compile."""
+    from gradc.ir.tracer import TraceError
+
+    def reads(x):
+        y = x * 1
+        d = y.detach()
+        y.mul_(3)
+        return y + d
+    x = gradc.tensor([1., 2.])
+    assert gradc.compile(reads)(x).tolist() == reads(x).tolist() == [6., 12.]
+
+    def writes(x):
+        y = x * 1
+        y.detach().mul_(10)
+        return y + 0
+    with pytest.raises(TraceError, match="in-place write through detach"):
+        gradc.compile(writes)(x)

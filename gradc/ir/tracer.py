@@ -353,6 +353,10 @@ class Proxy(IRTensor):
         if base._leaf and base._requires_grad and grad_mode.is_grad_enabled() and not (
                 base._arg is not None and self._trace.lift):
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+        if name == "detach":
+            raise TraceError("an in-place write through detach() (memory shared with a tensor that has a history) is "
+                             "not supported under @gradc.compile; write into the tensor itself under torch.no_grad(), "
+                             f"or clone() the detached tensor, at {user_location()}")
         if name == "index":
             whole = dispatch.apply("index_put", parent, result, *operands, key=attrs["key"])
         elif name == "permute":
@@ -478,7 +482,7 @@ def is_contiguous(proxy: "Proxy") -> bool:
 
 
 def _is_view(op, attrs) -> bool:
-    if op.has(VIEW):
+    if op.has(VIEW) or op.name == "detach":     # (a detached tensor shares its source's memory)
         return True
     return op.name == "index" and not any(e[0] == "tensor" for e in attrs.get("key", ()))
 
