@@ -28,10 +28,13 @@ def clamp_max(x, max):
 
 
 def logit(x, eps=None):
-    """log(x / (1 - x)), x clamped to [eps, 1 - eps] first when ``eps`` is given."""
-    if eps is not None:
-        x = x.clamp(eps, 1 - eps)
-    return (x / (1 - x)).log()
+    """log(x / (1 - x)), x clamped to [eps, 1 - eps] first when ``eps`` is given (a table op with
+    PyTorch's gradient; integer and bool inputs as the default float dtype)."""
+    from .ops.dispatch import apply
+    from . import dtypes
+    if not x.dtype.is_floating_point:
+        x = x.to(dtypes.default_float)
+    return apply("logit", x, eps=None if eps is None else float(eps))
 
 
 def deg2rad(x):

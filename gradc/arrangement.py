@@ -103,7 +103,8 @@ def tensor_split(x, indices_or_sections, dim=0):
         sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
         cuts = np.cumsum([0] + sizes)
     else:
-        cuts = [0] + [min(max(int(i), 0), n) for i in indices_or_sections] + [n]
+        # negative indices count from the end, as Python's slices (and PyTorch's)
+        cuts = [0] + [min(max(int(i) + n if int(i) < 0 else int(i), 0), n) for i in indices_or_sections] + [n]
     return tuple(x.narrow(dim, int(a), max(int(b) - int(a), 0)) for a, b in zip(cuts[:-1], cuts[1:]))
 
 

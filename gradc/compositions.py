@@ -292,6 +292,12 @@ def repeat_interleave(x, repeats=None, dim=None, *, output_size=None):
     return x.unsqueeze(dim + 1).expand(*wide).reshape(*out)
 
 
+def apply_copy(x):
+    """A copy of ``x`` recorded as PyTorch's CopyBackwards (what it returns where nothing else happens)."""
+    from .ops.dispatch import apply
+    return apply("clone", x, _name="CopyBackwards")
+
+
 @grad_fn_named("FlipBackward0")
 def flip(x, *dims, **kwargs):
     """Reverse ``dims`` (a list, several ints: ``x.flip(0, 1)``, or ``dims=``)."""
@@ -301,6 +307,8 @@ def flip(x, *dims, **kwargs):
         raise TypeError(f"flip() got an unexpected keyword argument '{next(iter(kwargs))}'")
     dims = [dims[0]] if len(dims) == 1 and isinstance(dims[0], int) else (
         list(dims[0]) if len(dims) == 1 else list(dims))
+    if not dims:
+        return x.clone()
     for d in dims:
         d = norm_dim(d, x.ndim)
         x = x.index_select(d, factories.arange(x.shape[d] - 1, -1, -1, device=x.device))
@@ -313,6 +321,7 @@ def roll(x, shifts, dims=None):
         return roll(x.reshape(-1), shifts, 0).reshape(*x.shape)
     shifts = [shifts] if isinstance(shifts, int) else list(shifts)
     dims = [dims] if isinstance(dims, int) else list(dims)
+    source = x
     for s, d in zip(shifts, dims):
         d = norm_dim(d, x.ndim)
         n = x.shape[d]
@@ -321,7 +330,7 @@ def roll(x, shifts, dims=None):
         s %= n
         if s:
             x = cat([x.narrow(d, n - s, s), x.narrow(d, 0, n - s)], d)
-    return x
+    return x.clone() if x is source else x          # always a new tensor, as PyTorch's
 
 
 def diff(x, n=1, dim=-1, prepend=None, append=None):
@@ -332,6 +341,8 @@ def diff(x, n=1, dim=-1, prepend=None, append=None):
     d = norm_dim(dim, x.ndim)
     if prepend is not None or append is not None:
         x = cat([t for t in (prepend, x, append) if t is not None], d)
+    if n == 0:
+        return apply_copy(x)
     for _ in range(n):
         m = x.shape[d]
         later, earlier = x.narrow(d, 1, m - 1), x.narrow(d, 0, m - 1)

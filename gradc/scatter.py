@@ -97,7 +97,8 @@ def index_fill(x, dim, index, value):
     dim = norm_dim(dim, max(x.ndim, 1))
     n = x.shape[dim]
     positions = factories.arange(n, device=x.device).reshape(n, 1)
-    hit = (positions == index.reshape(1, -1)).any(1)
+    wrapped = where(index < 0, index + n, index)       # negative indices count from the end, as PyTorch's
+    hit = (positions == wrapped.reshape(1, -1)).any(1)
     shape = [1] * x.ndim
     shape[dim] = n
     if is_tensor_like(value):

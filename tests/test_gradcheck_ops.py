@@ -246,6 +246,8 @@ def _(rng):
             [T(rng.uniform(0.05, 0.95, shape)), T(rng.uniform(0.0, 1.0, shape))])
 
 
+unary("logit", "logit", lambda a: gradc.logit(a), values=lambda r, s: r.uniform(0.1, 0.9, s))
+unary("logit", "logit(eps)", lambda a: gradc.logit(a, eps=0.2), values=lambda r, s: r.uniform(0.25, 0.75, s))
 binary("xlogy", "xlogy", lambda a, b: gradc.xlogy(a, b), values_b=lambda r, s: r.uniform(0.2, 2.0, s))
 binary("xlog1py", "xlog1py", lambda a, b: gradc.special.xlog1py(a, b), values_b=lambda r, s: r.uniform(-0.8, 2.0, s))
 unary("i0", "i0", lambda a: gradc.i0(a * 3))

@@ -328,7 +328,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if log_target:
         loss = target.exp() * (target - input)
     else:
-        loss = where(target > 0, target * where(target > 0, target, 1.0).log(), target * 0.0) - target * input
+        from ..aliases import xlogy
+        loss = xlogy(target, target) - target * input       # (NaN for a negative target, as PyTorch's)
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.ndim else loss.sum()
     if reduction == "mean":
@@ -648,6 +649,8 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)) along dim, as PyTorch 2 computes it."""
+    from ..aliases import broadcast_tensors
+    x1, x2 = broadcast_tensors(x1, x2)          # normalised after broadcasting, as PyTorch's
     return ((x1 / x1.norm(2, dim, keepdim=True).clamp(min=eps))
             * (x2 / x2.norm(2, dim, keepdim=True).clamp(min=eps))).sum(dim)
 

@@ -316,6 +316,27 @@ def _xlogy_vjp(ctx, g):
 _binary("xlogy", _in_dtype(_xlogy), _xlogy_vjp, saves=("in0", "in1"), node_name="XlogyBackward0")
 
 
+def _logit(x, eps=None):
+    with np.errstate(all="ignore"):
+        if eps is not None:
+            x = np.clip(x, eps, 1 - eps)
+        return np.log(x / (1 - x))
+
+
+def _logit_vjp(ctx, g):
+    """PyTorch's logit_backward: g / (x (1 - x)); NaN outside [0, 1] without ``eps``, 0 outside
+    [eps, 1 - eps] with it (where the clamp holds the input)."""
+    from ..tensor_api import where
+    x, eps = ctx.input(0), ctx.attrs.get("eps")
+    slope = g[0] / (x * (1 - x))
+    if eps is None:
+        return [where((x < 0) | (x > 1), float("nan"), slope)]
+    return [where((x < eps) | (x > 1 - eps), 0.0, slope)]
+
+
+_unary("logit", _in_dtype(_logit), _logit_vjp, saves=("in0",), node_name="LogitBackward0", attr_names=("eps",))
+
+
 # ---- modified Bessel functions of the first kind, orders 0 and 1 ----------------------------------
 _BESSEL_SERIES_LIMIT = 30.0
 
