@@ -137,8 +137,11 @@ lcm = _integer_op("lcm")
 @grad_fn_named("LdexpBackward0")
 def ldexp(input, other):
     """input * 2^other, a float tensor; differentiable in both (other: input 2^other log 2)."""
-    x = input if input.dtype.is_floating_point else input.to(dtypes.default_float)
-    exponent = other.to(x.dtype) if is_tensor_like(other) else float(other)
+    if is_tensor_like(other):               # the common floating dtype of both, as PyTorch's
+        (x, exponent), _ = promote_operands([input, other], float_only=True)
+    else:
+        x = input if input.dtype.is_floating_point else input.to(dtypes.default_float)
+        exponent = float(other)
     return x * (2.0 ** exponent)
 
 

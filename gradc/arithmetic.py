@@ -12,7 +12,10 @@ from .tensor_api import _named_return, cat, norm_dim, where
 
 
 def addcmul(input, tensor1, tensor2, *, value=1):
-    return input + value * (tensor1 * tensor2)
+    product = tensor1 * tensor2
+    if not product.dtype.is_floating_point and not input.dtype.is_floating_point:
+        value = int(value)                  # integer tensors take the value as an integer, as PyTorch's
+    return input + value * product
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1):
@@ -59,7 +62,7 @@ def signbit(x):
 @grad_fn_named("NansumBackward0")
 def nansum(x, dim=None, keepdim=False, *, dtype=None):
     kept = where(x.isnan(), 0.0, x) if x.dtype.is_floating_point else x
-    return kept.sum(dtype=dtype) if dim is None else kept.sum(dim, keepdim=keepdim, dtype=dtype)
+    return kept.sum(dim, keepdim=keepdim, dtype=dtype)
 
 
 def nanmean(x, dim=None, keepdim=False, *, dtype=None):
@@ -68,7 +71,7 @@ def nanmean(x, dim=None, keepdim=False, *, dtype=None):
                            f"{x.dtype.tensor_type[:-6]}")
     if dtype is not None:
         x = x.to(dtype)
-    counted = (~x.isnan()).sum() if dim is None else (~x.isnan()).sum(dim, keepdim=keepdim)
+    counted = (~x.isnan()).sum(dim, keepdim=keepdim)
     return nansum(x, dim, keepdim) / counted
 
 

@@ -117,7 +117,7 @@ def rot90(x, k=1, dims=(0, 1)):
         return flip(x, (d0, d1))
     if k == 3:
         return flip(x, d0).transpose(d0, d1)
-    return x * 1
+    return x.clone()
 
 
 def fliplr(x):

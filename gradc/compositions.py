@@ -228,7 +228,11 @@ def split(x, split_size_or_sections, dim=0):
 def chunk(x, chunks, dim=0):
     if x.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     d = norm_dim(dim, x.ndim)
+    if x.shape[d] == 0:                     # an empty dim gives ``chunks`` empty chunks, as PyTorch's
+        return tuple(x.narrow(d, 0, 0) for _ in range(chunks))
     return split(x, max(1, -(-x.shape[d] // chunks)), d)
 
 

@@ -93,6 +93,7 @@ def index_add(x, dim, index, source, *, alpha=1):
     return x + _scatter_sum(x, dim, _along(x, dim, index, tuple(source.shape)), src.to(x.dtype))
 
 
+@grad_fn_named(lambda x, dim, index, value: "IndexFillBackward1" if is_tensor_like(value) else "IndexFillBackward0")
 def index_fill(x, dim, index, value):
     dim = norm_dim(dim, max(x.ndim, 1))
     n = x.shape[dim]

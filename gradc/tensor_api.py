@@ -632,7 +632,8 @@ class TensorAPI(TensorLikeMeta):
             raise RuntimeError("argmax(): does not support bool input")
         if dim is None:
             _check_specified("argmax", self)
-            return apply("argmax", self.reshape(-1), dim=0, keepdim=False)
+            flat = apply("argmax", self.reshape(-1), dim=0, keepdim=False)
+            return flat.reshape(*[1] * self.ndim) if keepdim else flat
         return apply("argmax", self, dim=norm_dim(dim, self.ndim), keepdim=bool(keepdim))
 
     def argmin(self, dim=None, keepdim=False):
@@ -640,7 +641,8 @@ class TensorAPI(TensorLikeMeta):
             raise RuntimeError("argmin(): does not support bool input")
         if dim is None:
             _check_specified("argmin", self)
-            return apply("argmin", self.reshape(-1), dim=0, keepdim=False)
+            flat = apply("argmin", self.reshape(-1), dim=0, keepdim=False)
+            return flat.reshape(*[1] * self.ndim) if keepdim else flat
         return apply("argmin", self, dim=norm_dim(dim, self.ndim), keepdim=bool(keepdim))
 
     def norm(self, p=2, dim=None, keepdim=False):
@@ -840,6 +842,8 @@ class TensorAPI(TensorLikeMeta):
         dims = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and own[lead + i] != 1]
         out = self
         if dims:
+            if not out.dtype.is_floating_point:     # an integer or bool sum is int64, as PyTorch's
+                out = out.to(dtypes.int64)
             out = apply("sum", out, dims=dims, keepdim=True, _name="SumBackward1")
         if lead:
             out = out.view(shape)

@@ -221,6 +221,8 @@ def threshold(x, threshold, value, inplace=False):
     from ..tensor_api import where
     if inplace:
         return threshold_(x, threshold, value)
+    if not x.dtype.is_floating_point:       # an integer tensor keeps its dtype, as PyTorch's
+        return where(x <= threshold, x._scalar(value, x.dtype), x)
     return where(x <= threshold, x * 0.0 + value, x)                 # (NaN: kept, with its gradient)
 
 
