@@ -66,6 +66,9 @@ def movedim(x, source, destination):
                            f"same number of dims as destination ({dst} dims)")
     src = [norm_dim(d, x.ndim) for d in src]
     dst = [norm_dim(d, x.ndim) for d in dst]
+    if x.ndim == 0:
+        from .ops.dispatch import apply
+        return apply("reshape", x, shape=[], _name="AliasBackward0")
     order = [None] * x.ndim
     for s, d in zip(src, dst):
         order[d] = s

@@ -83,7 +83,7 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
     if not x.dtype.is_floating_point:
         return x.clone()
     big = float(np.finfo(x.dtype.np).max)
-    out = where(isnan(x), nan, x)
+    out = where(isnan(x), 0.0 if nan is None else nan, x)
     out = where(out == math.inf, big if posinf is None else posinf, out)
     return where(out == -math.inf, -big if neginf is None else neginf, out)
 
@@ -92,8 +92,18 @@ def lerp(start, end, weight):
     return start + weight * (end - start)
 
 
+def _as_floats(a, b):
+    """Bool operands of a floating function as PyTorch promotes them (integers stay: PyTorch
+    refuses some of those)."""
+    if a.dtype is dtypes.bool_ or b.dtype is dtypes.bool_:
+        from .tensor_api import promote_operands
+        (a, b), _ = promote_operands([a, b], float_only=True)
+    return a, b
+
+
 def logaddexp(a, b):
     """log(exp(a) + exp(b)) = max(a, b) + log1p(exp(-|a - b|)) (equal infinities: that infinity)."""
+    a, b = _as_floats(a, b)
     m = a.maximum(b)
     d = (a - b).abs()
     return where(d == d, m + (-d).exp().log1p(), a + b)
@@ -102,6 +112,7 @@ def logaddexp(a, b):
 @grad_fn_named("HypotBackward0")
 def hypot(a, b):
     """sqrt(a^2 + b^2) scaled by max(|a|, |b|), so that it does not overflow early."""
+    a, b = _as_floats(a, b)
     s = a.abs().maximum(b.abs())
     safe = where(s == 0, 1.0, s)
     r = s * ((a / safe) ** 2 + (b / safe) ** 2).sqrt()
@@ -311,6 +322,10 @@ def flip(x, *dims, **kwargs):
         raise TypeError(f"flip() got an unexpected keyword argument '{next(iter(kwargs))}'")
     dims = [dims[0]] if len(dims) == 1 and isinstance(dims[0], int) else (
         list(dims[0]) if len(dims) == 1 else list(dims))
+    if x.ndim == 0:
+        for d in dims:
+            norm_dim(d, 0)
+        return x.clone()
     if not dims:
         return x.clone()
     for d in dims:

@@ -22,6 +22,8 @@ def _index_region(src, index):
 
 
 def _scatter_sum(x, dim, index, src):
+    if index.dtype is dtypes.int32:         # PyTorch takes int32 indices too
+        index = index.to(dtypes.int64)
     return apply("scatter_add", index, src, dim=dim, shape=list(x.shape))
 
 

@@ -533,13 +533,15 @@ class TensorAPI(TensorLikeMeta):
 
     def to(self, *args, **kwargs):
         dt = kwargs.get("dtype")
+        device = kwargs.get("device")
         for a in args:
             if isinstance(a, dtypes.dtype):
                 dt = a
-            elif is_tensor_like(a):
-                dt = a.dtype
+            elif is_tensor_like(a):             # another tensor's dtype and device
+                dt, device = a.dtype, a.device
         out = self
-        device = kwargs.get("device") or next((a for a in args if isinstance(a, str) or hasattr(a, "type")), None)
+        device = device or next((a for a in args if isinstance(a, str) or (hasattr(a, "type") and not
+                                                                          is_tensor_like(a))), None)
         if device is not None:
             out = out._to_device(device)
         if dt is not None and dtypes.as_dtype(dt) is not out.dtype:
@@ -645,7 +647,9 @@ class TensorAPI(TensorLikeMeta):
             return flat.reshape(*[1] * self.ndim) if keepdim else flat
         return apply("argmin", self, dim=norm_dim(dim, self.ndim), keepdim=bool(keepdim))
 
-    def norm(self, p=2, dim=None, keepdim=False):
+    def norm(self, p=2, dim=None, keepdim=False, dtype=None):
+        if dtype is not None:
+            return self.to(dtype).norm(p, dim, keepdim)
         if p == "nuc":      # torch.norm: the nuclear norm over dim (all dims when None: a matrix)
             from .linalg import matrix_norm
             return matrix_norm(self, "nuc", tuple(range(self.ndim)) if dim is None else dim, keepdim)
@@ -981,6 +985,8 @@ class TensorAPI(TensorLikeMeta):
 
     def index_select(self, dim, index):
         d = norm_dim(dim, self.ndim)
+        if is_tensor_like(index) and index.dtype is dtypes.int32:
+            index = index.to(dtypes.int64)
         if not is_tensor_like(index) or index.dtype is not dtypes.int64:
             raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
         if index.ndim > 1:
@@ -1069,7 +1075,8 @@ class TensorAPI(TensorLikeMeta):
     def add_(self, other, alpha=1): return self._inplace(self.add(other, alpha=alpha))
     def sub_(self, other, alpha=1): return self._inplace(self.sub(other, alpha=alpha))
     def mul_(self, other): return self._inplace(self * other)
-    def div_(self, other): return self._inplace(self / other)
+    def div_(self, other, *, rounding_mode=None):
+        return self._inplace(self.div(other, rounding_mode=rounding_mode))
     def pow_(self, other): return self._inplace(self ** other)
     def clamp_(self, min=None, max=None): return self._inplace(self.clamp(min, max))
     def neg_(self): return self._inplace(-self)
@@ -1518,6 +1525,8 @@ def where(condition, input=None, other=None):
     like = _first_tensor(input, other, condition)
     if not is_tensor_like(condition):
         condition = like._scalar(bool(condition), dtypes.bool_)
+    elif condition.dtype is dtypes.uint8:       # PyTorch reads a uint8 condition as bool
+        condition = condition != 0
     elif condition.dtype is not dtypes.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with "
                            f"dtype {condition.dtype.tensor_type[:-6]}")
