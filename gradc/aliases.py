@@ -180,6 +180,7 @@ def xlogy(x, y):
     return two_operand_op("xlogy", "Xlogy", x, y)
 
 
+@grad_fn_named("SincBackward0")
 def sinc(x):
     """sin(pi x) / (pi x), 1 at 0 (with gradient 0 there)."""
     x = x if x.dtype.is_floating_point else x.to(dtypes.default_float)
@@ -195,7 +196,9 @@ def _nan_ignoring(a, b, first_wins):
     return where(first_wins(a, b) | (b != b), a, b)       # PyTorch's masks: ties go to a
 
 
+@grad_fn_named("FmaxBackward0")
 def fmax(a, b): return _nan_ignoring(a, b, lambda p, q: p >= q)
+@grad_fn_named("FminBackward0")
 def fmin(a, b): return _nan_ignoring(a, b, lambda p, q: p <= q)
 
 
@@ -311,6 +314,7 @@ def matrix_power(A, n):
 
 
 # ---- index forms ---------------------------------------------------------------------------------
+@grad_fn_named("TakeBackward0")
 def take(x, index):
     return x.reshape(-1)[index]
 

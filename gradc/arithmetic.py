@@ -11,6 +11,7 @@ from .compositions import beta_scaled, bind_methods
 from .tensor_api import _named_return, cat, norm_dim, where
 
 
+@grad_fn_named("AddcmulBackward0")
 def addcmul(input, tensor1, tensor2, *, value=1):
     product = tensor1 * tensor2
     if not product.dtype.is_floating_point and not input.dtype.is_floating_point:
@@ -18,6 +19,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):
     return input + value * product
 
 
+@grad_fn_named("AddcdivBackward0")
 def addcdiv(input, tensor1, tensor2, *, value=1):
     return input + value * (tensor1 / tensor2)
 
@@ -40,10 +42,12 @@ def logit(x, eps=None):
     return apply("logit", x, eps=None if eps is None else float(eps))
 
 
+@grad_fn_named("Deg2RadBackward0")
 def deg2rad(x):
     return x * (math.pi / 180.0)
 
 
+@grad_fn_named("Rad2DegBackward0")
 def rad2deg(x):
     return x * (180.0 / math.pi)
 
@@ -155,6 +159,7 @@ def inner(a, b):
     return tensordot(a, b, dims=([a.ndim - 1], [b.ndim - 1]))
 
 
+@grad_fn_named("LinalgCrossBackward0")
 def cross(a, b, dim=None):
     """The cross product along ``dim`` (by default, and with PyTorch's deprecation warning, the
     first dim of size 3)."""
@@ -219,6 +224,7 @@ def _running_extremum(x, dim, kind):
 _CUMMAX, _CUMMIN = _named_return("cummax"), _named_return("cummin")
 
 
+@grad_fn_named("CummaxBackward0")
 def cummax(input, dim):
     return _CUMMAX(*_running_extremum(input, dim, "cummax"))
 

@@ -111,6 +111,7 @@ def tensor_split(x, indices_or_sections, dim=0):
     return tuple(x.narrow(dim, int(a), max(int(b) - int(a), 0)) for a, b in zip(cuts[:-1], cuts[1:]))
 
 
+@grad_fn_named("Rot90Backward0")
 def rot90(x, k=1, dims=(0, 1)):
     d0, d1 = (norm_dim(d, x.ndim) for d in dims)
     k %= 4
@@ -182,6 +183,7 @@ def triu_indices(row, col, offset=0, dtype=None, device=None):
     return _triangle_indices(row, col, offset, False, dtype, device)
 
 
+@grad_fn_named("UnsafeViewBackward0")
 def kron(a, b):
     """The Kronecker product: a's elements each scaling a copy of b."""
     nd = max(a.ndim, b.ndim)

@@ -79,6 +79,7 @@ def equal(a, b) -> bool:
 
 
 # ---- elementwise ---------------------------------------------------------------------------------
+@grad_fn_named("NanToNumBackward0")
 def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
     if not x.dtype.is_floating_point:
         return x.clone()
@@ -88,6 +89,7 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
     return where(out == -math.inf, -big if neginf is None else neginf, out)
 
 
+@grad_fn_named(lambda start, end, weight: "LerpBackward1" if hasattr(weight, "dtype") else "LerpBackward0")
 def lerp(start, end, weight):
     return start + weight * (end - start)
 
@@ -101,6 +103,7 @@ def _as_floats(a, b):
     return a, b
 
 
+@grad_fn_named("LogaddexpBackward0")
 def logaddexp(a, b):
     """log(exp(a) + exp(b)) = max(a, b) + log1p(exp(-|a - b|)) (equal infinities: that infinity)."""
     a, b = _as_floats(a, b)
@@ -205,10 +208,12 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return beta_scaled(input, beta) + (prod if alpha == 1 else prod * alpha)
 
 
+@grad_fn_named("VarMeanBackward0")
 def var_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return x.var(dim, unbiased, keepdim, correction=correction), x.mean(dim, keepdim=keepdim)
 
 
+@grad_fn_named("StdMeanBackward0")
 def std_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return x.std(dim, unbiased, keepdim, correction=correction), x.mean(dim, keepdim=keepdim)
 

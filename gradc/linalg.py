@@ -12,6 +12,7 @@ from collections import namedtuple
 import numpy as np
 
 from .ops.decompositions import LinAlgError, cutoff  # noqa: F401  (torch.linalg.LinAlgError)
+from .autograd.node import grad_fn_named
 from .ops.dispatch import apply
 
 
@@ -208,6 +209,7 @@ def vecdot(x, y, *, dim=-1):
     return (x * y).sum(dim)
 
 
+@grad_fn_named("LinalgCrossBackward0")
 def cross(input, other, *, dim=-1):
     from .aliases import broadcast_tensors
     from .arithmetic import cross as _cross

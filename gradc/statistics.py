@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from . import dtypes, factories
+from .autograd.node import grad_fn_named
 from .compositions import bind_methods, logaddexp
 from .tensor_api import _named_return, cat, is_tensor_like, norm_dim, stack, where
 
@@ -29,6 +30,7 @@ class _MinMax(tuple):
         return f"torch.return_types.aminmax(\nmin={self[0]!r},\nmax={self[1]!r})"
 
 
+@grad_fn_named("AminmaxBackward0")
 def aminmax(input, *, dim=None, keepdim=False):
     return _MinMax(input.amin(() if dim is None else dim, keepdim), input.amax(() if dim is None else dim, keepdim))
 
@@ -158,6 +160,7 @@ def _p_norm_last(diff, p):
     return where(zero, 0.0, where(zero, 1.0, s) ** (1.0 / p))
 
 
+@grad_fn_named("CdistBackward0")
 def cdist(x1, x2, p=2.0, compute_mode=None):
     """Distances between every row of ``x1`` and of ``x2`` (batched over leading dims)."""
     if x1.ndim < 2 or x2.ndim < 2:
@@ -169,6 +172,7 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     return _p_norm_last(x1.unsqueeze(-2) - x2.unsqueeze(-3), p)
 
 
+@grad_fn_named("DistBackward0")
 def dist(input, other, p=2):
     diff = (input - other).reshape(-1)
     return _p_norm_last(diff, p)
@@ -212,6 +216,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     return terms.cumsum(d)
 
 
+@grad_fn_named("LogcumsumexpBackward0")
 def logcumsumexp(input, dim):
     """log(cumsum(exp(x))) without overflow or early underflow: a log-depth scan of logaddexp."""
     x = input if input.dtype.is_floating_point else input.to(dtypes.default_float)

@@ -685,3 +685,24 @@ def test_unfold_is_a_view():
         z = m.arange(24.).reshape(2, 3, 4).transpose(0, 2).unfold(1, 2, 1)
         results.append((y.tolist(), y._version, w.grad_fn.name(), x.grad.tolist(), z.tolist()))
     assert results[0] == results[1]
+
+
+NAMED = ["m.addcmul(x, x, y, value=0.5)", "m.addcdiv(x, x, y + 2, value=0.5)", "m.aminmax(x, dim=1)[0]",
+         "m.aminmax(x, dim=1)[1]", "m.cross(x, y, dim=1)", "m.linalg.cross(x, y)", "m.fmax(x, y)", "m.fmin(x, y)",
+         "m.sinc(x)", "m.nn.functional.hardshrink(x)", "m.nan_to_num(x)", "m.take(x, m.tensor([0, 4]))", "m.rot90(x)",
+         "m.deg2rad(x)", "m.rad2deg(x)", "m.lerp(x, y, 0.3)", "m.lerp(x, y, y)", "m.logaddexp(x, y)", "m.dist(x, y)",
+         "m.cdist(x, y)", "m.kron(x, y)", "m.cummax(x, 1)[0]", "m.logcumsumexp(x, 1)", "m.var_mean(x, 1)[0]",
+         "m.std_mean(x, 1)[0]", "m.nn.functional.softshrink(x)", "m.nn.functional.pairwise_distance(x, y)"]
+
+
+@pytest.mark.parametrize("expr", NAMED)
+def test_composite_node_names(expr):
+    """Compositions show PyTorch's node name on their result (values and gradients are checked
+    elsewhere)."""
+    names = []
+    for m in (torch, gradc):
+        x = m.tensor([[0.3, -0.6, 0.9], [0.2, 0.5, -0.4]], dtype=m.float64, requires_grad=True)
+        y = m.tensor([[0.7, 0.1, -0.2], [0.4, -0.8, 0.6]], dtype=m.float64, requires_grad=True)
+        out = eval(expr, {"m": m, "x": x, "y": y})
+        names.append((type(out.grad_fn).__name__, out.detach().numpy().round(10).tolist()))
+    assert names[0] == names[1]

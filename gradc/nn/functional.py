@@ -226,11 +226,13 @@ def threshold(x, threshold, value, inplace=False):
     return where(x <= threshold, x * 0.0 + value, x)                 # (NaN: kept, with its gradient)
 
 
+@grad_fn_named("HardshrinkBackward0")
 def hardshrink(x, lambd=0.5):
     from ..tensor_api import where
     return where((x >= -lambd) & (x <= lambd), x * 0.0, x)
 
 
+@grad_fn_named("SoftshrinkBackward0")
 def softshrink(x, lambd=0.5):
     from ..tensor_api import where
     if lambd < 0:
@@ -377,6 +379,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     return attn @ value
 
 
+@grad_fn_named("NormBackward1")
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """The p-norm of ``x1 - x2 + eps`` over the last dim (PyTorch adds eps to the difference)."""
     return (x1 - x2 + eps).norm(p, dim=-1, keepdim=keepdim)
