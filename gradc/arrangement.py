@@ -186,6 +186,8 @@ def triu_indices(row, col, offset=0, dtype=None, device=None):
 @grad_fn_named("UnsafeViewBackward0")
 def kron(a, b):
     """The Kronecker product: a's elements each scaling a copy of b."""
+    from .tensor_api import _tensor_argument
+    _tensor_argument("kron", b, 2)
     nd = max(a.ndim, b.ndim)
     a = a.reshape(*((1,) * (nd - a.ndim) + tuple(a.shape)))
     b = b.reshape(*((1,) * (nd - b.ndim) + tuple(b.shape)))

@@ -66,6 +66,8 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    from .tensor_api import _tensor_argument
+    _tensor_argument("isclose", b, 2)
     if a.dtype is dtypes.bool_ and b.dtype is dtypes.bool_:
         return a == b
     close = (a - b).abs() <= atol + rtol * b.abs()
@@ -75,6 +77,8 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def equal(a, b) -> bool:
+    from .tensor_api import _tensor_argument
+    _tensor_argument("equal", b, 2)
     return tuple(a.shape) == tuple(b.shape) and bool((a == b).all().item())
 
 
@@ -115,6 +119,8 @@ def logaddexp(a, b):
 @grad_fn_named("HypotBackward0")
 def hypot(a, b):
     """sqrt(a^2 + b^2) scaled by max(|a|, |b|), so that it does not overflow early."""
+    from .tensor_api import _tensor_argument
+    _tensor_argument("hypot", b, 2)
     a, b = _as_floats(a, b)
     s = a.abs().maximum(b.abs())
     safe = where(s == 0, 1.0, s)

@@ -740,7 +740,7 @@ class TensorAPI(TensorLikeMeta):
                 raise RuntimeError(_VIEW_INCOMPATIBLE)
         return self.reshape(*shape)
 
-    def view_as(self, other): return self.view(other.shape)
+    def view_as(self, other): return self.view(_tensor_argument("view_as", other, 1).shape)
     def reshape_as(self, other): return self.reshape(other.shape)
 
     def flatten(self, start_dim=0, end_dim=-1):
@@ -831,7 +831,7 @@ class TensorAPI(TensorLikeMeta):
             shape.append(s)
         return apply("expand", self, shape=shape)
 
-    def expand_as(self, other): return self.expand(other.shape)
+    def expand_as(self, other): return self.expand(_tensor_argument("expand_as", other, 1).shape)
 
     def broadcast_to(self, shape): return self.expand(*shape)
 
@@ -993,6 +993,10 @@ class TensorAPI(TensorLikeMeta):
             raise IndexError("index_select(): Index is supposed to be a vector")
         if index.ndim == 0:                 # a 0-d index selects a slice of size 1, as PyTorch's
             index = index.reshape(1)
+        if self.ndim == 0:                  # a 0-d tensor is read as one element
+            _check_index_values(self, index, 0, select=True)
+            out = self.reshape(1).index_select(0, index)
+            return apply("reshape", out, shape=[], _name="IndexSelectBackward0") if index.numel() == 1 else out
         _check_index_values(self, index, d, select=True)
         key = [_FULL] * d + [["tensor", 0]]
         return apply("index", self, index, key=key, _name="IndexSelectBackward0")
@@ -1316,6 +1320,13 @@ def _in_dtype(result, dtype):
     return result.to(dtype)
 
 
+def _tensor_argument(name, value, position, arg="other"):
+    """PyTorch's TypeError for a non-tensor where a tensor argument is required."""
+    if not is_tensor_like(value):
+        raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {type(value).__name__}")
+    return value
+
+
 def _holds_values(t) -> bool:
     """An eager tensor (whose values can be read), not one being traced by @gradc.compile."""
     from .tensor import Tensor
@@ -1386,9 +1397,11 @@ def _check_index_values(x, index, dim, select=False):
     data = getattr(index, "_data", None)
     if data is None or data.size == 0:
         return
-    size = x.shape[dim]
-    bad = data[(data < -size) | (data >= size)]
+    size = x.shape[dim] if x.ndim else 1
+    bad = data[((data < 0) if select else (data < -size)) | (data >= size)]   # (index_select takes no negatives)
     if bad.size:
+        if select and x.ndim <= 1:
+            raise IndexError("index out of range in self")
         if select:
             raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(bad.flat[0])} axis_dim={size}")
         raise IndexError(f"index {int(bad.flat[0])} is out of bounds for dimension {dim} with size {size}")
