@@ -1076,12 +1076,18 @@ class TensorAPI(TensorLikeMeta):
     def __ilshift__(self, other): return self._inplace(self.__lshift__(other))
     def __irshift__(self, other): return self._inplace(self.__rshift__(other))
 
-    def add_(self, other, alpha=1): return self._inplace(self.add(other, alpha=alpha))
-    def sub_(self, other, alpha=1): return self._inplace(self.sub(other, alpha=alpha))
-    def mul_(self, other): return self._inplace(self * other)
+    def _overlap_checked(self, other):
+        """``other`` for an in-place op on self, refused as PyTorch refuses it when it overlaps self in part."""
+        if is_tensor_like(other) and _holds_values(other) and _holds_values(self):
+            _check_no_partial_overlap(self, None, [], other)
+        return other
+
+    def add_(self, other, alpha=1): return self._inplace(self.add(self._overlap_checked(other), alpha=alpha))
+    def sub_(self, other, alpha=1): return self._inplace(self.sub(self._overlap_checked(other), alpha=alpha))
+    def mul_(self, other): return self._inplace(self * self._overlap_checked(other))
     def div_(self, other, *, rounding_mode=None):
-        return self._inplace(self.div(other, rounding_mode=rounding_mode))
-    def pow_(self, other): return self._inplace(self ** other)
+        return self._inplace(self.div(self._overlap_checked(other), rounding_mode=rounding_mode))
+    def pow_(self, other): return self._inplace(self ** self._overlap_checked(other))
     def clamp_(self, min=None, max=None): return self._inplace(self.clamp(min, max))
     def neg_(self): return self._inplace(-self)
     def exp_(self): return self._inplace(self.exp())
@@ -1199,6 +1205,7 @@ class TensorAPI(TensorLikeMeta):
         """An index_put over the whole tensor, so the node has PyTorch's edges (self, src)."""
         if not is_tensor_like(src):
             raise TypeError("copy_(): argument 'src' (position 1) must be Tensor, not " + type(src).__name__)
+        self._overlap_checked(src)
         from .ops.rules import broadcast_shapes
         if broadcast_shapes("copy_", tuple(self.shape), tuple(src.shape)) != tuple(self.shape):
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
@@ -1293,17 +1300,19 @@ _LIST_AS_TUPLE_WARNING = (
 
 
 def _check_no_partial_overlap(t, key, tensors, value):
-    """PyTorch refuses a write whose source overlaps its destination in part (``x[1:] = x[:-1]``);
-    checked, as PyTorch does, where both are contiguous."""
+    """PyTorch refuses a write whose source overlaps its destination in part (``x[1:] = x[:-1]``,
+    ``y[1:].add_(y[:-1])``); checked, as PyTorch does, where both are dense (row- or column-major)."""
     dest, src = t._data, value._data
     if not (isinstance(dest, np.ndarray) and isinstance(src, np.ndarray)):
         return
-    if not tensors:
+    if key is not None and not tensors:
         dest = dest[tuple(decode_index(key, []))]
-    if not (isinstance(dest, np.ndarray) and dest.flags.c_contiguous and src.flags.c_contiguous and dest.size
-            and src.size and np.may_share_memory(dest, src)):
+    dense = lambda a: a.flags.c_contiguous or a.flags.f_contiguous     # noqa: E731
+    if not (isinstance(dest, np.ndarray) and dense(dest) and dense(src) and dest.size and src.size
+            and np.may_share_memory(dest, src)):
         return
-    same = dest.__array_interface__["data"][0] == src.__array_interface__["data"][0] and dest.shape == src.shape
+    same = (dest.__array_interface__["data"][0] == src.__array_interface__["data"][0] and dest.shape == src.shape
+            and dest.strides == src.strides)
     if not same:
         raise RuntimeError("unsupported operation: some elements of the input tensor and the written-to tensor refer "
                            "to a single memory location. Please clone() the tensor before performing the operation.")

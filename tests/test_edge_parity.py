@@ -370,6 +370,8 @@ ERRORS = [
     ("", "m.ones(2, 3).index_select(1, m.tensor([-1]))"), ("", "m.tensor(5.).index_select(0, m.tensor([1]))"),
     ("t = m.tensor([1., 2.])", "m.chunk(t, 0)"),
     ("x = m.arange(4.)", "x.__setitem__(slice(1, None), x[:-1])"),
+    ("y = m.arange(4.)", "y[1:].add_(y[:-1])"), ("y = m.arange(4.)", "y[1:].copy_(y[:-1])"),
+    ("y = m.arange(4.)", "y[1:].mul_(y[:-1])"), ("y = m.arange(4.)", "y.view(2, 2).add_(y.view(2, 2).t())"),
     ("t = m.tensor([1.5, 2.5], requires_grad=True)", "(2 % t).sum().backward()"),
     ("t = m.tensor([1.5, 2.5], requires_grad=True)", "m.remainder(2, t).sum().backward()"),
     ("x = m.arange(4.)", "x.__setitem__([0, 1], x[1:3])"),
@@ -622,7 +624,8 @@ def test_out_keyword(expr):
     assert seen[0] == seen[1]
 
 
-@pytest.mark.parametrize("code", ["x[::2] = x[1::2]", "x[:] = x", "x[:2] = x[2:]", "x[1:3] = x[1:3]", "x[0] = x[1]"])
+@pytest.mark.parametrize("code", ["x[::2] = x[1::2]", "x[:] = x", "x[:2] = x[2:]", "x[1:3] = x[1:3]", "x[0] = x[1]",
+                                  "x.add_(x)", "x[:2].add_(x[2:])", "x.copy_(x)", "x[::2].add_(x[1::2])"])
 def test_self_assignments_without_partial_overlap(code):
     results = []
     for m in (torch, gradc):
