@@ -113,7 +113,11 @@ def tensor_split(x, indices_or_sections, dim=0):
 
 @grad_fn_named("Rot90Backward0")
 def rot90(x, k=1, dims=(0, 1)):
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
     d0, d1 = (norm_dim(d, x.ndim) for d in dims)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
     k %= 4
     if k == 1:
         return flip(x, d1).transpose(d0, d1)

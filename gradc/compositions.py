@@ -271,6 +271,10 @@ def repeat(x, *sizes):
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            "tensor")
     shape = (1,) * (len(sizes) - x.ndim) + tuple(x.shape)
+    result = [r * n for r, n in zip(sizes, shape)]
+    negative = [n for n in result if n < 0]     # (this module's any/min are tensor functions)
+    if negative:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {negative[0]}: {result}")
     y = x.reshape(*shape)
     inter = [v for n in shape for v in (1, n)]
     big = [v for r, n in zip(sizes, shape) for v in (r, n)]
@@ -914,6 +918,8 @@ def _pool(input, kernel_size, stride, padding, dilation, fill, reduce, ceil_mode
     k = _ntuple(kernel_size, nd)
     s = _ntuple(stride if stride is not None and stride != () else kernel_size, nd)
     p, d = _ntuple(padding, nd), _ntuple(dilation, nd)
+    if 0 in s:
+        raise RuntimeError("stride should not be zero")
     for i in range(nd):
         if p[i] > k[i] // 2:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p[i]}, "

@@ -283,6 +283,8 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     from .compositions import _single, max_pool2d
     (k,), (p,), (d,) = _single(kernel_size), _single(padding), _single(dilation)
+    if k <= 0:
+        raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got {k}")
     s = _single(stride)[0] if stride is not None and stride != () else k
     out = max_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), (1, d), ceil_mode, return_indices)
     if return_indices:

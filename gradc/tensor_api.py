@@ -1015,6 +1015,8 @@ class TensorAPI(TensorLikeMeta):
         return grad_fn_named("NarrowCopyBackward0")(lambda: self.narrow(dim, start, length).clone())()
 
     def narrow(self, dim, start, length):
+        if length < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
         if self.ndim == 0:
             raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
         d = norm_dim(dim, self.ndim)
