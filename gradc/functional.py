@@ -16,7 +16,9 @@ _SCALAR_FIRST = {"add": None, "sub": None, "mul": None, "div": None, "true_divid
 def _method(name):
     scalar_first = name in _SCALAR_FIRST
 
-    def fn(input, *args, **kwargs):
+    def fn(input, *args, out=None, **kwargs):
+        if out is not None:
+            return _call_with_out(name, fn, (input, *args), kwargs, out)
         if scalar_first and isinstance(input, (int, float)) and args:
             from .tensor_api import is_tensor_like
             if is_tensor_like(args[0]):
@@ -27,6 +29,7 @@ def _method(name):
         return getattr(input, name)(*args, **kwargs)
     fn.__name__ = name
     fn.__doc__ = f"gradc.{name}(input, ...) is input.{name}(...)"
+    fn._takes_out = True            # (out= handled here: no second wrapper, _accepts_out)
     return fn
 
 
@@ -111,31 +114,36 @@ def _store_out(out, result):
         out.copy_(result)
 
 
+def _call_with_out(name, fn, args, kwargs, out):
+    """``fn(*args, **kwargs)`` written into ``out`` (a tensor or a tuple of them), which is returned;
+    refused when an argument requires grad, as PyTorch refuses it."""
+    from .autograd import is_grad_enabled
+    tensors = _tensors_in(list(args) + list(kwargs.values()) + [out])
+    if is_grad_enabled() and builtins.any(t.requires_grad for t in tensors):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+    result = fn(*args, **kwargs)
+    if isinstance(out, (tuple, list)):
+        for o, r in zip(out, result):
+            _store_out(o, r)
+        return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
+    _store_out(out, result)
+    return out
+
+
 def _accepts_out(fn, name):
-    """``fn`` with PyTorch's ``out=`` keyword: the result written into the given tensor(s), which
-    are returned; refused when an argument requires grad, as PyTorch refuses it."""
+    """``fn`` with PyTorch's ``out=`` keyword (``_call_with_out``)."""
     import functools
 
     @functools.wraps(fn)
     def wrapper(*args, out=None, **kwargs):
         if out is None:
             return fn(*args, **kwargs)
-        from .autograd import is_grad_enabled
-        tensors = _tensors_in(list(args) + list(kwargs.values()) + [out])
-        if is_grad_enabled() and builtins.any(t.requires_grad for t in tensors):
-            raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
-                               "but one of the arguments requires grad.")
-        result = fn(*args, **kwargs)
-        if isinstance(out, (tuple, list)):
-            for o, r in zip(out, result):
-                _store_out(o, r)
-            return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
-        _store_out(out, result)
-        return out
+        return _call_with_out(name, fn, args, kwargs, out)
     return wrapper
 
 
 for _name, _fn in list(globals().items()):
-    if (callable(_fn) and not _name.startswith("_") and not isinstance(_fn, type)
+    if (callable(_fn) and not _name.startswith("_") and not isinstance(_fn, type) and not hasattr(_fn, "_takes_out")
             and _name not in ("is_tensor", "numel", "annotations", "builtins")):
         globals()[_name] = _accepts_out(_fn, _name)

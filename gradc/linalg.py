@@ -50,7 +50,6 @@ def matrix_exp(A):
 
 def solve(A, B, *, left=True):
     if not left:
-        from .autograd.node import grad_fn_named
         return grad_fn_named("LinalgSolveExBackward0")(
             lambda: solve(A.transpose(-2, -1), B.transpose(-2, -1)).transpose(-2, -1))()
     return apply("linalg_solve", A, B)
@@ -305,7 +304,6 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     """A composition: A = P L U with L, U the triangles of LU (so LU's gradient is theirs, as
     PyTorch's), P from the pivots (data, not differentiable)."""
     from . import dtypes
-    from .autograd.node import grad_fn_named
     from .compositions import tril, triu
     from .factories import tensor
     from .ops.decompositions import permutation_np
@@ -449,7 +447,6 @@ def lstsq(A, B, rcond=None, *, driver=None):
     drivers, and its gradient is PyTorch's pinv-based one); residuals (m > n, full rank, not
     gelsy), rank (not gels) and singular values (gelsd / gelss) as PyTorch's drivers return them."""
     from . import dtypes
-    from .autograd.node import grad_fn_named
     from .factories import tensor
     if A.ndim < 2:
         raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
@@ -500,7 +497,6 @@ def tensorinv(A, ind=2):
     if po != pi:
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
                            f"prod(self.shape[:ind]), but got {pi} != {po}")
-    from .autograd.node import grad_fn_named
     try:
         return grad_fn_named("ReshapeAliasBackward0")(lambda: inv(A.reshape(po, pi)).reshape(inner + outer))()
     except LinAlgError as e:
@@ -541,7 +537,6 @@ def vander(x, *, N=None):
 def householder_product(A, tau):
     """Q = H_1 ... H_k (first n columns), H_i = I - tau_i v_i v_i^T with v_i the i-th column of
     A's strict lower triangle and a 1 at i: a composition, so differentiable (twice)."""
-    from .autograd.node import grad_fn_named
     name = "torch.linalg.householder_product"
     if A.ndim < 2:
         raise RuntimeError(f"{name}: input must have at least 2 dimensions.")

@@ -1,8 +1,11 @@
 """Every test starts from the same gradc random state, so a test's random tensors are the same
 whichever tests ran before it (a failure reproduces when the test is run alone)."""
+import os
+
 import pytest
 
 import gradc
+from gradc.codegen import cuda_driver
 
 
 @pytest.fixture(autouse=True)
@@ -30,3 +33,15 @@ def compiled_vs_eager():
             np.testing.assert_allclose(c.grad.numpy(), e.grad.numpy(), rtol=tol, atol=tol)
         return compiled
     return check
+
+
+@pytest.fixture
+def cuda(monkeypatch):
+    """gradc's CUDA device: the simulator unless GRADC_TEST_REAL_GPU=1 asks for the real one."""
+    if os.environ.get("GRADC_TEST_REAL_GPU") != "1":
+        monkeypatch.setenv("GRADC_CUDA_SIMULATOR", "1")
+    monkeypatch.setattr(cuda_driver, "_driver", None)
+    if not gradc.cuda.is_available():
+        pytest.skip(f"no CUDA device: {gradc.cuda.unavailable_reason()}")
+    yield "cuda"
+    monkeypatch.setattr(cuda_driver, "_driver", None)

@@ -4,25 +4,12 @@ Without a GPU these run through the CUDA simulator driver (GRADC_CUDA_SIMULATOR=
 GPU lowering executed by CPU threads), with gradc on the CPU (itself checked against PyTorch)
 as the oracle. With PyCUDA and a GPU, ``GRADC_TEST_REAL_GPU=1`` runs them on the device.
 """
-import os
 
 import numpy as np
 import pytest
 
 import gradc
 from gradc.codegen import cuda_driver
-
-
-@pytest.fixture
-def cuda(monkeypatch):
-    """gradc's CUDA device: the simulator unless GRADC_TEST_REAL_GPU=1 asks for the real one."""
-    if os.environ.get("GRADC_TEST_REAL_GPU") != "1":
-        monkeypatch.setenv("GRADC_CUDA_SIMULATOR", "1")
-    monkeypatch.setattr(cuda_driver, "_driver", None)
-    if not gradc.cuda.is_available():
-        pytest.skip(f"no CUDA device: {gradc.cuda.unavailable_reason()}")
-    yield "cuda"
-    monkeypatch.setattr(cuda_driver, "_driver", None)
 
 
 def test_without_a_gpu_asking_for_cuda_says_what_to_install(monkeypatch):

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 import gradc
-from gradc.codegen import cuda_driver
 
 DATA = pathlib.Path(__file__).resolve().parent / "data"
 
@@ -258,16 +257,6 @@ def test_map_location_forms():
     assert seen == [(gradc.uint8, 16, "cpu")]          # PyTorch's callable gets (storage, location) too
     with pytest.raises(TypeError, match="map_location"):
         _round_trip(x, map_location=3)
-
-
-@pytest.fixture
-def cuda(monkeypatch):
-    monkeypatch.setenv("GRADC_CUDA_SIMULATOR", "1")
-    monkeypatch.setattr(cuda_driver, "_driver", None)
-    if not gradc.cuda.is_available():
-        pytest.skip(f"no CUDA device: {gradc.cuda.unavailable_reason()}")
-    yield "cuda"
-    monkeypatch.setattr(cuda_driver, "_driver", None)
 
 
 def test_cuda_tensors_load_on_cuda_or_where_map_location_says(cuda, monkeypatch):

@@ -14,6 +14,13 @@ from .parameter import Parameter
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
+def _uniform_by_hidden_size(module):
+    """PyTorch's recurrent initialisation: every parameter uniform in +-1/sqrt(hidden_size)."""
+    bound = 1.0 / math.sqrt(module.hidden_size) if module.hidden_size > 0 else 0
+    for p in module.parameters():
+        init.uniform_(p, -bound, bound)
+
+
 class RNNBase(Module):
     mode = "RNN_TANH"
 
@@ -53,9 +60,7 @@ class RNNBase(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for p in self.parameters():
-            init.uniform_(p, -bound, bound)
+        _uniform_by_hidden_size(self)
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
@@ -292,9 +297,7 @@ class RNNCellBase(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for p in self.parameters():
-            init.uniform_(p, -bound, bound)
+        _uniform_by_hidden_size(self)
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
