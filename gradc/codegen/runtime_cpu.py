@@ -22,9 +22,10 @@ import threading
 import llvmlite.binding as llvm
 import numpy as np
 
-from . import cache, llvm_cpu
+from . import cache, llvm_cpu, native_pool
 from .host_buffers import empty_aligned
 from .kernel_ir import Kernel, np_dtype
+from .native_pool import NativePool
 
 PARALLEL_MIN_NS = float(os.environ.get("GRADC_PARALLEL_MIN_NS", 80_000))
 _KFN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
@@ -58,6 +59,7 @@ class _Workers:
         self.inqs = [queue.SimpleQueue() for _ in range(n)]
         self.done = queue.SimpleQueue()
         self.lock = threading.Lock()
+        self.pid = os.getpid()
         for q in self.inqs:
             threading.Thread(target=self._loop, args=(q,), daemon=True, name="gradc-worker").start()
 
@@ -83,11 +85,14 @@ class _Workers:
                 raise e
 
 
-def _get_pool() -> _Workers:
+def _get_pool():
+    """The process's worker pool: native workers (``native_pool``) where supported, else
+    Python threads (``_Workers``); a forked child makes its own (it has no workers)."""
     global _pool
     with _pool_lock:
-        if _pool is None:
-            _pool = _Workers(max(1, num_threads() - 1))
+        if _pool is None or _pool.pid != os.getpid():
+            workers = max(1, num_threads() - 1)
+            _pool = NativePool(workers) if native_pool.supported() else _Workers(workers)
     return _pool
 
 
@@ -191,8 +196,12 @@ class CompiledKernel:
             self._fn(argv, 0, ext)
             return
         n = min(num_threads(), ext)
+        pool = _get_pool()
+        if isinstance(pool, NativePool):
+            pool.run(self.address, argv, ext, min(n, pool.workers + 1))
+            return
         bounds = [ext * i // n for i in range(n + 1)]
-        _get_pool().run(self._fn, [(argv, bounds[i], bounds[i + 1]) for i in range(n)])
+        pool.run(self._fn, [(argv, bounds[i], bounds[i + 1]) for i in range(n)])
 
 
 _lowered: dict = {}
