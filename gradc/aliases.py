@@ -155,7 +155,8 @@ def frexp(input):
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     data = getattr(input, "_data", None)
     if data is None:
-        raise RuntimeError("frexp under @gradc.compile: its int32 exponent has no compiled dtype; compute it "
+        from .ir.errors import TraceError
+        raise TraceError("frexp under @gradc.compile: its int32 exponent has no compiled dtype; compute it "
                            "outside the compiled function")
     _, exponent = np.frexp(input._host())
     scale = factories.tensor(np.ldexp(np.ones_like(exponent, dtype=input.dtype.np), -exponent), device=input.device)

@@ -486,6 +486,7 @@ class CompiledFunction:
 
     # ---- compile ---------------------------------------------------------------------------
     def _trace(self, args, key):
+        from .ir.emitter import IRTensor
         from .ir.tracer import ArgSpec, _definition_location, trace
         if self._ir is not None:
             f = clone_function(self._ir)
@@ -506,11 +507,13 @@ class CompiledFunction:
                 full[i] = t
             out = self._call(full)
             structure["single"] = not isinstance(out, (tuple, list))
+            if structure["single"] and not isinstance(out, (Tensor, IRTensor)):
+                return out      # (for trace's error: None, a dict, a generator, ...)
             return (out,) if structure["single"] else tuple(out)
 
         lift = frozenset(id(t) for t in (capture_paths.resolve(self.fn, p, args) for p in self._rebound)
                          if t is not None)
-        func = trace(flat, specs, name=self.__name__, lift_captured=True, lift_ids=lift)
+        func = trace(flat, specs, name=self.__name__, lift_captured=True, lift_ids=lift, source=self.fn)
         func.loc = _definition_location(self.fn) or func.loc     # the user's def, not this wrapper
         return func, len(func.outputs), structure["single"]
 

@@ -302,7 +302,8 @@ def repeat_interleave(x, repeats=None, dim=None, *, output_size=None):
                                       f"'{repeats.dtype.tensor_type[:-6]}'")
         data = getattr(repeats, "_data", None)
         if data is None:
-            raise RuntimeError("repeat_interleave with tensor repeats under @gradc.compile: the output length "
+            from .ir.errors import TraceError
+            raise TraceError("repeat_interleave with tensor repeats under @gradc.compile: the output length "
                                "depends on the repeats' values; pass an int, or compute the index outside")
         counts = np.broadcast_to(np.asarray(data).reshape(-1), (x.shape[dim],)) if data.size == 1 else \
             np.asarray(data).reshape(-1)

@@ -19,7 +19,8 @@ _ModeResult = namedtuple("mode", ["values", "indices"])
 
 def _host(t, name):
     if getattr(t, "_data", None) is None:
-        raise RuntimeError(f"{name} under @gradc.compile: which element it picks depends on the tensor's values, "
+        from .ir.errors import TraceError
+        raise TraceError(f"{name} under @gradc.compile: which element it picks depends on the tensor's values, "
                            "which are unknown while tracing; compute it outside the compiled function")
     return t._host()
 

@@ -19,6 +19,7 @@ import threading
 import numpy as np
 
 from .ir.core import FUSED, RETURN, YIELD, Function, Operation
+from .ir.errors import add_location
 
 
 def _run_region(op: Operation):
@@ -75,7 +76,7 @@ class Executor:
         for a in func.args:
             slots[a] = len(slots)
         self.n_args = len(func.args)
-        steps = []
+        steps, locs = [], []
         if backend is not None and hasattr(backend, "precompile"):
             backend.precompile([op for op in func.body.ops if op.name == FUSED])
         self.arena, self.arena_values = _arena_buffers(func) if getattr(backend, "uses_arena", False) else (None, {})
@@ -86,7 +87,9 @@ class Executor:
                 slots[r] = len(slots)
             fn = self._callable(op)
             steps.append((fn, tuple(slots[v] for v in op.operands), tuple(slots[r] for r in op.results)))
+            locs.append(op.loc)
         self.steps = steps
+        self._locs = locs       # each step's source line, which its errors name
         # one call at a time: the steps' kernels share argument vectors, and the arena is one
         # set of buffers (calls from several threads take turns)
         self._lock = threading.Lock()
@@ -101,14 +104,22 @@ class Executor:
             if pick == list(range(len(outs))):
                 def run_one(arrays):
                     with lock:
-                        return fn(*arrays)                 # a tuple of the outputs
+                        try:
+                            return fn(*arrays)             # a tuple of the outputs
+                        except Exception as e:
+                            add_location(e, locs[0])
+                            raise
                 self.run = run_one
             elif len(pick) > 1 and None not in pick:       # the kernel's outputs, reordered
                 reorder = operator.itemgetter(*pick)
 
                 def run_one_reordered(arrays):
                     with lock:
-                        return reorder(fn(*arrays))
+                        try:
+                            return reorder(fn(*arrays))
+                        except Exception as e:
+                            add_location(e, locs[0])
+                            raise
                 self.run = run_one_reordered
 
     def _callable(self, op: Operation):
@@ -136,8 +147,12 @@ class Executor:
         """The function's outputs (a sequence of arrays) for its arguments ``arrays``."""
         env = list(arrays) + [None] * (self.n_slots - self.n_args)
         with self._lock:
-            for fn, ins, outs in self.steps:
-                res = fn(*[env[i] for i in ins])
+            for n, (fn, ins, outs) in enumerate(self.steps):
+                try:
+                    res = fn(*[env[i] for i in ins])
+                except Exception as e:    # an index out of bounds, an integer division by zero
+                    add_location(e, self._locs[n])
+                    raise
                 for k, i in enumerate(outs):
                     env[i] = res[k]
         return [env[i] for i in self.out_slots]

@@ -280,7 +280,8 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
 
 def _traced_generator_error(generator):
     if generator is not None:
-        raise RuntimeError("generator= is not supported under @gradc.compile (compiled draws come from the default "
+        from .ir.errors import TraceError
+        raise TraceError("generator= is not supported under @gradc.compile (compiled draws come from the default "
                            "generator, seeded by gradc.manual_seed); draw outside the compiled function")
 
 
@@ -369,7 +370,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     how many distinct categories a row has depends on its values)."""
     values = _concrete(input)
     if values is None:
-        raise RuntimeError("gradc.multinomial is not supported under @gradc.compile (its result depends on the "
+        from .ir.errors import TraceError
+        raise TraceError("gradc.multinomial is not supported under @gradc.compile (its result depends on the "
                            "probabilities' values); draw it outside the compiled function")
     if input.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")

@@ -163,7 +163,8 @@ def masked_fill_(x, mask, value):
 def _values(t, name):
     data = getattr(t, "_data", None)
     if data is None:
-        raise RuntimeError(f"{name} under @gradc.compile: its result's shape depends on the tensor's values, "
+        from .ir.errors import TraceError
+        raise TraceError(f"{name} under @gradc.compile: its result's shape depends on the tensor's values, "
                            "which are unknown while tracing; compute it outside the compiled function")
     return t._host()
 

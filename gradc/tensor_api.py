@@ -720,7 +720,8 @@ class TensorAPI(TensorLikeMeta):
     def view(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
             if not _holds_values(self):
-                raise RuntimeError("view(dtype) reinterprets a tensor's memory, which @gradc.compile does not model; "
+                from .ir.errors import TraceError
+                raise TraceError("view(dtype) reinterprets a tensor's memory, which @gradc.compile does not model; "
                                    "call it outside the compiled function")
             return self._view_as_dtype(shape[0])
         data = getattr(self, "_data", None)
@@ -817,18 +818,18 @@ class TensorAPI(TensorLikeMeta):
                                "the number of sizes provided "
                                f"({len(sizes)}) must be greater or equal to the number of dimensions in the tensor ({self.ndim})")
         lead = len(sizes) - self.ndim
-        shape = []
-        for i, s in enumerate(sizes):
-            own = self.shape[i - lead] if i >= lead else None
+        shape = list(sizes)
+        for i in reversed(range(len(sizes))):       # (PyTorch checks from the last dimension)
+            s, own = sizes[i], self.shape[i - lead] if i >= lead else None
             if s == -1:
                 if own is None:
-                    raise RuntimeError("expand: -1 is not allowed in a leading, non-existing dimension")
-                s = own
+                    raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, "
+                                       f"non-existing dimension {i}")
+                shape[i] = own
             elif own is not None and own != 1 and own != s:
                 raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({own}) at "
                                    f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
                                    f"Tensor sizes: {list(self.shape)}")
-            shape.append(s)
         return apply("expand", self, shape=shape)
 
     def expand_as(self, other): return self.expand(_tensor_argument("expand_as", other, 1).shape)

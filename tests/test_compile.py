@@ -1,5 +1,6 @@
 """@gradc.compile: results equal eager and the interpreter; autograd semantics are eager's."""
 import random
+import re
 import warnings
 
 import numpy as np
@@ -305,6 +306,95 @@ def test_keyword_arguments_and_defaults():
 def test_shape_errors_in_compiled_code_name_the_line():
     with pytest.raises(gradc.ShapeError, match=r"must match the size of tensor b \(4\).*at test_compile.py:\d+"):
         gradc.compile(lambda a, b: (a + b).sum())(gradc.ones(2, 3), gradc.ones(4))
+
+
+_BAD_CALLS = [     # (name, function of the module (gradc or torch), its arguments)
+    ("reshape", lambda m, a: a.reshape(4, 2), lambda m: [m.ones(2, 3)]),
+    ("view", lambda m, a: a.t().view(6), lambda m: [m.ones(2, 3)]),
+    ("expand", lambda m, a: a.expand(4, 5), lambda m: [m.ones(2, 3)]),
+    ("cat dim", lambda m, a, b: m.cat([a, b], 5), lambda m: [m.ones(2, 3), m.ones(2, 3)]),
+    ("stack dim", lambda m, a, b: m.stack([a, b], 4), lambda m: [m.ones(2, 3), m.ones(2, 3)]),
+    ("bmm", lambda m, a, b: a.bmm(b), lambda m: [m.ones(2, 2, 3), m.ones(3, 4, 5)]),
+    ("matmul 0-d", lambda m, a, b: a @ b, lambda m: [m.ones(()), m.ones(3)]),
+    ("matmul dtypes", lambda m, a, b: a @ b, lambda m: [m.ones(2, 2), m.ones(2, 2, dtype=m.float64)]),
+    ("index_select dim", lambda m, a, i: a.index_select(3, i), lambda m: [m.ones(2, 3), m.tensor([0, 1])]),
+    ("gather dtype", lambda m, a, i: a.gather(1, i), lambda m: [m.ones(2, 3), m.zeros(2, 1)]),
+    ("where condition", lambda m, c, a: m.where(c, a, a), lambda m: [m.ones(2, 3), m.ones(2, 3)]),
+    ("conv2d channels", lambda m, x, w: m.nn.functional.conv2d(x, w), lambda m: [m.ones(1, 3, 5, 5), m.ones(2, 4, 3, 3)]),
+    ("cross_entropy batch", lambda m, x, t: m.nn.functional.cross_entropy(x, t),
+     lambda m: [m.ones(4, 3), m.tensor([0, 1])]),
+    ("sum dim", lambda m, a: a.sum(3), lambda m: [m.ones(2, 3)]),
+    ("neg bool", lambda m, a: -a, lambda m: [m.ones(2, dtype=m.bool)]),
+]
+
+
+@pytest.mark.parametrize("name,fn,make", _BAD_CALLS, ids=[c[0] for c in _BAD_CALLS])
+def test_errors_of_the_tensor_api_under_compile_are_pytorchs_and_name_the_line(name, fn, make):
+    """A check of the tensor API that fails while tracing raises PyTorch's exception (type and
+    message), with the user's line added: never a bare message with no place in the user's code."""
+    torch = pytest.importorskip("torch")
+    with pytest.raises(Exception) as want:
+        fn(torch, *make(torch))
+    with pytest.raises(type(want.value)) as got:
+        gradc.compile(lambda *a: fn(gradc, *a))(*make(gradc))
+    message = str(got.value)
+    assert message.startswith(str(want.value)), message
+    assert re.search(r"\(at test_compile.py:\d+\)$", message), message
+
+
+def test_errors_of_compiled_steps_at_run_time_name_the_line():
+    """An index out of bounds found when the compiled code runs (no values while tracing) names
+    the user's line of the op that failed."""
+    f = gradc.compile(lambda a, i: a.gather(1, i))
+    assert f(gradc.ones(2, 3), gradc.tensor([[0], [2]])).tolist() == [[1.0], [1.0]]
+    with pytest.raises(RuntimeError, match=r"index 7 is out of bounds for dimension 1 with size 3 "
+                                           r"\(at test_compile.py:\d+\)"):
+        f(gradc.ones(2, 3), gradc.tensor([[0], [7]]))
+
+
+def test_the_users_own_exceptions_pass_through_unchanged():
+    def own(x):
+        raise ValueError("my own message")
+    with pytest.raises(ValueError) as e:
+        gradc.compile(own)(gradc.ones(2))
+    assert str(e.value) == "my own message"
+
+
+@pytest.mark.parametrize("op", ["nonzero", "unique", "mode", "multinomial", "bincount"])
+def test_ops_whose_results_depend_on_values_are_trace_errors_naming_the_line(op):
+    calls = {"nonzero": lambda x: x.nonzero(), "unique": lambda x: x.unique(), "mode": lambda x: x.mode().values,
+             "multinomial": lambda x: gradc.multinomial(x, 1), "bincount": lambda x: x.long().bincount()}
+    with pytest.raises(TraceError, match=rf"^(gradc\.)?{op}.*@gradc.compile.* \(at test_compile.py:\d+\)$"):
+        gradc.compile(calls[op])(gradc.ones(3))
+    with pytest.warns(UserWarning, match="fell back to eager mode"):
+        gradc.compile(calls[op], fallback=True)(gradc.ones(3))
+
+
+@pytest.mark.parametrize("result,says", [
+    (lambda x: None, "got None$"),
+    (lambda x: {"y": x}, "got a dict$"),
+    (lambda x: (x, None), "got None as output 1$"),
+    (lambda x: (x, 2), "got an int as output 1$"),
+    (lambda x: (x, (x, x)), r"got a tuple as output 1 \(nested containers are not supported: return a flat tuple\)$"),
+    (lambda x: (y for y in [x]), r"got a generator \(generators cannot be compiled: return tensors\)$"),
+])
+def test_outputs_that_are_not_tensors_are_refused_naming_the_function(result, says):
+    with pytest.raises(TraceError, match=r"^<lambda> \(defined at test_compile.py:\d+\) returns a value the "
+                                         r"compiler cannot output: .*" + says) as e:
+        gradc.compile(result)(gradc.ones(2))
+    assert isinstance(e.value, TypeError)
+
+
+def test_generator_and_async_functions_are_refused_clearly():
+    def gen(x):
+        yield x
+
+    async def coro(x):
+        return x
+    with pytest.raises(TraceError, match=r"^gen \(defined at .*got a generator"):
+        gradc.compile(gen)(gradc.ones(2))
+    with pytest.raises(TraceError, match=r"^coro \(defined at .*got a coroutine \(an async function"):
+        gradc.compile(coro)(gradc.ones(2))
 
 
 @pytest.mark.parametrize("dtype", [gradc.float32, gradc.float64])

@@ -400,6 +400,8 @@ ERRORS = [
     ("", "m.nn.functional.pixel_shuffle(m.ones(3, 2), 2)"),
     ("", "m.nn.functional.pixel_unshuffle(m.ones(1, 3, 3, 2), 2)"),
     ("", "m.nn.functional.pixel_unshuffle(m.ones(1, 3, 4, 3), 2)"),
+    # expand checks from the last dimension
+    ("", "m.ones(2, 3).expand(4, 5)"), ("", "m.ones(2, 1, 3).expand(4, 5, 6)"), ("", "m.ones(2, 3).expand(-1, 2, 3)"),
 ]
 
 

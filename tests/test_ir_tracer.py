@@ -132,7 +132,7 @@ def test_outputs_list_input_passthrough_and_eager_output():
     assert (a, s, k) == (1, 3, 7)
     with pytest.raises(TypeError, match="must return a tensor"):
         trace(lambda a: 3, [ArgSpec("a", (1,))])
-    with pytest.raises(TypeError, match="must return tensors"):
+    with pytest.raises(TypeError, match="must return a tensor or a flat tuple/list of tensors, got an int as output 1"):
         trace(lambda a: (a, 3), [ArgSpec("a", (1,))])
 
 

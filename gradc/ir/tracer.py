@@ -58,14 +58,11 @@ from ..ops.registry import NONDIFF, VIEW, ShapeError
 from ..tensor import CPU, Tensor, _InternalCounter, counter_factory
 from .core import Builder, Function, Value
 from .emitter import IRTensor
+from .errors import TraceError, TraceTypeError, add_location
 from .types import TensorType
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
-
-
-class TraceError(RuntimeError):
-    """Tracing cannot express what the Python code does (data-dependent control flow, ...)."""
 
 
 @dataclass
@@ -97,6 +94,39 @@ def user_location() -> str | None:
     if f is None:
         return None
     return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno}"
+
+
+_LIBRARY_DIRS = tuple({os.path.abspath(p) + os.sep for p in (sys.prefix, sys.base_prefix, os.path.dirname(os.__file__))})
+
+
+def _in_library(filename: str) -> bool:
+    """Whether ``filename`` is Python's or an installed package's code (NumPy, llvmlite), not the user's."""
+    return filename.startswith("<") or os.path.abspath(filename).startswith(_LIBRARY_DIRS)
+
+
+def _raised_by_gradc_at(tb) -> str | None:
+    """``file.py:LINE`` of the user's call into gradc that raised the exception whose traceback
+    is ``tb``, or None when the user's own code raised it (its innermost frame is the user's)."""
+    frames = []
+    while tb is not None:
+        frames.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
+        tb = tb.tb_next
+    if not frames or not (_in_gradc(frames[-1][0]) or _in_library(frames[-1][0])):
+        return None
+    inside = False
+    for filename, line in reversed(frames):
+        if _in_gradc(filename):
+            inside = True
+        elif inside and not _in_library(filename):
+            return f"{os.path.basename(filename)}:{line}"
+    return None
+
+
+def name_user_line(e: Exception) -> None:
+    """Add the user's line to the message of an error gradc raised while tracing (a shape or
+    dtype check of the tensor API, eager code's own errors: ``shape '[4, 2]' is invalid for
+    input of size 6 (at model.py:12)``), unless it names it already."""
+    add_location(e, _raised_by_gradc_at(e.__traceback__))
 
 
 def _data_dependent(what: str):
@@ -511,7 +541,8 @@ def module_scalars(module) -> tuple:
     return tuple((k, v) for k, v in module.__dict__.items() if type(v) in _SCALARS)
 
 
-def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_ids=frozenset()) -> Function:
+def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_ids=frozenset(),
+          source=None) -> Function:
     """Record ``fn(*args)`` as a Function; ``specs`` gives one entry per positional argument.
 
     An ``ArgSpec`` entry becomes a function argument (named by ``ArgSpec.name`` or
@@ -525,6 +556,7 @@ def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_
     reach it.  ``func.meta["captured"]`` lists those tensors; ``func.meta["constants"]``
     lists ``(tensor, version)`` of the captured tensors baked in as constants (one-element ones without grad);
     ``lift_ids``: ids of small tensors lifted all the same (``@gradc.compile`` saw them rebound).
+    ``source``: the user's function, which errors name, when ``fn`` is a wrapper of it.
     """
     specs = list(specs)
     params = _param_names(fn)
@@ -557,6 +589,9 @@ def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_
         counter_factory.append(_InternalCounter)
     try:
         out = fn(*args)
+    except Exception as e:
+        name_user_line(e)
+        raise
     finally:
         if lift_captured:
             dispatch.capturing.pop()
@@ -566,11 +601,13 @@ def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_
     elif isinstance(out, (tuple, list)):
         structure, outs = ("list" if isinstance(out, list) else "tuple"), list(out)
     else:
-        raise TypeError(f"a traced function must return a tensor or a tuple/list of tensors, got "
-                        f"{type(out).__name__}")
-    for o in outs:
+        raise TraceTypeError(f"{_returns(source or fn)} a tensor or a tuple/list of tensors, got {_kind(out)}")
+    for k, o in enumerate(outs):
         if not isinstance(o, (Proxy, Tensor)):
-            raise TypeError(f"a traced function must return tensors, got a {type(o).__name__} among its outputs")
+            nested = " (nested containers are not supported: return a flat tuple)" if isinstance(
+                o, (tuple, list, dict)) else ""
+            raise TraceTypeError(f"{_returns(source or fn)} a tensor or a flat tuple/list of tensors, got "
+                                 f"{_kind(o)} as output {k}{nested}")
     func.set_outputs([tr.operand(o) for o in outs])
     func.loc = _definition_location(fn)
     func.meta["output_structure"] = structure
@@ -585,6 +622,27 @@ def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_
     # taken after the trace: what a compiled call leaves them as (a forward may set some)
     func.meta["modules"] = [(m, module_scalars(m)) for m in tr.modules.values()]
     return func
+
+
+def _returns(fn) -> str:
+    """The start of the error for a function output the IR cannot hold."""
+    where = _definition_location(fn)
+    name = getattr(fn, "__name__", None) or type(fn).__name__
+    return (f"{name}{f' (defined at {where})' if where else ''} returns a value the compiler cannot output: "
+            "under @gradc.compile a function must return")
+
+
+def _kind(value) -> str:
+    """How an error names a non-tensor output: its type, with a word on generators and coroutines."""
+    if inspect.isgenerator(value):
+        return "a generator (generators cannot be compiled: return tensors)"
+    if inspect.iscoroutine(value):
+        value.close()
+        return "a coroutine (an async function cannot be compiled)"
+    if value is None:
+        return "None"
+    kind = type(value).__name__
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
 
 
 def _definition_location(fn) -> str | None:

@@ -5,6 +5,7 @@ import re
 
 from .. import dtypes
 from ..ops.registry import TypeInfo
+from .errors import TraceTypeError
 
 
 def unsupported_dtype_message(dt) -> str:
@@ -20,7 +21,7 @@ class TensorType(TypeInfo):
     def __init__(self, shape, dtype):
         dt = dtypes.as_dtype(dtype)
         if dt not in dtypes.COMPILED:
-            raise TypeError(unsupported_dtype_message(dt))
+            raise TraceTypeError(unsupported_dtype_message(dt))
         object.__setattr__(self, "shape", tuple(int(s) for s in shape))
         object.__setattr__(self, "dtype", dt)
 

@@ -631,7 +631,8 @@ def _embedding_renorm_(weight, input, max_norm, norm_type):
     from ..autograd.grad_mode import no_grad
     data = getattr(input, "_data", None)
     if data is None or getattr(weight, "_data", None) is None:
-        raise RuntimeError("embedding with max_norm under @gradc.compile: PyTorch renormalises the looked-up rows "
+        from ..ir.errors import TraceError
+        raise TraceError("embedding with max_norm under @gradc.compile: PyTorch renormalises the looked-up rows "
                            "of the weight in place; gradc does that eagerly only (call it outside the compiled "
                            "function, or renormalise the weight before)")
     n = weight.shape[0]
