@@ -123,10 +123,42 @@ COPY_CONSTRUCT_WARNING = ("To copy construct from a tensor, it is recommended to
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new leaf tensor copying ``data`` (nested lists, scalars, NumPy arrays, tensors)."""
-    if isinstance(data, Tensor):
+    if isinstance(data, Tensor) or _holds_traced(data):
         from ._warnings import warn_at_user_code
-        warn_at_user_code(COPY_CONSTRUCT_WARNING)
+        if not isinstance(data, (list, tuple)):
+            warn_at_user_code(COPY_CONSTRUCT_WARNING)
+        if not isinstance(data, Tensor):
+            return _traced_tensor(data, dtype, requires_grad)
     return _tensor(data, dtype, device, requires_grad)
+
+
+def _holds_traced(data) -> bool:
+    """Whether ``data`` is, or nests, a traced tensor (``@gradc.compile``), which has no values."""
+    from .tensor_api import is_tensor_like
+    if isinstance(data, (list, tuple)):
+        return any(_holds_traced(x) for x in data)
+    return is_tensor_like(data) and not isinstance(data, Tensor)
+
+
+def _traced_tensor(data, dtype, requires_grad):
+    """``gradc.tensor`` of traced data, as eagerly: a copy without history (``detach``), the
+    elements of nested lists stacked (each a one-element tensor or a number)."""
+    from .tensor_api import is_tensor_like, stack
+    if requires_grad:
+        from .ir.errors import TraceError
+        raise TraceError("gradc.tensor(..., requires_grad=True) of a traced tensor makes a new leaf, which "
+                         "@gradc.compile does not model: take it as an argument")
+
+    def build(x):
+        if isinstance(x, (list, tuple)):
+            return stack([build(y) for y in x]) if x else _tensor([])
+        if not is_tensor_like(x):
+            return _tensor(x)
+        if x.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return x.reshape(())
+    out = (data if is_tensor_like(data) else build(data)).detach().clone()
+    return out if dtype is None else out.to(dtypes.as_dtype(dtype))
 
 
 def _tensor(data, dtype=None, device=None, requires_grad=False):
@@ -152,6 +184,11 @@ def _tensor(data, dtype=None, device=None, requires_grad=False):
 def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor) and (dtype is None or dtypes.as_dtype(dtype) is data.dtype):
         return data
+    if _holds_traced(data):
+        from .tensor_api import is_tensor_like
+        if is_tensor_like(data):        # (as eagerly: the tensor itself, or a conversion with history)
+            return data if dtype is None else data.to(dtypes.as_dtype(dtype))
+        return _traced_tensor(data, dtype, False)
     return _tensor(data, dtype=dtype, device=device)
 
 

@@ -397,6 +397,42 @@ def test_generator_and_async_functions_are_refused_clearly():
         gradc.compile(coro)(gradc.ones(2))
 
 
+def test_layout_queries_inside_compiled_code_answer_as_eagerly():
+    def f(x):
+        t = x.t()
+        return x * x.stride(0) + t.stride(1) + t.is_contiguous() + x.is_contiguous() + x.element_size() + x.nbytes
+    x = gradc.ones(2, 3)
+    assert gradc.compile(f)(x).tolist() == f(x).tolist()
+
+
+@pytest.mark.parametrize("what,call", [
+    ("Tensor.data_ptr", lambda x: x * x.data_ptr()),
+    ("Tensor.untyped_storage", lambda x: (x.untyped_storage(), x)[1]),
+    ("Tensor.resize_", lambda x: x.resize_(6)),
+    ("Tensor.cuda", lambda x: x.cuda()),
+    ("formatting with '.2f'", lambda x: (f"{x.sum():.2f}", x)[1]),
+    ("copy.deepcopy", lambda x: __import__("copy").deepcopy(x)),
+    ("pickling", lambda x: (__import__("pickle").dumps(x), x)[1]),
+])
+def test_eager_only_tensor_api_inside_compiled_code_is_a_trace_error(what, call):
+    with pytest.raises(TraceError, match=rf"^{re.escape(what)}.* at test_compile.py:\d+"):
+        gradc.compile(call)(gradc.ones(2, 3))
+
+
+def test_gradc_tensor_of_traced_tensors_copies_without_history_as_eagerly():
+    x = gradc.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    f = gradc.compile(lambda x: gradc.tensor([x.sum(), x.max(), 2.0]) * x)
+    assert f(x).tolist() == [6.0, 6.0, 6.0]
+    assert not gradc.compile(lambda x: gradc.tensor([x.sum(), x.max()]))(x).requires_grad
+    with pytest.warns(UserWarning, match="To copy construct from a tensor"):
+        y = gradc.compile(lambda x: gradc.tensor(x) * x)(x)
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0, 2.0, 3.0]       # the copy is a constant to autograd, as eagerly
+    assert gradc.compile(lambda x: gradc.as_tensor(x, dtype=gradc.float64) * 2)(x).dtype is gradc.float64
+    with pytest.raises(ValueError, match="only one element tensors can be converted to Python scalars"):
+        gradc.compile(lambda x: gradc.tensor([x, x]))(x)
+
+
 @pytest.mark.parametrize("dtype", [gradc.float32, gradc.float64])
 def test_rounding_ops_compiled_equal_eager(dtype, compiled_vs_eager):
     def f(x):

@@ -41,6 +41,7 @@ package (the user's line).
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import re
@@ -75,17 +76,32 @@ class ArgSpec:
 
 
 # ---- locations -----------------------------------------------------------------------------
+_LIBRARY_DIRS = tuple({os.path.abspath(p) + os.sep for p in (sys.prefix, sys.base_prefix, os.path.dirname(os.__file__))})
+
+
+@functools.lru_cache(maxsize=1024)
 def _in_gradc(filename: str) -> bool:
     path = os.path.abspath(filename)
     return path == _PKG_DIR or path.startswith(_PKG_DIR + os.sep)
 
 
+@functools.lru_cache(maxsize=1024)
+def _in_library(filename: str) -> bool:
+    """Whether ``filename`` is Python's or an installed package's code (``copy``, NumPy), not the user's."""
+    return filename.startswith("<frozen ") or os.path.abspath(filename).startswith(_LIBRARY_DIRS)
+
+
 def user_frame():
-    """The innermost stack frame outside the gradc package (None if there is none)."""
+    """The innermost stack frame of the user's code: outside the gradc package and, where there
+    is such a frame, outside Python's library and installed packages (``copy.deepcopy`` called
+    by the user's line); None if there is none."""
     f = sys._getframe(1)
     while f is not None and _in_gradc(f.f_code.co_filename):
         f = f.f_back
-    return f
+    first = f
+    while f is not None and (_in_gradc(f.f_code.co_filename) or _in_library(f.f_code.co_filename)):
+        f = f.f_back
+    return f if f is not None else first
 
 
 def user_location() -> str | None:
@@ -94,14 +110,6 @@ def user_location() -> str | None:
     if f is None:
         return None
     return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno}"
-
-
-_LIBRARY_DIRS = tuple({os.path.abspath(p) + os.sep for p in (sys.prefix, sys.base_prefix, os.path.dirname(os.__file__))})
-
-
-def _in_library(filename: str) -> bool:
-    """Whether ``filename`` is Python's or an installed package's code (NumPy, llvmlite), not the user's."""
-    return filename.startswith("<") or os.path.abspath(filename).startswith(_LIBRARY_DIRS)
 
 
 def _raised_by_gradc_at(tb) -> str | None:
@@ -127,6 +135,11 @@ def name_user_line(e: Exception) -> None:
     dtype check of the tensor API, eager code's own errors: ``shape '[4, 2]' is invalid for
     input of size 6 (at model.py:12)``), unless it names it already."""
     add_location(e, _raised_by_gradc_at(e.__traceback__))
+
+
+def _needs_values(what: str):
+    return TraceError(f"{what} of a traced tensor is not supported under @gradc.compile: its values are unknown "
+                      f"while tracing, at {user_location() or '<unknown location>'}")
 
 
 def _data_dependent(what: str):
@@ -429,6 +442,48 @@ class Proxy(IRTensor):
     def __complex__(self):
         raise _data_dependent("complex()")
 
+    def __format__(self, spec):
+        if spec:
+            raise _needs_values(f"formatting with '{spec}'")
+        return repr(self)
+
+    def __reduce_ex__(self, protocol):
+        raise _needs_values("pickling (gradc.save, pickle, copy)")
+
+    def __deepcopy__(self, memo):
+        raise _needs_values("copy.deepcopy")
+
+    # ---- memory layout: what eager code would have, without data -----------------------------
+    def stride(self, dim=None):
+        from ..tensor_api import norm_dim
+        strides = self._strides or _contiguous_strides(tuple(self.shape))
+        return strides if dim is None else strides[norm_dim(dim, self.ndim)]
+
+    def is_contiguous(self, memory_format=None):
+        return is_contiguous(self)
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * self.dtype.itemsize
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    def cpu(self):
+        return self
+
+    @property
+    def retains_grad(self) -> bool:
+        return False
+
     # ---- autograd API of eager tensors: not inside a traced function -----------------------
     def _eager_only(self, what):
         raise TraceError(f"{what} inside a @gradc.compile function is not supported: call it on the compiled "
@@ -462,6 +517,27 @@ class Proxy(IRTensor):
     @property
     def data(self):
         self._eager_only("Tensor.data")
+
+    def data_ptr(self):
+        self._eager_only("Tensor.data_ptr (a traced tensor has no memory)")
+
+    def untyped_storage(self):
+        self._eager_only("Tensor.untyped_storage (a traced tensor has no memory)")
+
+    def storage_offset(self):
+        self._eager_only("Tensor.storage_offset")
+
+    def cuda(self, device=None, non_blocking=False):
+        self._eager_only("Tensor.cuda (moving a tensor between devices)")
+
+    def detach_(self):
+        self._eager_only("Tensor.detach_")
+
+    def resize_(self, *sizes, memory_format=None):
+        self._eager_only("Tensor.resize_")
+
+    def resize_as_(self, other, memory_format=None):
+        self._eager_only("Tensor.resize_as_")
 
 
 def mark_view(view: "Proxy", parent: "Proxy", op_name=None, attrs=None, operands=()) -> None:
