@@ -233,6 +233,11 @@ def split(x, split_size_or_sections, dim=0):
     n = x.shape[d]
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
+        if step < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
+        if step == 0 and n:
+            raise RuntimeError("split_size can only be 0 if dimension size is 0, but got dimension size of "
+                               f"{n}")
         sizes = [min(step, n - s) for s in range(0, n, step)] if n else [0]
     else:
         sizes = list(split_size_or_sections)

@@ -21,6 +21,30 @@ def _index_region(src, index):
     return src
 
 
+def _check_scatter(x, dim, index, src):
+    """PyTorch's checks of scatter/scatter_add's arguments, in its order (the index's dtype,
+    the source's dtype, the dimensions, the sizes), with its messages."""
+    if not is_tensor_like(index) or index.dtype not in (dtypes.int64, dtypes.int32):
+        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
+    if is_tensor_like(src) and src.dtype is not x.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    if max(index.ndim, 1) != max(x.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    if is_tensor_like(src) and max(index.ndim, 1) != max(src.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    if index.ndim == 0:
+        return
+    too_large = any(k != dim and n > x.shape[k] for k, n in enumerate(index.shape))
+    if is_tensor_like(src) and src.ndim:
+        too_large = too_large or any(n > src.shape[k] for k, n in enumerate(index.shape))
+        if too_large:
+            raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self {list(x.shape)} apart "
+                               f"from dimension {dim} and to be no larger size than src {list(src.shape)}")
+    elif too_large:
+        raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self {list(x.shape)} apart "
+                           f"from dimension {dim}")
+
+
 def _scatter_sum(x, dim, index, src):
     if index.dtype is dtypes.int32:         # PyTorch takes int32 indices too
         index = index.to(dtypes.int64)
@@ -36,6 +60,7 @@ def _source(x, index, src):
 @grad_fn_named("ScatterAddBackward0")
 def scatter_add(x, dim, index, src):
     dim = norm_dim(dim, max(x.ndim, 1))
+    _check_scatter(x, dim, index, src)
     return x + _scatter_sum(x, dim, index, _source(x, index, src))
 
 
@@ -53,6 +78,7 @@ def scatter(x, dim, index, src=None, value=None, *, reduce=None):
     ``'multiply'`` as PyTorch's."""
     dim = norm_dim(dim, max(x.ndim, 1))
     src = value if src is None else src
+    _check_scatter(x, dim, index, src)
     if not x.dtype.is_floating_point:      # integer and bool tensors keep their dtype, as PyTorch's
         wide = x.to(dtypes.float64)
         return scatter(wide, dim, index, src.to(dtypes.float64) if is_tensor_like(src) else float(src),

@@ -1412,10 +1412,10 @@ def _check_index_values(x, index, dim, select=False):
     size = x.shape[dim] if x.ndim else 1
     bad = data[((data < 0) if select else (data < -size)) | (data >= size)]   # (index_select takes no negatives)
     if bad.size:
-        if select and x.ndim <= 1:
-            raise IndexError("index out of range in self")
-        if select:
+        if select and dim == 1:         # (PyTorch's kernel for dim 1 has its own message)
             raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(bad.flat[0])} axis_dim={size}")
+        if select:
+            raise IndexError("index out of range in self")
         raise IndexError(f"index {int(bad.flat[0])} is out of bounds for dimension {dim} with size {size}")
 
 

@@ -401,6 +401,20 @@ ERRORS = [
     ("", "m.nn.functional.pixel_unshuffle(m.ones(1, 3, 3, 2), 2)"),
     ("", "m.nn.functional.pixel_unshuffle(m.ones(1, 3, 4, 3), 2)"),
     # expand checks from the last dimension
+    # scatter's checks in PyTorch's order; index_select's two messages
+    ("", "m.ones(2, 3).split(0, 1)"), ("", "m.ones(2, 3).split(-1, 1)"),
+    ("", "m.ones(2, 3).scatter(1, m.tensor([[0]]), m.ones(1, 1, dtype=m.float64))"),
+    ("", "m.ones(2, 3).scatter_add(1, m.tensor([[0]]), m.ones(1, 1, dtype=m.float64))"),
+    ("", "m.ones(2, 3, dtype=m.int64).scatter(1, m.tensor([[0]]), m.ones(1, 1))"),
+    ("", "m.ones(2, 3).scatter(1, m.tensor([[0.]]), m.ones(1, 1))"),
+    ("", "m.ones(2, 3).scatter_add(1, m.tensor([[0, 1, 2, 0]]), m.ones(1, 2))"),
+    ("", "m.ones(2, 3).scatter(0, m.tensor([[0, 1, 2]]), m.ones(1, 2))"),
+    ("", "m.ones(2, 3).scatter(0, m.tensor([[0, 1, 2, 0]]), 2.0)"),
+    ("", "m.ones(2, 3).scatter(1, m.tensor([0]), m.ones(1, 2))"),
+    ("", "m.ones(2, 3).scatter_add(1, m.tensor([[9]]), m.ones(1, 1))"),
+    ("", "m.ones(2, 3).scatter(1, m.tensor([[-5]]), m.ones(1, 1))"),
+    ("", "m.ones(2, 3).index_select(0, m.tensor([0, 5]))"), ("", "m.ones(2, 3).index_select(1, m.tensor([0, 5]))"),
+    ("", "m.ones(2, 3, 4).index_select(2, m.tensor([9]))"), ("", "m.ones(2, 3, 4).index_select(1, m.tensor([-1]))"),
     ("", "m.ones(2, 3).expand(4, 5)"), ("", "m.ones(2, 1, 3).expand(4, 5, 6)"), ("", "m.ones(2, 3).expand(-1, 2, 3)"),
 ]
 

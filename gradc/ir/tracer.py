@@ -170,7 +170,7 @@ class _Trace:
         try:
             return self.builder.create(name, list(operands), attrs, loc=loc)
         except ShapeError as e:      # the shape rule rejected the user's op: say where it was
-            raise ShapeError(f"{e} at {loc}" if loc else str(e)) from None
+            raise ShapeError(f"{e} (at {loc})" if loc else str(e)) from None
 
     def constant(self, array: np.ndarray, dtype) -> Value:
         dt = dtypes.as_dtype(dtype)

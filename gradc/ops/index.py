@@ -204,7 +204,7 @@ def _check_gather(op, x_shape, idx, d):
     for k, (a, b) in enumerate(zip(idx.shape, x_shape)):
         if k != d and a > b:
             raise ShapeError(f"Size does not match at dimension {k} expected index {fmt_shape(idx.shape)} to be "
-                             f"smaller than self {fmt_shape(x_shape)} apart from dimension {d} (in gradc.{op})")
+                             f"no larger than self {fmt_shape(x_shape)} apart from dimension {d} (in gradc.{op})")
 
 
 def _gather_infer(types, attrs):
@@ -273,6 +273,7 @@ def _scatter_add_infer(types, attrs):
 
 
 def _scatter_add_forward(idx, src, dim, shape):
+    _check_bounds(idx, shape[dim], dim)
     out = eager_cpu.zeros(shape, src.dtype)
     return scatter_add_at(out, _grid(idx, dim), src)
 
