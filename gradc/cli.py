@@ -102,13 +102,16 @@ _SPLIT_RE = re.compile(r"^// -----\s*$")
 
 def read_input(path: str | None) -> tuple[str, str]:
     """(text, display name) of FILE, or of stdin for '-' / no file."""
-    if path in (None, "-"):
-        return sys.stdin.read(), "<stdin>"
+    name = "<stdin>" if path in (None, "-") else path
     try:
+        if name == "<stdin>":
+            return sys.stdin.read(), name
         with open(path, encoding="utf-8") as fh:
             return fh.read(), path
     except OSError as e:
-        raise CLIError(f"cannot read '{path}': {e.strerror or e}") from None
+        raise CLIError(f"cannot read '{name}': {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise CLIError(f"cannot read '{name}': not UTF-8 text (byte {e.start} is 0x{e.object[e.start]:02x})") from None
 
 
 def split_input(text: str) -> list[tuple[str, int]]:

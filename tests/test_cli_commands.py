@@ -35,6 +35,21 @@ def mlp_loss(x, y, w1, b1, w2, b2):
 
 BROKEN = "raise RuntimeError('boom at import')\n"
 
+BAD_FUNCTIONS = '''\
+def branches(x):
+    if x.sum() > 0:
+        return x
+    return -x
+
+
+def nothing(x):
+    return None
+
+
+def reshapes(x):
+    return x.reshape(7)
+'''
+
 SEED_ARGS = ["--arg", "inp=f32[2,2]:grad", "--arg", "w1=f32[]:grad", "--arg", "w2=f32[]:grad",
              "--arg", "w3=f32[]:grad"]
 SEED_NOGRAD = ["--arg", "inp=f32[2,2]", "--arg", "w1=f32[]", "--arg", "w2=f32[]", "--arg", "w3=f32[]"]
@@ -62,6 +77,9 @@ def files(tmp_path_factory):
     (d / "seed003.py").write_text(SEED003)
     (d / "mlp.py").write_text(MLP)
     (d / "broken.py").write_text(BROKEN)
+    (d / "syntax.py").write_text("def f(:\n    pass\n")
+    (d / "binary.py").write_bytes(b"\xff\xfe\x00garbage")
+    (d / "bad.py").write_text(BAD_FUNCTIONS)
     return d
 
 
@@ -246,6 +264,21 @@ ERRORS = [
     (["explain-memory", "{dir}/seed003.py:loss", *SEED_ARGS, "--memory", "all"], "invalid choice: 'all'"),
     (["demo", "--steps", "0"], "expected a positive integer"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
+    (["dump-ir", "{dir}/syntax.py:f", "--arg", "x=f32[2]"], "importing '{dir}/syntax.py' failed: SyntaxError"),
+    (["dump-ir", "{dir}/binary.py:f", "--arg", "x=f32[2]"], "importing '{dir}/binary.py' failed"),
+    (["dump-ir", "{dir}/seed003.py:loss", "--arg", "inp=f32[a]"], "dims must be non-negative integers"),
+    (["dump-ir", "{dir}/seed003.py:loss", "--arg", "inp=f32[2,-1]"], "dims must be non-negative integers"),
+    (["dump-ir", "{dir}/seed003.py:loss", *SEED_ARGS, "--pipeline", "cse,,dce"], "empty pass name"),
+    (["dump-ir", "{dir}/seed003.py:loss", *SEED_ARGS, "--pipeline", "autodiff{{wrt=x}}"],
+     "wrt must be argument positions"),
+    (["dump-ir", "{dir}/seed003.py:loss", *SEED_ARGS, "--pipeline", "cse{{x=1}}"],
+     "bad options for pass 'cse': unknown option x (it takes no options)"),
+    (["dump-ir", "{dir}/bad.py:branches", "--arg", "x=f32[2]"], "TraceError: data-dependent Python control flow"),
+    (["dump-ir", "{dir}/bad.py:nothing", "--arg", "x=f32[2]"], "nothing (defined at bad.py:7) returns a value"),
+    (["dump-ir", "{dir}/bad.py:reshapes", "--arg", "x=f32[2]"],
+     "RuntimeError: shape '[7]' is invalid for input of size 2 (at bad.py:12)"),
+    (["graph", "{dir}/bad.py:branches", "--arg", "x=f32[2]"], "at bad.py:2"),
+    (["explain-memory", "{dir}/bad.py:reshapes", "--arg", "x=f32[2]:grad"], "(at bad.py:12)"),
 ]
 
 
@@ -256,7 +289,8 @@ def test_errors_are_one_line_with_exit_2(files, argv, message):
     assert r.stdout == ""
     assert r.stderr.count("\n") == 1, f"expected one line, got:\n{r.stderr}"
     assert r.stderr.startswith(f"gradc {argv[0]}: error: " if argv[0] != "frobnicate" else "gradc: error: ")
-    assert message in r.stderr
+    assert message.format(dir=files) in r.stderr
+    assert "Traceback" not in r.stderr
 
 
 # ---- graph --------------------------------------------------------------------------------------

@@ -67,6 +67,29 @@ def test_errors_are_one_line_and_exit_2(tmp_path, capsys):
     assert err.count("\n") == 1 and f"{typed}:4:3: error: 'gradc.mul' op result #0 has type" in err
 
 
+@pytest.mark.parametrize("pipeline,message", [
+    ("cse,,dce", "gradc opt: error: empty pass name in pass pipeline 'cse,,dce'"),
+    ("cse,", "gradc opt: error: empty pass name in pass pipeline 'cse,'"),
+    ("cse{x=1}", "gradc opt: error: bad options for pass 'cse': unknown option x (it takes no options)"),
+    ("partition{polcy=save-all}", "gradc opt: error: bad options for pass 'partition': unknown option polcy "
+                                  "(options: policy)"),
+    ("autodiff{wrt=x}", "gradc opt: error: autodiff: wrt must be argument positions (integers, e.g. wrt=0,1), "
+                        "got x"),
+    ("autodiff{wrt=0,1.5}", "gradc opt: error: autodiff: wrt must be argument positions"),
+])
+def test_malformed_pipelines_are_one_line_errors(src, capsys, pipeline, message):
+    assert main(["opt", str(src), "-p", pipeline]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message) and err.count("\n") == 1, err
+
+
+def test_input_that_is_not_text_is_a_one_line_error(tmp_path, capsys):
+    binary = tmp_path / "binary.mlir"
+    binary.write_bytes(b"\x00\xff\xfe garbage")
+    assert main(["opt", str(binary), "-p", "cse"]) == 2
+    assert capsys.readouterr().err == f"gradc opt: error: cannot read '{binary}': not UTF-8 text (byte 1 is 0xff)\n"
+
+
 def test_split_input_file(tmp_path, capsys):
     p = tmp_path / "split.mlir"
     p.write_text(SRC + "// -----\n" + SRC.replace("@f", "@g") + "\n// -----\n")

@@ -78,6 +78,11 @@ def test_pipeline_text_and_options(scratch_passes):
         parse_pipeline("test-options{wrt=1")
     with pytest.raises(PassError, match="bad options for pass 'cse'"):
         parse_pipeline("cse{x=1}")
+    with pytest.raises(PassError, match=r"unknown option nope \(options: wrt, max-size, mode, exact, ratio\)"):
+        parse_pipeline("test-options{nope=1}")
+    for text in ("cse,,dce", "cse,", ",cse", " , "):
+        with pytest.raises(PassError, match="empty pass name in pass pipeline"):
+            parse_pipeline(text)
 
 
 def test_register_pass_validates_names(scratch_passes):

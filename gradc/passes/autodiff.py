@@ -128,7 +128,7 @@ def differentiate(func: Function, wrt=None, name: str | None = None) -> Function
     return joint
 
 
-from .manager import Pass, register_pass  # noqa: E402
+from .manager import Pass, PassError, register_pass  # noqa: E402
 
 
 @register_pass
@@ -138,7 +138,11 @@ class AutodiffPass(Pass):
     summary = "reverse-mode differentiation: f -> f_joint(args, cotangents) -> (outputs, grads)"
 
     def __init__(self, wrt=None):
-        self.wrt = [wrt] if isinstance(wrt, int) else wrt
+        wrt = [wrt] if isinstance(wrt, (int, str)) else wrt
+        if wrt is not None and not all(type(i) is int for i in wrt):
+            raise PassError(f"autodiff: wrt must be argument positions (integers, e.g. wrt=0,1), got "
+                            f"{','.join(map(str, wrt))}")
+        self.wrt = wrt
 
     def run_on_module(self, module) -> bool:
         module.functions = [differentiate(f, self.wrt) for f in module.functions]

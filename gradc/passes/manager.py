@@ -45,6 +45,7 @@ header ``// -----// IR Dump After cse //----- //``. ``pm.timings`` holds
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 import re
 import sys
@@ -180,13 +181,28 @@ def parse_options(text: str, pass_name: str = "") -> dict:
     return opts
 
 
+def _option_problem(cls, opts, error) -> str:
+    """What is wrong with the options ``opts`` of pass ``cls`` (``error``: what its constructor raised)."""
+    try:
+        names = list(inspect.signature(cls).parameters)
+    except (TypeError, ValueError):
+        return str(error)
+    unknown = [k.replace("_", "-") for k in opts if k not in names]
+    if not unknown:
+        return str(error)
+    takes = f"options: {', '.join(n.replace('_', '-') for n in names)}" if names else "it takes no options"
+    return f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} ({takes})"
+
+
 def parse_pipeline(text: str) -> list[Pass]:
     """Pass instances for ``'cse,dce'`` / ``'autodiff{wrt=0,1},cse'``."""
     out = []
+    if not text.strip():
+        return out
     for item in _split_top(text.strip(), ","):
         item = item.strip()
         if not item:
-            continue
+            raise PassError(f"empty pass name in pass pipeline '{text}' (passes are separated by one comma)")
         m = re.fullmatch(r"([A-Za-z0-9_-]+)\s*(?:\{(.*)\})?", item, re.S)
         if m is None:
             raise PassError(f"bad pass specification '{item}' (expected name or name{{key=value ...}})")
@@ -195,7 +211,7 @@ def parse_pipeline(text: str) -> list[Pass]:
         try:
             out.append(cls(**opts))
         except TypeError as e:
-            raise PassError(f"bad options for pass '{m.group(1)}': {e}") from None
+            raise PassError(f"bad options for pass '{m.group(1)}': {_option_problem(cls, opts, e)}") from None
     return out
 
 
