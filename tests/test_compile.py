@@ -403,6 +403,26 @@ def test_generator_and_async_functions_are_refused_clearly():
         gradc.compile(coro)(gradc.ones(2))
 
 
+@pytest.mark.parametrize("call", [
+    lambda x: x * [1.0, 2.0],                       # list * tensor: the tensor as a repeat count
+    lambda x: x if x > 0 else -x,                   # bool() of two elements
+    lambda x: x * float(x),
+    lambda x: x * x.item(),
+    lambda x: [x, x][x.sum()],                      # a float tensor as an index
+    lambda x: (f"{x:.2f}", x)[1],
+], ids=["index", "bool", "float", "item", "float-index", "format"])
+def test_conversions_that_fail_whatever_the_values_raise_the_eager_error(call):
+    """Where eager code fails because of a tensor's shape or dtype, not its values, compiled code
+    raises the same error (with the line), not the data-dependent TraceError."""
+    x = gradc.ones(2)
+    with pytest.raises(Exception) as eager:
+        call(x)
+    with pytest.raises(type(eager.value)) as compiled:
+        gradc.compile(call)(x)
+    assert not isinstance(compiled.value, TraceError)
+    assert re.fullmatch(re.escape(str(eager.value)) + r" \(at test_compile.py:\d+\)", str(compiled.value))
+
+
 def test_layout_queries_inside_compiled_code_answer_as_eagerly():
     def f(x):
         t = x.t()

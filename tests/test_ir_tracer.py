@@ -77,13 +77,20 @@ def test_data_dependent_if_raises_trace_error_naming_file_and_line():
 
 
 @pytest.mark.parametrize("convert", [
-    lambda x: x.item(), lambda x: x.tolist(), lambda x: x.numpy(), lambda x: float(x.sum()),
-    lambda x: int(x.sum()), lambda x: [1, 2, 3][x.sum()], lambda x: bool(x), lambda x: np.asarray(x),
+    lambda x: x.sum().item(), lambda x: x.tolist(), lambda x: x.numpy(), lambda x: float(x.sum()),
+    lambda x: int(x.sum()), lambda x: [1, 2, 3][x.sum()], lambda x: bool(x.sum()), lambda x: np.asarray(x),
     lambda x: range(x.sum()),
 ])
 def test_value_conversions_raise_trace_error(convert):
     with pytest.raises(TraceError, match=f"at {HERE}:"):
         trace(lambda x: convert(x), [ArgSpec("x", (3,), gradc.int64)])
+
+
+def test_conversions_of_several_elements_raise_the_eager_error():
+    with pytest.raises(RuntimeError, match=f"^a Tensor with 3 elements cannot be converted to Scalar \\(at {HERE}:"):
+        trace(lambda x: x.item(), [ArgSpec("x", (3,))])
+    with pytest.raises(RuntimeError, match="^Boolean value of Tensor with more than one value is ambiguous"):
+        trace(lambda x: x if x else x, [ArgSpec("x", (3,))])
 
 
 def test_float_and_long_methods_are_casts_not_conversions():

@@ -415,10 +415,16 @@ class Proxy(IRTensor):
         parent._assign_inplace(whole)
 
     # ---- conversions that need data --------------------------------------------------------
+    # (where eager code would fail whatever the values, the eager error: a tensor of several
+    # elements is no Python number, a float tensor no index)
     def __bool__(self):
+        if self.numel() != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         raise _data_dependent("bool() (an if/while/and/or)")
 
     def item(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
         raise _data_dependent("item()")
 
     def tolist(self):
@@ -431,18 +437,26 @@ class Proxy(IRTensor):
         raise _data_dependent("NumPy conversion")
 
     def __float__(self):
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         raise _data_dependent("float()")
 
     def __int__(self):
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         raise _data_dependent("int()")
 
     def __index__(self):
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
         raise _data_dependent("__index__ (use as a Python int)")
 
     def __complex__(self):
         raise _data_dependent("complex()")
 
     def __format__(self, spec):
+        if spec and self.ndim:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
         if spec:
             raise _needs_values(f"formatting with '{spec}'")
         return repr(self)
