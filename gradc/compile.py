@@ -943,5 +943,7 @@ def compile(fn=None, *, target="auto", memory="min-memory", fallback=False, back
         raise ValueError(f"gradc.compile: backward must be one of {', '.join(BACKWARD_MODES)}, got '{backward}'")
     kw = dict(target=target, memory=memory, fallback=fallback, backward=backward)
     if fn is None:
-        return lambda f: CompiledFunction(f, **kw)
+        return lambda f: compile(f, **kw)
+    if not callable(fn):
+        raise TypeError(f"gradc.compile: expected a function (or a module) to compile, got {type(fn).__name__}")
     return CompiledFunction(fn, **kw)

@@ -366,6 +366,18 @@ def test_the_users_own_exceptions_pass_through_unchanged():
     assert str(e.value) == "my own message"
 
 
+def test_boolean_mask_indexing_is_a_trace_error_naming_the_line():
+    with pytest.raises(TraceError, match=r"^indexing with a boolean mask .* \(at test_compile.py:\d+\)$"):
+        gradc.compile(lambda x: x[x > 0])(gradc.ones(3))
+
+
+def test_compile_refuses_what_is_not_callable():
+    with pytest.raises(TypeError, match="gradc.compile: expected a function .*, got int"):
+        gradc.compile(3)
+    with pytest.raises(TypeError, match="got str"):
+        gradc.compile(memory="save-all")("loss")
+
+
 @pytest.mark.parametrize("op", ["nonzero", "unique", "mode", "multinomial", "bincount"])
 def test_ops_whose_results_depend_on_values_are_trace_errors_naming_the_line(op):
     calls = {"nonzero": lambda x: x.nonzero(), "unique": lambda x: x.unique(), "mode": lambda x: x.mode().values,

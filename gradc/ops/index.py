@@ -71,8 +71,10 @@ def _probe(op, types, key, base_shape, dtype):
     arrays = []
     for t in types:
         if t.dtype is dtypes.bool_:
-            raise ShapeError(f"gradc.{op}: a boolean mask index gives a data-dependent shape; "
-                             "this is only supported in eager mode")
+            from ..ir.errors import TraceError
+            raise TraceError(f"indexing with a boolean mask (gradc.{op}) under @gradc.compile: its result's shape "
+                             "depends on the mask's values, which are unknown while tracing; use "
+                             "gradc.where(mask, x, 0), or index outside the compiled function")
         if t.dtype is not dtypes.int64:
             raise ShapeError(f"gradc.{op}: tensors used as indices must be long or bool tensors, got {t.dtype}")
         arrays.append(np.zeros(t.shape, dtype=np.int64))
