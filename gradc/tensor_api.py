@@ -995,10 +995,10 @@ class TensorAPI(TensorLikeMeta):
         if index.ndim == 0:                 # a 0-d index selects a slice of size 1, as PyTorch's
             index = index.reshape(1)
         if self.ndim == 0:                  # a 0-d tensor is read as one element
-            _check_index_values(self, index, 0, select=True)
+            index = _check_index_values(self, index, 0, select=True)
             out = self.reshape(1).index_select(0, index)
             return apply("reshape", out, shape=[], _name="IndexSelectBackward0") if index.numel() == 1 else out
-        _check_index_values(self, index, d, select=True)
+        index = _check_index_values(self, index, d, select=True)
         key = [_FULL] * d + [["tensor", 0]]
         return apply("index", self, index, key=key, _name="IndexSelectBackward0")
 
@@ -1404,11 +1404,14 @@ _FULL = ["slice", None, None, None]
 
 
 def _check_index_values(x, index, dim, select=False):
-    """Bounds of integer index values, with PyTorch's messages (eager tensors only: a tracer proxy
-    has no values to check)."""
+    """Bounds of integer index values, with PyTorch's messages; ``index`` itself, or for a traced
+    index of index_select (no values while tracing) the index after a ``check_index`` op, which
+    raises them when the compiled code runs."""
     data = getattr(index, "_data", None)
+    if data is None and select:
+        return apply("check_index", index, size=x.shape[dim] if x.ndim else 1, dim=dim, what="select")
     if data is None or data.size == 0:
-        return
+        return index
     size = x.shape[dim] if x.ndim else 1
     bad = data[((data < 0) if select else (data < -size)) | (data >= size)]   # (index_select takes no negatives)
     if bad.size:
@@ -1417,6 +1420,7 @@ def _check_index_values(x, index, dim, select=False):
         if select:
             raise IndexError("index out of range in self")
         raise IndexError(f"index {int(bad.flat[0])} is out of bounds for dimension {dim} with size {size}")
+    return index
 
 
 def _check_advanced_bounds(cur, advanced):

@@ -2,6 +2,8 @@
 inside the function, compiled functions calling compiled functions, arguments that no output
 uses, version checks exactly where eager autograd saves a tensor, and kernels whose
 reductions run over different axes.  Each case runs eagerly and compiled and compares."""
+import re
+
 import numpy as np
 import pytest
 
@@ -137,14 +139,17 @@ def test_contiguous_of_a_transpose_is_row_major_so_view_works():
 @pytest.mark.parametrize("labels", [[0, 3], [0, -1]])
 def test_out_of_range_labels_raise_in_compiled_code(labels):
     """The one-hot mask a compiled gather becomes would silently pick nothing for a bad label;
-    the compiled call raises an IndexError as the eager call does."""
+    the compiled call raises the eager call's IndexError (PyTorch's message), naming the line."""
     F = gradc.nn.functional
     logits = gradc.tensor([[2.0, 0.5, -1.0], [0.1, 0.2, 0.3]], requires_grad=True)
     loss = gradc.compile(lambda l, t: F.cross_entropy(l, t))
-    with pytest.raises(IndexError):
+    with pytest.raises(IndexError, match=rf"^Target {labels[1]} is out of bounds\.$"):
         F.cross_entropy(logits, gradc.tensor(labels))
-    with pytest.raises(IndexError, match="out of bounds for dimension 1 with size 3"):
+    with pytest.raises(IndexError, match=rf"^Target {labels[1]} is out of bounds\. \(at test_compile_eager_semantics"):
         loss(logits, gradc.tensor(labels))
+    ignoring = gradc.compile(lambda l, t: F.cross_entropy(l, t, ignore_index=-1))
+    assert ignoring(logits, gradc.tensor([0, -1])).item() == pytest.approx(
+        F.cross_entropy(logits, gradc.tensor([0, -1]), ignore_index=-1).item(), rel=1e-6)
     good = gradc.tensor([0, 2])
     assert loss(logits, good).item() == pytest.approx(F.cross_entropy(logits, good).item(), rel=1e-6)
 
@@ -157,8 +162,23 @@ def test_out_of_range_gather_and_one_hot_raise_in_compiled_code():
         gather(a, gradc.tensor([[0], [1000000], [1]]))
     one_hot = gradc.compile(lambda t: gradc.nn.functional.one_hot(t, 3).float().sum(0))
     assert one_hot(gradc.tensor([0, 2, 1])).tolist() == [1.0, 1.0, 1.0]
-    with pytest.raises(IndexError, match="index 3 is out of bounds"):
-        one_hot(gradc.tensor([0, 3]))
+    for bad, message in (([0, 3], "Class values must be smaller than num_classes."),
+                         ([0, -1], "Class values must be non-negative.")):
+        with pytest.raises(RuntimeError, match=rf"^{message} \(at test_compile_eager_semantics.py:\d+\)$"):
+            one_hot(gradc.tensor(bad))
+
+
+@pytest.mark.parametrize("shape,dim,index", [((2, 3), 0, [0, 2]), ((2, 3), 1, [0, 3]), ((2, 3, 4), 2, [-1]),
+                                             ((5,), 0, [5])])
+def test_out_of_range_index_select_raises_pytorchs_error_in_compiled_code(shape, dim, index):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(Exception) as want:
+        torch.ones(*shape).index_select(dim, torch.tensor(index))
+    f = gradc.compile(lambda x, i: x.index_select(dim, i) * 2)
+    with pytest.raises(type(want.value), match=rf"^{re.escape(str(want.value))} \(at test_compile_eager"):
+        f(gradc.ones(*shape), gradc.tensor(index))
+    good = gradc.tensor([0] * len(index))
+    assert f(gradc.ones(*shape), good).tolist() == (gradc.ones(*shape).index_select(dim, good) * 2).tolist()
 
 
 class _Options:

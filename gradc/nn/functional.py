@@ -476,7 +476,7 @@ def one_hot(tensor, num_classes=-1):
                            if data is None else "Can not infer total number of classes from empty tensor.")
     if data is None:           # traced: the compare would silently give a zero row for a bad value
         from ..ops.dispatch import apply
-        tensor = apply("check_index", tensor, size=int(num_classes), dim=tensor.ndim)
+        tensor = apply("check_index", tensor, size=int(num_classes), dim=tensor.ndim, what="class")
     return (tensor.unsqueeze(-1) == factories.arange(num_classes, device=tensor.device)).long()
 
 
@@ -797,6 +797,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     class_dim = 1 if input.ndim > 1 else 0
     ignored = target == ignore_index
     safe = where(ignored, 0, target)
+    if getattr(target, "_data", None) is None:      # traced: PyTorch's error when the compiled code runs
+        from ..ops.dispatch import apply
+        safe = apply("check_index", safe, size=input.shape[class_dim], dim=class_dim, what="target")
     picked = input.gather(class_dim, safe.unsqueeze(class_dim)).squeeze(class_dim)
     w = (weight[safe] if weight is not None else picked.new_ones(())).to(input.dtype)
     w = where(ignored, 0.0, w)

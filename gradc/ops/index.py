@@ -256,13 +256,28 @@ def _check_index_infer(types, attrs):
     return [types[0]]
 
 
-def _check_index_forward(idx, size, dim):
-    _check_bounds(idx, size, dim)
-    return idx
+def _check_index_forward(idx, size, dim, what="index"):
+    """``idx``, after the error of the eager op whose index it is (``what``): gather's
+    (``index``), index_select's (``select``), a loss's class targets (``target``) or one_hot's
+    classes (``class``)."""
+    if what == "index":
+        _check_bounds(idx, size, dim)
+        return idx
+    if not idx.size or (idx.min() >= 0 and idx.max() < size):
+        return idx
+    bad = idx[(idx < 0) | (idx >= size)]
+    if what == "target":
+        raise IndexError(f"Target {int(bad.flat[0])} is out of bounds.")
+    if what == "class":
+        raise RuntimeError("Class values must be non-negative." if idx.min() < 0 else
+                           "Class values must be smaller than num_classes.")
+    if dim == 1:        # (PyTorch's index_select kernel for dim 1 has its own message)
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(bad.flat[0])} axis_dim={size}")
+    raise IndexError("index out of range in self")
 
 
 defop("check_index", infer=_check_index_infer, forward=_check_index_forward, traits=frozenset({PURE, NONDIFF}),
-      attr_names=("size", "dim"))
+      attr_names=("size", "dim", "what"))
 
 
 def _scatter_add_infer(types, attrs):
