@@ -594,9 +594,10 @@ class CompiledFunction:
             except Exception as e:
                 self.log.append(f"could not compile {self.__name__} ({reason}): {type(e).__name__}: {e}")
                 if self.fallback and self.fn is not None:
+                    out = self._call(args)     # (code that fails eagerly too raises its eager error, no warning)
                     warnings.warn(f"@gradc.compile({self.__name__}) fell back to eager mode: {e}", UserWarning,
                                   stacklevel=2)
-                    return self._call(args)
+                    return out
                 raise
             self._cache[key] = spec
             if spec.guarded:

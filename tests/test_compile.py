@@ -181,6 +181,23 @@ def test_fallback_runs_eagerly_with_a_warning():
     assert y.tolist() == [2.0, 2.0]
 
 
+def test_fallback_of_code_that_fails_eagerly_too_raises_the_eager_error_without_a_warning():
+    f = gradc.compile(lambda a, b: a + b, fallback=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # no "fell back" warning: eager code fails the same way
+        with pytest.raises(RuntimeError, match=r"^The size of tensor a \(2\) must match the size of tensor b \(3\)"):
+            f(gradc.ones(2), gradc.ones(3))
+
+
+def test_printing_a_traced_tensor_warns_that_it_shows_no_values():
+    def f(x):
+        print(x)
+        return x * 2
+    with pytest.warns(UserWarning, match=r"printing a traced tensor .* \(at test_compile.py:\d+\)") as caught:
+        gradc.compile(f)(gradc.ones(2))
+    assert caught[0].filename == __file__
+
+
 def test_outputs_that_are_views_of_inputs_are_views_as_eagerly():
     """As eager code and torch.compile: a returned view shares the input's memory (the call
     replays the view chain on the caller's tensor), an identity returns the input itself, and

@@ -309,6 +309,14 @@ class Proxy(IRTensor):
         rg = ", requires_grad=True" if self._requires_grad else ""
         return f"Proxy({self.value.type}{rg})"
 
+    def __str__(self) -> str:
+        if not _in_gradc(sys._getframe(1).f_code.co_filename):     # print(t) in the user's function
+            from .._warnings import warn_at_user_code
+            warn_at_user_code(f"printing a traced tensor inside a @gradc.compile function shows its type, not its "
+                              f"values (unknown while tracing), and only once, when the function is compiled "
+                              f"(at {user_location()}); print the compiled function's outputs instead")
+        return repr(self)
+
     # ---- op application ------------------------------------------------------------------
     @classmethod
     def _apply(cls, op, inputs, attrs, node_name=None):
