@@ -452,6 +452,15 @@ def test_conversions_that_fail_whatever_the_values_raise_the_eager_error(call):
     assert re.fullmatch(re.escape(str(eager.value)) + r" \(at test_compile.py:\d+\)", str(compiled.value))
 
 
+def test_numpy_scalars_on_the_left_of_a_traced_tensor_work_as_eagerly():
+    def f(x):
+        return np.float64(2) * x + np.sqrt(2.0) - np.float32(3) / x + np.int64(2) ** x
+    x = gradc.tensor([1.0, 2.0])
+    np.testing.assert_allclose(gradc.compile(f)(x).numpy(), f(x).numpy(), rtol=1e-6)
+    with pytest.raises(TypeError, match=r"unsupported operand type\(s\) for \*: 'numpy.ndarray'"):
+        gradc.compile(lambda x: np.ones(2) * x)(x)
+
+
 def test_layout_queries_inside_compiled_code_answer_as_eagerly():
     def f(x):
         t = x.t()

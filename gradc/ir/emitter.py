@@ -16,6 +16,7 @@ from .core import Builder, Value
 
 class IRTensor(TensorAPI):
     _dispatch_priority = 2
+    __array_priority__ = 1000     # as the eager Tensor's: np.float64(2) * x defers to x.__rmul__
 
     def __init__(self, value: Value, builder: Builder):
         self.value = value
