@@ -125,6 +125,7 @@ class _Specialization:
         self.unchecked_inputs = self.written     # not version-checked: written by the call itself
         # (its backward holds a copy of what it read), or read by nothing (set below)
         self.eager_saved = saved_by_eager_autograd(func)
+        self.eager_saved_outputs = outputs_saved_by_eager_autograd(func, n_outputs - len(written))
         self.precompute = (bool(self.wrt) and backward != "separate" and not self.random
                            and not self.written and is_scalar_loss(func))
         self.saved_inputs = {}     # residual index -> input index, for residuals that are inputs
@@ -261,6 +262,44 @@ def saved_by_eager_autograd(func: Function) -> frozenset:
     return frozenset(saved)
 
 
+def outputs_saved_by_eager_autograd(func: Function, n_outputs: int) -> dict:
+    """``{output position: (grad_fn name, result index)}`` for the outputs of traced ``func``
+    (of its first ``n_outputs``) that eager autograd's node would save as its own result
+    (``OpDef.saves`` "outK": exp, sigmoid, tanh, ...) because some operand carries a gradient:
+    modifying one of those in place before backward is PyTorch's version-counter error,
+    naming that node ("output 0 of Exp")."""
+    from .ops.registry import NONDIFF
+    grad = {a for a, attrs in zip(func.args, func.arg_attrs) if attrs.get("gradc.requires_grad")}
+    saved = {}
+    for op in func.body.ops:
+        opdef = op.opdef if op.name.startswith("gradc.") else None
+        if opdef is None or opdef.has(NONDIFF) or not any(v in grad for v in op.operands):
+            continue
+        grad.update(r for r in op.results if r.type.dtype.is_floating_point)
+        for k, r in enumerate(op.results):
+            if f"out{k}" in opdef.saves:
+                saved[r] = (opdef.grad_fn_name(op.attrs), k)
+    return {k: saved[v] for k, v in enumerate(func.outputs[:n_outputs]) if v in saved}
+
+
+class _SavedOutput:
+    """What a compiled call's node keeps of an output that eager autograd would have saved: its
+    version counter and the version it had, and enough to word PyTorch's error (no reference
+    to the tensor, which refers to the node)."""
+    __slots__ = ("dtype", "shape", "_version_counter", "version", "node_name", "output_nr")
+
+    def __init__(self, t, node_name, output_nr):
+        self.dtype, self.shape, self._version_counter = t._dtype, t.shape, t._version_counter
+        self.version, self.node_name, self.output_nr = t._version_counter.value, node_name, output_nr
+
+    def name(self):         # (as a node, for version_error's label)
+        return self.node_name
+
+    def check(self):
+        if self._version_counter.value != self.version:
+            raise version_error(self, self.version, output_of=self, output_nr=self.output_nr)
+
+
 # operands that a product's VJP reads only for the other operands' gradients (a * 3 does not
 # save a; a / b reads a only for b's gradient)
 _READ_FOR_OTHERS = {"mul": None, "matmul": None, "div": (0,)}
@@ -295,10 +334,13 @@ class CompiledFunctionBackward(Node):
         self._output_types = out_types
         self._device = inputs[0]._device if inputs else CPU
         self._unit_ok = spec.precompute   # run_unit_backward may call apply_unit
+        self._saved_outputs = ()          # _SavedOutput of each output eager autograd would have saved
 
     def _unpack(self, only=None):
         """The saved inputs, after PyTorch's check that none was modified in place since (of
-        the positions ``only``, when given)."""
+        the positions ``only``, when given), nor an output eager autograd would have saved."""
+        for saved in self._saved_outputs:
+            saved.check()
         if [t._version_counter.value for t in self._inputs] != self._versions:
             unread = self._unread
             for k, (t, v) in enumerate(zip(self._inputs, self._versions)):
@@ -638,6 +680,10 @@ class CompiledFunction:
             for k in spec.float_outputs:
                 t = result[k]
                 t._grad_fn, t._output_nr, t._requires_grad = node, k, True
+            if spec.eager_saved_outputs:
+                node._saved_outputs = [_SavedOutput(result[k], name, nr)
+                                       for k, (name, nr) in spec.eager_saved_outputs.items()
+                                       if k in spec.float_outputs]
         for k, (pos, chain) in spec.view_outputs.items():     # views of inputs, as eagerly
             t = tensors[pos]
             for name, attrs in chain:

@@ -957,6 +957,34 @@ def test_capture_paths_walk_closures_objects_and_containers():
     assert capture_paths.resolve(fn, paths[0]) is None
 
 
+@pytest.mark.parametrize("fn,saves", [
+    (lambda x: x.exp(), True), (lambda x: x.sigmoid() + 0, False), (lambda x: (x * 2).tanh(), True),
+    (lambda x: x * 2, False), (lambda x: (x.exp(), x * 3), True),
+], ids=["exp", "sigmoid-then-add", "tanh", "mul", "tuple"])
+@pytest.mark.parametrize("backward", ["auto", "separate"])
+def test_compiled_output_modified_in_place_before_backward_as_pytorch(fn, saves, backward):
+    """An output that eager autograd saves (exp's, tanh's result) modified in place before
+    backward is PyTorch's version-counter error naming the op; other outputs may be modified."""
+    torch = pytest.importorskip("torch")
+    results = []
+    for m, f in ((torch, fn), (gradc, gradc.compile(fn, backward=backward))):
+        x = m.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        out = f(x)
+        y = out[0] if isinstance(out, tuple) else out
+        y.add_(1)
+        try:
+            sum(o.sum() for o in (out if isinstance(out, tuple) else (out,))).backward()
+            results.append(("ok", x.grad.tolist()))
+        except RuntimeError as e:
+            results.append(("error", str(e)))
+    assert results[0][0] == ("error" if saves else "ok")
+    if saves:
+        assert results[1] == results[0]
+    else:
+        assert results[1][0] == "ok"
+        np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-6)
+
+
 def test_captured_parameter_modified_before_backward_raises_pytorchs_error():
     """Exactly when eager autograd raises: ``x * w`` saves ``w`` only for ``x``'s gradient, so
     modifying ``w`` is an error for ``x * w * w`` (whose second product saves it for the
