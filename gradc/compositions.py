@@ -529,7 +529,33 @@ def _parse_einsum(equation, operands):
             for c in s:
                 counts[c] = counts.get(c, 0) + 1
         out = ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
+    _check_einsum_sizes(operands, expanded, ell)
     return expanded, out
+
+
+def _check_einsum_sizes(operands, labels, ell):
+    """PyTorch's checks of the sizes einsum's subscripts name, in its order: a subscript repeated
+    in one operand (a diagonal) has one size; across operands sizes broadcast (1 or equal)."""
+    seen = {}
+    for i, (x, lab) in enumerate(zip(operands, labels)):
+        own = {}
+        for c, n in zip(lab, x.shape):
+            if c in own:
+                if n != own[c]:
+                    raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {i} but the sizes don't "
+                                       f"match, {n} != {own[c]}")
+                continue
+            own[c] = n
+            prev = seen.get(c, 1)
+            if prev == 1:
+                seen[c] = n
+            elif n not in (1, prev) and c in ell:      # (PyTorch's message has no space after the operand)
+                raise RuntimeError(f"einsum(): dimension {ell.index(c)} covered by ellipsis in operand {i}has size "
+                                   f"{n} which does not broadcast with previously seen ellipsis with size {prev} "
+                                   "for the respective dimension")
+            elif n not in (1, prev):
+                raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {i} which does not broadcast "
+                                   f"with previously seen size {prev}")
 
 
 def _einsum_diagonals(x, labels):

@@ -109,6 +109,9 @@ def scalar_dtype(value) -> dtype:
         return bool_
     if isinstance(value, (int, np.integer)):
         return int64
+    if isinstance(value, (complex, np.complexfloating)):
+        raise TypeError(f"gradc has no complex dtypes: cannot use the complex number {value!r} as a tensor "
+                        "operand (PyTorch would give a complex tensor)")
     return default_float
 
 

@@ -461,6 +461,12 @@ def test_numpy_scalars_on_the_left_of_a_traced_tensor_work_as_eagerly():
         gradc.compile(lambda x: np.ones(2) * x)(x)
 
 
+def test_complex_scalars_are_a_clear_type_error_eagerly_and_compiled():
+    for f in (lambda x: x * 1j, gradc.compile(lambda x: 1j + x)):
+        with pytest.raises(TypeError, match=r"^gradc has no complex dtypes: cannot use the complex number 1j"):
+            f(gradc.ones(2))
+
+
 def test_layout_queries_inside_compiled_code_answer_as_eagerly():
     def f(x):
         t = x.t()

@@ -400,6 +400,10 @@ ERRORS = [
     ("", "m.nn.functional.pixel_shuffle(m.ones(3, 2), 2)"),
     ("", "m.nn.functional.pixel_unshuffle(m.ones(1, 3, 3, 2), 2)"),
     ("", "m.nn.functional.pixel_unshuffle(m.ones(1, 3, 4, 3), 2)"),
+    # einsum's size checks: a repeated subscript, subscripts and ellipses that do not broadcast
+    ("", "m.einsum('ii->i', m.ones(2, 3))"), ("", "m.einsum('ij,jk->ik', m.ones(2, 3), m.ones(4, 5))"),
+    ("", "m.einsum('ij,jk,kl->il', m.ones(2, 3), m.ones(3, 4), m.ones(5, 6))"),
+    ("", "m.einsum('...j,...j->...', m.ones(2, 3), m.ones(4, 3))"),
     # expand checks from the last dimension
     # scatter's checks in PyTorch's order; index_select's two messages
     ("", "m.ones(2, 3).split(0, 1)"), ("", "m.ones(2, 3).split(-1, 1)"),
