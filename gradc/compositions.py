@@ -13,6 +13,7 @@ import numpy as np
 
 from .autograd.node import grad_fn_named
 from . import dtypes, factories
+from .tensor import mark_multi_output_views
 from .tensor_api import cat, norm_dim, where
 
 
@@ -225,7 +226,8 @@ def std_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 # ---- splitting, repeating, reordering ------------------------------------------------------------
-@grad_fn_named("SplitBackward0")
+@grad_fn_named(lambda x, split_size_or_sections, dim=0:
+               "SplitBackward0" if isinstance(split_size_or_sections, int) else "SplitWithSizesBackward0")
 def split(x, split_size_or_sections, dim=0):
     if x.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
@@ -248,7 +250,7 @@ def split(x, split_size_or_sections, dim=0):
     for s in sizes:
         out.append(x.narrow(d, start, s))
         start += s
-    return tuple(out)
+    return mark_multi_output_views(x, tuple(out))
 
 
 @grad_fn_named("SplitBackward0")
@@ -266,7 +268,7 @@ def chunk(x, chunks, dim=0):
 @grad_fn_named("UnbindBackward0")
 def unbind(x, dim=0):
     d = norm_dim(dim, x.ndim)
-    return tuple(x.select(d, i) for i in range(x.shape[d]))
+    return mark_multi_output_views(x, tuple(x.select(d, i) for i in range(x.shape[d])))
 
 
 @grad_fn_named("RepeatBackward0")

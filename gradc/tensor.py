@@ -16,6 +16,7 @@ import warnings
 from types import MappingProxyType
 
 import math
+import re
 
 import numpy as np
 
@@ -127,6 +128,9 @@ class Tensor(TensorAPI):
     _view_of = None
     _parent_layout = None       # the layout of _view_of's parent when this view was taken
     _history_version = 0        # a view: its version when its grad_fn was made (see _refresh_view_history)
+    _creation_meta = None       # a view PyTorch refuses to write in place: "multi_output", "no_grad" (view_write_error)
+    _view_output_nr = 0         # that refusal's "Output k of ...": the view's place among its function's outputs
+    _view_node_name = None      # (a view of a no_grad view: the grad_fn name PyTorch gives it, gradc makes no node)
     _fresh = False      # a gradient array nobody else holds (AccumulateGrad may keep it as .grad)
     _device_copy_view = False   # a CUDA view gradc had to copy (see _assign_inplace)
     _wide_scalar = None         # a scalar operand of a float16 mul/div, kept in float32 (PyTorch's)
@@ -175,7 +179,8 @@ class Tensor(TensorAPI):
 
     @property
     def requires_grad(self) -> bool:
-        if self._view_of is not None and self._history_version != self._version_counter.value:
+        if (self._view_of is not None and self._history_version != self._version_counter.value
+                and self._creation_meta is None):      # (PyTorch's requires_grad does not regenerate grad_fn)
             _refresh_view_history(self)
         return self._requires_grad
 
@@ -271,6 +276,8 @@ class Tensor(TensorAPI):
         ops do: the same object with the new shape and strides, its version bumped, and (when
         recording) the view's node, renamed ``node_name``, as its grad_fn."""
         tracking = grad_mode.is_grad_enabled()
+        if self._creation_meta is not None:
+            self._check_view_write()
         if tracking and self._requires_grad and self._grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         source = self
@@ -279,6 +286,7 @@ class Tensor(TensorAPI):
             source._version_counter, source._base, source._view_of = self._version_counter, self._base, self._view_of
             source._grad_fn, source._output_nr = self._grad_fn, self._output_nr
             source._requires_grad, source._parent_layout = self._requires_grad, self._parent_layout
+            source._creation_meta = self._creation_meta
         result = view(source)
         self._data = result._data
         if source is not self:
@@ -398,7 +406,7 @@ class Tensor(TensorAPI):
                 t._device = dev
             outs.append(t)
         if info.is_view:
-            _link_view(op, inputs, attrs, outs[0], on_gpu)
+            _link_view(op, inputs, attrs, outs[0], on_gpu, node_name)
         if info.records and grad_mode._state.enabled:
             positions = info.positions.get(len(inputs)) or info.positions_for(op, len(inputs))
             for x in inputs:
@@ -465,8 +473,20 @@ class Tensor(TensorAPI):
         t = Tensor(arr if arr.dtype.kind == "b" else arr.astype(np.int64))
         return t._to_device(self._device) if self._device.type != "cpu" else t
 
+    def _check_view_write(self, result=None, via=None):
+        """PyTorch's refusal of an in-place write, while gradients are recorded and something
+        involved requires grad, to a view made by a function returning several views (unbind,
+        split, chunk) or made in no_grad mode, or to a view of one (``via``: the grad_fn name of
+        the view setitem writes through)."""
+        if self._creation_meta is None or not grad_mode.is_grad_enabled():
+            return
+        if self._requires_grad or self._base._requires_grad or (result is not None and result._requires_grad):
+            raise view_write_error(self, indirect=False, via=via)
+
     def _assign_inplace(self, result):
         tracking = grad_mode.is_grad_enabled()
+        if self._creation_meta is not None:
+            self._check_view_write(result)
         if tracking and self._requires_grad and self._grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         if type(result)._dispatch_priority > 1:       # a traced value written into an eager tensor
@@ -548,8 +568,12 @@ class Tensor(TensorAPI):
         return t
 
     def detach_(self):
-        if self._base is not None and self._grad_fn is not None:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        if self._base is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
+                               "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
+                               "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
+                               "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+                               "function in torch/optim/optimizer.py as the solution.")
         self._grad_fn = None
         self._requires_grad = False
         return self
@@ -638,9 +662,14 @@ class Tensor(TensorAPI):
 
     def __repr__(self, *, tensor_contents=None):
         suffix = None
-        if self._grad_fn is not None:
-            suffix = f"grad_fn=<{type(self._grad_fn).__name__}>"
-        elif self._requires_grad:
+        try:
+            node = self.grad_fn      # (a view written through since: its regenerated history)
+        except RuntimeError:         # a view PyTorch refuses to regenerate (view_write_error)
+            suffix = "grad_fn=<Invalid>"
+            node = None
+        if node is not None:
+            suffix = f"grad_fn=<{type(node).__name__}>"
+        elif suffix is None and self._requires_grad:
             suffix = "requires_grad=True"
         return _printing.tensor_repr(self._host(), self._dtype.name, device=str(self._device), grad_suffix=suffix)
 
@@ -721,6 +750,8 @@ def _refresh_view_history(view):
     while t._view_of is not None:
         chain.append(t)
         t = t._view_of[0]
+    if view._creation_meta is not None and (view._grad_fn is not None or t._requires_grad):
+        raise view_write_error(view, indirect=True)
     if not t._requires_grad or any(_layout(v._view_of[0]) != v._parent_layout for v in chain):
         view._history_version = counter
         return
@@ -873,7 +904,7 @@ def _layout(t):
     return t._data.shape, getattr(t._data, "strides", None)
 
 
-def _link_view(op, inputs, attrs, t, on_gpu):
+def _link_view(op, inputs, attrs, t, on_gpu, node_name=None):
     """Make the result ``t`` of a view op (or an index) share its input's version counter and base
     when it shares its memory, as PyTorch's views do."""
     src = inputs[0]._data
@@ -884,6 +915,7 @@ def _link_view(op, inputs, attrs, t, on_gpu):
         t._view_of = (inputs[0], op, attrs, tuple(inputs[1:]))   # for in-place rebase
         t._parent_layout = _layout(inputs[0])
         t._history_version = t._version_counter.value
+        _inherit_creation_meta(t, inputs[0], node_name if isinstance(node_name, str) else op.grad_fn_name(attrs))
     elif on_gpu:                        # a non-contiguous CUDA view: a copy that follows its base
         t.__class__ = _CudaCopyView
         t._version_counter = inputs[0]._version_counter
@@ -902,6 +934,63 @@ def view_as_index_of(t, parent, array, key, tensors):
     t._view_of = (parent, registry.get("index"), {"key": key}, tuple(tensors))
     t._parent_layout = _layout(parent)
     t._history_version = t._version_counter.value
+    _inherit_creation_meta(t, parent, "AsStridedBackward0")
+
+
+def _inherit_creation_meta(view, parent, node_name):
+    """A view made in no_grad mode is marked so (PyTorch's CreationMeta::NO_GRAD_MODE); one made
+    while recording inherits its parent's mark."""
+    if not grad_mode._state.enabled:
+        view._creation_meta = "no_grad"
+    elif parent._creation_meta is not None:
+        view._creation_meta = parent._creation_meta
+        view._view_node_name = node_name
+
+
+def mark_multi_output_views(x, outs):
+    """Mark the views ``outs`` of ``x`` that unbind/split/chunk return (PyTorch's
+    CreationMeta::MULTI_OUTPUT_NODE): writing to one in place (or to a view of one) while
+    gradients are recorded raises ``view_write_error``. Made in no_grad mode they keep that mark."""
+    if grad_mode.is_grad_enabled():
+        for k, t in enumerate(outs):
+            if isinstance(t, Tensor) and t is not x and t._base is not None:
+                t._creation_meta, t._view_output_nr = "multi_output", k
+    return outs
+
+
+_VIEW_WRITE_ADVICE = {
+    "multi_output": " This view is the output of a function that returns multiple views. Such functions do not "
+                    "allow the output views to be modified inplace. You should replace the inplace operation by an "
+                    "out-of-place one.",
+    "no_grad": " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
+               "by moving both the view and the inplace either both inside the no_grad block (if you don't want "
+               "the inplace to be tracked) or both outside (if you want the inplace to be tracked).",
+    "custom_function": " This view was created inside a custom Function (or because an input was returned as-is) "
+                       "and the autograd logic to handle view+inplace would override the custom backward associated "
+                       "with the custom Function, leading to incorrect gradients. This behavior is forbidden. You "
+                       "can fix this by cloning the output of the custom Function.",
+}
+
+
+def view_write_error(view, indirect, via=None):
+    """PyTorch's error (handle_view_on_rebase) for an in-place write to a marked view: ``indirect``
+    when its base or another view was written and the view is used afterwards."""
+    meta = view._creation_meta
+    tracked = view._grad_fn is not None or view._base._requires_grad      # PyTorch's view has a grad_fn
+    if via is not None:
+        name, nr = (via if tracked else None), 0
+    elif view._grad_fn is not None:
+        name, nr = view._grad_fn.name(), view._view_output_nr
+    else:
+        name, nr = (view._view_node_name if tracked else None), view._view_output_nr
+    modified = "its base or another view of its base has been" if indirect else "is being"
+    short = re.sub(r"Backward\d*$", "", name) if name else None
+    if meta == "no_grad" or short is None:
+        prefix = f"Output {nr} of {short} is a view of a view which was created in" if short else "A view was created in"
+        message = f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled."
+    else:
+        message = f"Output {nr} of {short} is a view and {modified} modified inplace."
+    return RuntimeError(message + _VIEW_WRITE_ADVICE[meta])
 
 
 class _EagerOpInfo:

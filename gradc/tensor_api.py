@@ -888,7 +888,9 @@ class TensorAPI(TensorLikeMeta):
             value = value.to(self.dtype)
         # PyTorch's node: CopySlices when it writes through a view (an int, None or partial slice),
         # else index_put_ (IndexPutBackward0), fill_ (FillBackward3) or copy_ (CopyBackwards)
-        if self._writes_through_view(key):
+        via = self._setitem_view_node(key)
+        if via is not None:
+            self._check_view_write(value, via)
             name = "CopySlices"
         elif tensors:
             name = "IndexPutBackward0"
@@ -961,23 +963,35 @@ class TensorAPI(TensorLikeMeta):
     def _writes_through_view(self, key) -> bool:
         """Whether PyTorch's setitem takes a view first: the encoded key has an int, a None or a
         slice that does not cover its whole dim."""
-        dim = 0
+        return self._setitem_view_node(key) is not None
+
+    def _setitem_view_node(self, key):
+        """The grad_fn name of the last view PyTorch's setitem takes before it writes
+        (SelectBackward0 for an int, UnsqueezeBackward0 for a None, SliceBackward0 for a slice that
+        does not cover its whole dim), or None when it writes to the tensor itself."""
+        name, dim = None, 0
         consumed = builtins.sum(1 for e in key if e[0] in ("int", "slice", "tensor"))
         for e in key:
             kind = e[0]
-            if kind in ("int", "none"):
-                return True
-            if kind == "slice":
+            if kind == "int":
+                name = "SelectBackward0"
+                dim += 1
+            elif kind == "none":
+                name = "UnsqueezeBackward0"
+            elif kind == "slice":
                 start, stop, step = e[1], e[2], e[3]
                 size = self.shape[dim] if dim < self.ndim else 0
                 if not (start in (None, 0) and step in (None, 1) and (stop is None or stop >= size)):
-                    return True
+                    name = "SliceBackward0"
                 dim += 1
             elif kind == "ellipsis":
                 dim += self.ndim - consumed
             else:
                 dim += 1
-        return False
+        return name
+
+    def _check_view_write(self, result=None, via=None):
+        """Refuse an in-place write to a view as PyTorch does (eager tensors: ``Tensor``)."""
 
     def gather(self, dim, index):
         if not is_tensor_like(index) or index.dtype is not dtypes.int64:

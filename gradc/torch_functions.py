@@ -731,19 +731,19 @@ def split_with_sizes(input, split_sizes, dim=0):
 
 def unsafe_split(input, split_size, dim=0):
     from .compositions import split
-    return _renamed(split(input, split_size, dim), "UnsafeSplitBackward0")
+    return _unsafe(split(input, split_size, dim), "UnsafeSplitBackward0")
 
 
 def unsafe_split_with_sizes(input, split_sizes, dim=0):
     from .compositions import split
-    return _renamed(split(input, list(split_sizes), dim), "UnsafeSplitWithSizesBackward0")
+    return _unsafe(split(input, list(split_sizes), dim), "UnsafeSplitWithSizesBackward0")
 
 
 def unsafe_chunk(input, chunks, dim=0):
     from .compositions import chunk
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    return _renamed(chunk(input, chunks, dim), "UnsafeSplitBackward0")
+    return _unsafe(chunk(input, chunks, dim), "UnsafeSplitBackward0")
 
 
 def _renamed(outs, name):
@@ -753,6 +753,18 @@ def _renamed(outs, name):
         if isinstance(node, OpNode):
             node.__class__ = node_class(name)
     return outs
+
+
+def _unsafe(outs, name):
+    """The outputs of unsafe_split/unsafe_chunk, renamed ``name``: PyTorch's share the input's
+    memory but autograd does not see them as views (no base, a version counter of their own), so
+    an in-place write to one is allowed and recorded as on any tensor."""
+    from .tensor import Tensor, counter_factory
+    for t in outs:
+        if isinstance(t, Tensor) and t._base is not None:
+            t._base = t._view_of = t._creation_meta = None
+            t._version_counter = counter_factory[-1]()
+    return _renamed(outs, name)
 
 
 # ---- legacy linalg spellings ------------------------------------------------------------------------

@@ -1347,10 +1347,135 @@ def sc_dtype_info_type_and_inference_mode(m):
     return out
 
 
+def _base(m, requires_grad=True):
+    x = m.arange(12.0, dtype=m.float64).reshape(4, 3).requires_grad_(requires_grad)
+    return x * 1 if requires_grad else x.clone()
+
+
+_MULTI_VIEW_FNS = {
+    "unbind": lambda b: b.unbind(0), "unbind1": lambda b: b.unbind(1), "split": lambda b: b.split(2),
+    "split_one_piece": lambda b: b.split(4), "split_sizes": lambda b: b.split([1, 3]),
+    "split_with_sizes": lambda b: b.split_with_sizes([3, 1]), "chunk": lambda b: b.chunk(2),
+    "tensor_split": lambda b: b.tensor_split(2), "vsplit": lambda b: b.vsplit(2),
+    "unsafe_split": lambda b: b.unsafe_split(2), "unsafe_chunk": lambda b: b.unsafe_chunk(2),
+    "view": lambda b: (b.view(12),), "select": lambda b: (b[1],)}
+
+
+def sc_inplace_on_multiple_views(m):
+    """PyTorch refuses an in-place write to an output of unbind/split/chunk (or to a view of
+    one) while recording, and to a view made in no_grad mode, with or without grad mode when the
+    write happens; the view's later use reports the write (its base or another view)."""
+    out = []
+    for name, fn in _MULTI_VIEW_FNS.items():
+        for requires_grad in (True, False):
+            for made_without_grad in (False, True):
+                for written_without_grad in (False, True):
+                    def go():
+                        b = _base(m, requires_grad)
+                        with m.set_grad_enabled(not made_without_grad):
+                            views = fn(b)
+                        v = views[-1]
+                        with m.set_grad_enabled(not written_without_grad):
+                            v.mul_(2)
+                        return b.tolist(), v.grad_fn is not None and v.grad_fn.name()
+                    out.append((name, requires_grad, made_without_grad, written_without_grad, err_of(go) or go()))
+    return out
+
+
+def sc_inplace_on_multiple_views_kinds(m):
+    out = []
+    w = m.ones(3, dtype=m.float64, requires_grad=True)
+    writes = {"copy_": lambda v: v.copy_(m.ones(3)), "zero_": lambda v: v.zero_(), "fill_": lambda v: v.fill_(1),
+              "add_": lambda v: v.add_(1), "iadd": lambda v: v.__iadd__(2), "clamp_": lambda v: v.clamp_(0),
+              "relu_": lambda v: v.relu_(), "unsqueeze_": lambda v: v.unsqueeze_(0), "t_": lambda v: v.t_(),
+              "index_put_": lambda v: v.index_put_((m.tensor([0]),), m.tensor(1.0, dtype=m.float64)),
+              "detach_": lambda v: v.detach_(), "add_requiring": lambda v: v.add_(w)}
+    for name, write in writes.items():
+        out.append((name, err_of(lambda: write(_base(m).unbind(0)[1]))))
+        out.append((name, "no grad base", err_of(lambda: write(_base(m, False).unbind(0)[1]))))
+    for key in [0, (0,), slice(1, None), slice(None), (Ellipsis, 1), None, (slice(None), None),
+                m.tensor([0, 1]), m.tensor([True, False])]:
+        def put(key=key):
+            _base(m).split(2)[1][key] = 5.0
+        out.append((repr(key), err_of(put)))
+    # views of the outputs, a detached output, and uses after the base was written
+    out.append(err_of(lambda: _base(m).unbind(0)[0][1:].add_(1)))
+    out.append(err_of(lambda: _base(m).chunk(2)[1].view(6).add_(1)))
+    d = _base(m).unbind(0)[0].detach()
+    d.add_(1)
+    out.append(d.tolist())
+    b = _base(m)
+    views = b.unbind(0)
+    b.add_(1)
+    out += [views[0].requires_grad, err_of(lambda: views[0].grad_fn), err_of(lambda: views[1] * 2), repr(views[2])]
+    with m.no_grad():
+        out.append(views[0].sum().item())
+        both = b.unbind(0)
+        both[0].add_(1)
+    out.append(b.tolist())
+    # gradients still flow through the outputs
+    x = m.arange(12.0, dtype=m.float64).reshape(4, 3).requires_grad_()
+    sum(v.sum() * (k + 1) for k, v in enumerate((x * 1).unbind(0))).backward()
+    out.append(x.grad.tolist())
+    return out
+
+
+def sc_inplace_on_views_made_without_grad(m):
+    leaf = m.ones(4, 3, dtype=m.float64, requires_grad=True)
+    with m.no_grad():
+        v = leaf[0]
+        flat = leaf.view(12)
+    out = [err_of(lambda: v.add_(1)), err_of(lambda: v[1:].add_(1)), err_of(lambda: v.__setitem__(0, 1.0)),
+           err_of(lambda: v.__setitem__(slice(None), 1.0)), err_of(lambda: flat.zero_())]
+    plain = m.zeros(4, 3, dtype=m.float64)
+    with m.no_grad():
+        u = plain[0]
+    u.add_(1)                                     # nothing requires grad: allowed
+    out.append(err_of(lambda: u.add_(m.ones(3, dtype=m.float64, requires_grad=True))))
+    with m.no_grad():
+        v.add_(1)                                 # written in no_grad mode too: allowed
+    out.append(leaf.tolist())
+    return out
+
+
+def sc_inplace_on_custom_function_views(m):
+    """Outputs of an autograd.Function that are views (or an input returned as it is) may not be
+    written in place: several differentiable outputs as a multi-output function, one as a view
+    made inside the Function."""
+    def fn(forward, non_differentiable=False, shape=(4, 3)):
+        class F1(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                r = forward(x)
+                if non_differentiable:
+                    ctx.mark_non_differentiable(r[1])
+                return r
+
+            @staticmethod
+            def backward(ctx, *grads):
+                return grads[0].reshape(shape)
+        return F1
+    out = []
+    for forward, non_diff in [(lambda x: (x.view(12), x * 2), False), (lambda x: (x.view(12), x * 2), True),
+                              (lambda x: x.view(12), False), (lambda x: x, False), (lambda x: (x[0], x[1]), False),
+                              (lambda x: (x.view(12), m.ones(2, dtype=m.int64)), False)]:
+        b = _base(m)
+        res = fn(forward, non_diff).apply(b)
+        first = res[0] if isinstance(res, tuple) else res
+        out.append(err_of(lambda: first.add_(1)))
+    x = m.ones(3, requires_grad=True)
+    y = fn(lambda t: t, shape=(3,)).apply(x)
+    (y * 3).sum().backward()
+    out += [x.grad.tolist(), y._base is x, y.is_leaf, type(y.grad_fn).__name__]
+    return out
+
+
 SCENARIOS = [sc_augmented_assignment, sc_dtype_info_type_and_inference_mode, sc_bitwise_where_and_products, sc_retain_graph, sc_retain_graph_autograd_grad, sc_double_backward, sc_autograd_grad_options,
              sc_hooks, sc_hook_order_in_graph, sc_node_hooks, sc_retain_grad, sc_grad_modes, sc_accumulation,
              sc_detach_data, sc_autograd_function, sc_return_types_and_size, sc_requires_grad_flags,
-             sc_backward_variants, sc_inplace_on_views]
+             sc_backward_variants, sc_inplace_on_views, sc_inplace_on_multiple_views,
+             sc_inplace_on_multiple_views_kinds, sc_inplace_on_views_made_without_grad,
+             sc_inplace_on_custom_function_views]
 
 
 def _run_scenario(scenario, m):

@@ -135,12 +135,19 @@ class Function:
             from .node import _DEFAULT_HOOKS
             if _DEFAULT_HOOKS:
                 ctx._pack_saved()
+            differentiable = [isinstance(o, Tensor) and id(o) not in ctx._non_diff and o.dtype.is_floating_point
+                              for o in outputs]
+            # an output that is a view may not be written in place (PyTorch's CreationMeta)
+            meta = "multi_output" if sum(differentiable) > 1 else "custom_function"
             fixed = []
             for k, o in enumerate(outputs):
-                if isinstance(o, Tensor) and id(o) not in ctx._non_diff and o.dtype.is_floating_point:
+                if differentiable[k]:
                     if any(o is a for a in args):
-                        o = o.detach()   # returning an input: PyTorch returns a view with a new grad_fn
+                        with grad_mode.no_grad():
+                            o = o[...]   # returning an input: PyTorch returns a view of it with a new grad_fn
                     o._grad_fn, o._output_nr, o._requires_grad = node, k, True
+                    if o._base is not None:
+                        o._creation_meta, o._view_output_nr = meta, k
                 fixed.append(o)
             outputs = tuple(fixed)
         return outputs if isinstance(out, tuple) else outputs[0]
