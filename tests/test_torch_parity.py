@@ -894,8 +894,7 @@ def sc_double_backward(m):
 
 @pytest.mark.xfail(strict=True, reason="first-derivative graphs come from gradc's VJP rules, not PyTorch's "
                                        "derivative formulas: e.g. the gradient of x ** 3 is WhereBackward0 (PyTorch "
-                                       "MulBackward0) and relu's gradient has no graph at all (PyTorch: "
-                                       "ThresholdBackwardBackward0 with a zero second derivative)")
+                                       "MulBackward0)")
 def test_first_derivative_grad_fn_names():
     names = []
     for m in (torch, gradc):
@@ -905,6 +904,73 @@ def test_first_derivative_grad_fn_names():
         names.append((type(g1.grad_fn).__name__, g2.requires_grad))
     assert names[0] == names[1]
 
+
+
+# First-order gradients under create_graph=True whose PyTorch backward takes the op's input
+# (threshold_backward(grad, self), max_pool2d_with_indices_backward(grad, self, ...)): they
+# require grad and differentiate to zeros, to nothing, or to PyTorch's error.
+CREATE_GRAPH_CASES = [
+    ("relu", lambda m, x: x.relu()), ("F.relu6", lambda m, x: m.nn.functional.relu6(x)),
+    ("F.hardtanh", lambda m, x: m.nn.functional.hardtanh(x)), ("F.leaky_relu", lambda m, x: m.nn.functional.leaky_relu(x)),
+    ("F.threshold", lambda m, x: m.nn.functional.threshold(x, 0.1, 20.0)),
+    ("F.softshrink", lambda m, x: m.nn.functional.softshrink(x)), ("F.hardshrink", lambda m, x: m.nn.functional.hardshrink(x)),
+    ("F.rrelu", lambda m, x: m.nn.functional.rrelu(x, training=False)),
+    ("F.hardsigmoid", lambda m, x: m.nn.functional.hardsigmoid(x)),
+    ("fmod", lambda m, x: m.fmod(x.detach() * 3, x)), ("remainder", lambda m, x: m.remainder(x.detach() * 3, x)),
+    ("fmod_self", lambda m, x: m.fmod(x, 0.7)), ("clamp", lambda m, x: x.clamp(-0.5, 0.5)), ("floor", lambda m, x: x.floor()),
+    ("abs", lambda m, x: x.abs()), ("where", lambda m, x: m.where(x > 0, x, 0.0)),
+    ("F.max_pool2d", lambda m, x: m.nn.functional.max_pool2d(x.reshape(1, 1, 4, 6), 2)),
+    ("F.max_pool1d", lambda m, x: m.nn.functional.max_pool1d(x.reshape(1, 4, 6), 2)),
+    ("F.avg_pool2d", lambda m, x: m.nn.functional.avg_pool2d(x.reshape(1, 1, 4, 6), 2)),
+    ("F.adaptive_avg_pool2d", lambda m, x: m.nn.functional.adaptive_avg_pool2d(x.reshape(1, 1, 4, 6), 3)),
+    ("F.adaptive_max_pool2d", lambda m, x: m.nn.functional.adaptive_max_pool2d(x.reshape(1, 1, 4, 6), 3)),
+    ("F.max_pool3d", lambda m, x: m.nn.functional.max_pool3d(x.reshape(1, 1, 2, 2, 6), 2)),
+    ("F.pad_reflect", lambda m, x: m.nn.functional.pad(x.reshape(1, 4, 6), (2, 1), mode="reflect")),
+    ("F.pad_replicate", lambda m, x: m.nn.functional.pad(x.reshape(1, 1, 4, 6), (1, 1, 2, 0), mode="replicate")),
+    ("F.pad_constant", lambda m, x: m.nn.functional.pad(x, (1, 1))),
+    ("F.nll_loss", lambda m, x: m.nn.functional.nll_loss(x, m.tensor([0, 5, 2, 1]))),
+    ("F.cross_entropy", lambda m, x: m.nn.functional.cross_entropy(x, m.tensor([0, 5, 2, 1]))),
+    ("F.multi_margin_loss", lambda m, x: m.nn.functional.multi_margin_loss(x, m.tensor([0, 5, 2, 1]))),
+    ("F.grid_sample", lambda m, x: m.nn.functional.grid_sample(
+        x.reshape(1, 1, 4, 6), m.full((1, 2, 2, 2), 0.3, dtype=m.float64), align_corners=False)),
+    ("F.interpolate_nearest", lambda m, x: m.nn.functional.interpolate(x.reshape(1, 4, 6), scale_factor=2)),
+]
+
+
+def _second_order(m, fn):
+    data = np.array([[0.7, -1.3, 0.4, 2.1, -0.6, 1.5], [-0.9, 0.35, 1.2, -1.7, 0.8, -0.25],
+                     [1.1, -0.45, -2.2, 0.6, 0.3, -1.4], [0.55, 1.9, -0.7, -0.35, 1.3, 0.95]])
+    x = m.tensor(data, dtype=m.float64, requires_grad=True)
+    y = fn(m, x)
+    weights = m.tensor(np.linspace(-1.0, 1.5, y.numel()).reshape(tuple(y.shape)), dtype=m.float64)
+    (g,) = m.autograd.grad((y * weights).sum(), x, create_graph=True)
+    out = [g.requires_grad, g.grad_fn is None, np.round(np.array(g.tolist()), 6).tolist()]   # (PyTorch: float32 constants)
+    if g.requires_grad:
+        w2 = m.tensor(np.linspace(0.5, -2.0, g.numel()).reshape(tuple(g.shape)), dtype=m.float64)
+        try:
+            (h,) = m.autograd.grad((g * w2).sum(), x, allow_unused=True)
+            out.append(None if h is None else np.round(np.array((h + 0.0).tolist()), 10).tolist())
+        except RuntimeError as e:
+            out.append(str(e))
+    return out
+
+
+@pytest.mark.parametrize("name,fn", CREATE_GRAPH_CASES, ids=[c[0] for c in CREATE_GRAPH_CASES])
+def test_create_graph_gradients_require_grad_as_pytorchs(name, fn):
+    assert _second_order(gradc, fn) == _second_order(torch, fn)
+
+
+def test_create_graph_gradient_of_a_single_node_is_named_as_pytorchs():
+    names = []
+    for m in (torch, gradc):
+        x = m.tensor([1.0, -2.0, 0.5], requires_grad=True)
+        row = []
+        for f in (lambda t: t.relu(), lambda t: m.nn.functional.leaky_relu(t), lambda t: m.nn.functional.hardtanh(t)):
+            (g,) = m.autograd.grad(f(x).sum(), x, create_graph=True)
+            row.append(type(g.grad_fn).__name__)
+        names.append(row)
+    assert names[1] == names[0] == ["ThresholdBackwardBackward0", "LeakyReluBackwardBackward0",
+                                    "HardtanhBackwardBackward0"]
 
 def sc_autograd_grad_options(m):
     x = m.tensor([1.0, 2.0], requires_grad=True)

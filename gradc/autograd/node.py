@@ -12,7 +12,7 @@ import weakref
 from types import MappingProxyType
 
 from ..ops.registry import TypeInfo, VJPContext, vjp_rule
-from . import anomaly_mode
+from . import anomaly_mode, grad_mode
 
 _seq = itertools.count()
 # Nodes that PyTorch implements by hand in C++: name() gives the C++ name (type name stays short).
@@ -299,6 +299,8 @@ class OpNode(Node):
         if len(grads) < len(self._output_types) or any([g is None for g in grads]):   # (not `None in`: == on tensors)
             grads = self._fill_missing(grads)
         result = (op.vjp or vjp_rule(op))(ctx, grads)
+        if _TAKES_INPUT and type(self).__name__ in _TAKES_INPUT and grad_mode._state.enabled:
+            result = self._tied_to_inputs(result)
         out = []
         for i in range(n_in):
             g = result[i] if i < len(result) else None
@@ -315,6 +317,18 @@ class OpNode(Node):
             out.append(g)
         return out
 
+    def _tied_to_inputs(self, result) -> list:
+        """Each input gradient tied to its input (``_InputTie``): PyTorch's backward of this op takes
+        the input (``_TAKES_INPUT``), so under create_graph=True the gradient requires grad."""
+        kind = _TAKES_INPUT[type(self).__name__]
+        tied = []
+        for i, g in enumerate(result):
+            edge = self._next[i] if i < len(self._next) else (None, 0)
+            if g is not None and edge[0] is not None and g.dtype.is_floating_point:
+                g = _InputTie.of(type(self).__name__, kind, g, edge, self._input_types[i])
+            tied.append(g)
+        return tied
+
     def _fill_missing(self, grads) -> list:
         """Zeros for the differentiable outputs that got no gradient."""
         from ..tensor import zeros_for
@@ -325,6 +339,71 @@ class OpNode(Node):
                 g = zeros_for(t)
             full.append(g)
         return full
+
+
+class _InputTie(Node):
+    """The grad_fn of an input gradient computed by a backward function that PyTorch writes with
+    the forward op's input as an argument (threshold_backward(grad, self, threshold),
+    max_pool2d_with_indices_backward(grad, self, ...)): the gradient (same values, same memory)
+    depends on the gradient gradc's VJP computed and on that input, with a zero derivative
+    for the input, no derivative at all (``kind`` "none"), or an error (``kind`` a message).
+    So a first-order gradient through relu, the pools, the pads or nll_loss requires grad
+    under create_graph=True, as PyTorch's does, and differentiating it again gives PyTorch's
+    zeros. Named as PyTorch's node (ThresholdBackwardBackward0, ...)."""
+    __module__ = "builtins"
+
+    @classmethod
+    def of(cls, forward_name, kind, g, edge, input_type):
+        from ..tensor import Tensor
+        node_cls = _TIE_CLASSES.get(forward_name)
+        if node_cls is None:
+            name = ("NotImplemented" if kind not in (None, "none") else
+                    _TIE_NAMES.get(forward_name) or forward_name[:-len("0")] + "Backward0")
+            node_cls = _TIE_CLASSES[forward_name] = type(name, (cls,), {"__module__": "builtins"})
+        node = node_cls()
+        node._kind, node._input_type = kind, input_type
+        node._output_types = (None,)
+        node._next = (g._grad_edge() if g._requires_grad else (None, 0), edge)
+        t = Tensor._wrap(g._data)
+        t._device = g._device
+        t._grad_fn, t._output_nr, t._requires_grad = node, 0, True
+        return t
+
+    def apply(self, grads, retain_graph=True):
+        from ..tensor import zeros_for
+        kind = self._kind
+        if kind not in (None, "none"):
+            raise RuntimeError(kind)
+        return [grads[0], None if kind == "none" else zeros_for(self._input_type)]
+
+    def release(self):
+        pass
+
+
+def _not_implemented(op):
+    return f"derivative for aten::{op} is not implemented"
+
+
+# grad_fn names of the ops whose PyTorch backward takes the op's input (derivatives.yaml), with
+# the derivative of that backward with respect to the input: None (zeros), "none" (none: an
+# unused input) or the error PyTorch raises
+_TAKES_INPUT = {
+    **dict.fromkeys(["ReluBackward0", "ThresholdBackward0", "HardtanhBackward0", "LeakyReluBackward0",
+                     "RreluWithNoiseBackward0", "SoftshrinkBackward0", "HardshrinkBackward0",
+                     "MaxPool2DWithIndicesBackward0", "MaxPool3DWithIndicesBackward0", "AvgPool2DBackward0",
+                     "AvgPool3DBackward0", "AdaptiveAvgPool2DBackward0", "AdaptiveAvgPool3DBackward0",
+                     "AdaptiveMaxPool2DBackward0", "AdaptiveMaxPool3DBackward0", "ReflectionPad1DBackward0",
+                     "ReflectionPad2DBackward0", "ReflectionPad3DBackward0", "ReplicationPad1DBackward0",
+                     "ReplicationPad2DBackward0", "ReplicationPad3DBackward0", "NllLossBackward0",
+                     "NllLoss2DBackward0"]),
+    "GridSampler2DBackward0": "none",
+    "GridSampler3DBackward0": "none",
+    "HardsigmoidBackward0": _not_implemented("hardsigmoid_backward"),
+    "MultiMarginLossBackward0": _not_implemented("multi_margin_loss_backward"),
+    "MultilabelMarginLossBackward0": _not_implemented("multilabel_margin_loss_backward"),
+}
+_TIE_NAMES = {"ReluBackward0": "ThresholdBackwardBackward0"}     # (relu's backward is threshold_backward)
+_TIE_CLASSES: dict = {}
 
 
 class AccumulateGrad(Node):

@@ -217,6 +217,7 @@ def tanhshrink(x):
     return x - x.tanh()
 
 
+@grad_fn_named(lambda x, threshold, value, inplace=False: None if inplace else "ThresholdBackward0")
 def threshold(x, threshold, value, inplace=False):
     from ..tensor_api import where
     if inplace:

@@ -351,25 +351,25 @@ def _floor_divide_forward(a, b):
 
 
 def _remainder_vjp(ctx, g):
-    """d/da = 1, d/db = -floor(a / b) (the quotient is piecewise constant: computed detached);
+    """d/da = 1, d/db = -floor(a / b) (PyTorch's ``self.div(other, rounding_mode="floor")``: piecewise
+    constant, so its own gradient is zero, but under create_graph=True it requires grad);
     PyTorch's remainder(Scalar, Tensor) has no derivative."""
     if ctx.attrs.get("scalar_self"):
         raise RuntimeError("derivative for aten::remainder is not implemented")
-    sa, sb = _shapes(ctx)
-    a, b = ctx.input(0), ctx.input(1)
-    from .dispatch import apply
-    ga = unbroadcast(g[0], sa) if ctx.needs_input_grad[0] else None
-    gb = (unbroadcast(-g[0] * apply("floor_divide", a.detach(), b.detach()), sb)
-          if ctx.needs_input_grad[1] else None)
-    return [ga, gb]
+    return _rounded_quotient_vjp(ctx, g, "floor")
 
 
 def _fmod_vjp(ctx, g):
-    """d/da = 1, d/db = -trunc(a / b)."""
+    """d/da = 1, d/db = -trunc(a / b) (PyTorch's ``self.div(other, rounding_mode="trunc")``)."""
+    return _rounded_quotient_vjp(ctx, g, "trunc")
+
+
+def _rounded_quotient_vjp(ctx, g, mode):
+    from .dispatch import apply
     sa, sb = _shapes(ctx)
-    a, b = ctx.input(0), ctx.input(1)
     ga = unbroadcast(g[0], sa) if ctx.needs_input_grad[0] else None
-    gb = unbroadcast(-g[0] * (a.detach() / b.detach()).trunc(), sb) if ctx.needs_input_grad[1] else None
+    gb = (unbroadcast(-g[0] * apply("div_rounding", ctx.input(0), ctx.input(1), mode=mode), sb)
+          if ctx.needs_input_grad[1] else None)
     return [ga, gb]
 
 
