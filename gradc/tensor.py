@@ -16,14 +16,13 @@ import warnings
 from types import MappingProxyType
 
 import math
-import re
 
 import numpy as np
 
 from . import _printing, dtypes
 from .autograd import grad_mode
 from .autograd.engine import run_unit_backward
-from .autograd.node import AccumulateGrad, Node, RemovableHandle, node_class
+from .autograd.node import AccumulateGrad, Node, RemovableHandle, node_class, version_error_label
 from .codegen import eager_cpu
 from .codegen.cuda_driver import DeviceArray
 from .ops import registry
@@ -980,11 +979,12 @@ def view_write_error(view, indirect, via=None):
     if via is not None:
         name, nr = (via if tracked else None), 0
     elif view._grad_fn is not None:
-        name, nr = view._grad_fn.name(), view._view_output_nr
+        name, nr = view._grad_fn, view._view_output_nr
     else:
         name, nr = (view._view_node_name if tracked else None), view._view_output_nr
     modified = "its base or another view of its base has been" if indirect else "is being"
-    short = re.sub(r"Backward\d*$", "", name) if name else None
+    # PyTorch's label: SelectBackward0 -> Select, SqueezeBackward1 -> Squeeze1
+    short = version_error_label(name) if name else None
     if meta == "no_grad" or short is None:
         prefix = f"Output {nr} of {short} is a view of a view which was created in" if short else "A view was created in"
         message = f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled."

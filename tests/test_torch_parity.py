@@ -1467,6 +1467,7 @@ def sc_inplace_on_multiple_views_kinds(m):
     # views of the outputs, a detached output, and uses after the base was written
     out.append(err_of(lambda: _base(m).unbind(0)[0][1:].add_(1)))
     out.append(err_of(lambda: _base(m).chunk(2)[1].view(6).add_(1)))
+    out.append(err_of(lambda: _base(m).unbind(0)[0].unsqueeze(0).squeeze(0).add_(1)))     # "Squeeze1"
     d = _base(m).unbind(0)[0].detach()
     d.add_(1)
     out.append(d.tolist())

@@ -108,9 +108,10 @@ def node_class(name: str) -> type:
 
 
 def version_error_label(node) -> str:
-    """How PyTorch 2.x names a node in the saved-tensor version error: 'ExpBackward0' -> 'Exp',
-    'SumBackward1' -> 'Sum1', 'MyFnBackward' -> 'MyFn'; C++-only nodes by their C++ name."""
-    name = node.name()
+    """How PyTorch 2.x names a node (or a node name) in its errors (a saved tensor's version, a
+    view written in place): 'ExpBackward0' -> 'Exp', 'SumBackward1' -> 'Sum1', 'MyFnBackward' ->
+    'MyFn'; C++-only nodes by their C++ name."""
+    name = node if isinstance(node, str) else node.name()
     if name.startswith("torch::"):
         return name
     if name.endswith("Backward0"):
