@@ -14,6 +14,7 @@ from . import dtypes, factories
 from .compositions import _varargs, bind_methods
 from .autograd.node import grad_fn_named
 from .ops.dispatch import apply, grad_fn_name
+from .scatter import index_value_outside, scalar_type_name
 from .tensor_api import cat, dot, is_tensor_like, norm_dim, promote_operands, stack, where
 
 
@@ -317,6 +318,12 @@ def matrix_power(A, n):
 # ---- index forms ---------------------------------------------------------------------------------
 @grad_fn_named("TakeBackward0")
 def take(x, index):
+    if not is_tensor_like(index) or index.dtype is not dtypes.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {scalar_type_name(index)}")
+    n = x.numel()
+    bad = index_value_outside(index, -n, n)
+    if bad is not None:
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
     return x.reshape(-1)[index]
 
 
@@ -346,13 +353,44 @@ def select_scatter(input, src, dim, index):
     return _scatter_into(input, src, (slice(None),) * d + (int(index),))
 
 
+def _check_index_copy(x, dim, index, source):
+    """PyTorch's checks of index_copy's operands, in its order, with its messages."""
+    if index.ndim >= 2:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
+    n = index.numel()
+    if source.ndim == 0 and n != 1:
+        raise IndexError(f"index_copy_(): When source is scalar, index should have one element (got {n})")
+    if source.ndim != x.ndim and source.ndim and x.ndim:
+        raise IndexError("index_copy_(): When source and destination are not scalars, their dimensionality must "
+                         f"match. Source dimensionality ({source.ndim}), destination dimensionality ({x.ndim})")
+    if index.dtype is not dtypes.int64:
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {scalar_type_name(index)}")
+    if source.dtype is not x.dtype:
+        raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but got (self) "
+                           f"{scalar_type_name(x)} and (source) {scalar_type_name(source)}")
+    sliced = [[k for j, k in enumerate(t.shape) if j != dim] for t in (x, source)]
+    if sliced[0] != sliced[1]:
+        raise RuntimeError("index_copy_(): Source/destination tensor must have same slice shapes. Destination slice "
+                           f"shape: {' '.join(map(str, sliced[0]))} at dimension {dim} and source slice shape: "
+                           f"{' '.join(map(str, sliced[1]))} at dimension 0.")
+    if source.ndim and n != source.shape[dim]:
+        raise IndexError(f"index_copy_(): Number of indices ({n}) should be equal to source.size(dim) "
+                         f"({source.shape[dim]})")
+    size = x.shape[dim] if x.ndim else 1
+    bad = index_value_outside(index, 0, size)
+    if bad is not None:
+        raise IndexError(f"index_copy_(): index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
 def index_copy(input, dim, index, source):
     d = norm_dim(dim, max(input.ndim, 1))
+    _check_index_copy(input, d, index, source)
     return _scatter_into(input, source, (slice(None),) * d + (index,))
 
 
 def _index_copy_(self, dim, index, source):
     d = norm_dim(dim, max(self.ndim, 1))
+    _check_index_copy(self, d, index, source)
     self[(slice(None),) * d + (index,)] = source
     return self
 

@@ -7,12 +7,13 @@ import math
 
 from .autograd.node import grad_fn_named
 from . import factories
-from .compositions import beta_scaled, bind_methods
+from .compositions import beta_scaled, bind_methods, check_broadcast
 from .tensor_api import _named_return, cat, norm_dim, where
 
 
 @grad_fn_named("AddcmulBackward0")
 def addcmul(input, tensor1, tensor2, *, value=1):
+    check_broadcast("addcmul", input, tensor1, tensor2)
     product = tensor1 * tensor2
     if not product.dtype.is_floating_point and not input.dtype.is_floating_point:
         value = int(value)                  # integer tensors take the value as an integer, as PyTorch's
@@ -21,6 +22,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):
 
 @grad_fn_named("AddcdivBackward0")
 def addcdiv(input, tensor1, tensor2, *, value=1):
+    check_broadcast("addcdiv", input, tensor1, tensor2)
     return input + value * (tensor1 / tensor2)
 
 

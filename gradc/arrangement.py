@@ -141,7 +141,12 @@ def flipud(x):
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
-    m = n if m is None else m
+    from .factories import _int_argument
+    n = _int_argument("eye", "n", 1, n)
+    m = n if m is None else _int_argument("eye", "m", 2, m)
+    for name, v in (("n", n), ("m", m)):
+        if v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     from . import dtypes
     dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
     return factories.tensor(np.eye(n, m, dtype=dt.np), dtype=dt, device=device, requires_grad=requires_grad)

@@ -96,7 +96,15 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
 
 @grad_fn_named(lambda start, end, weight: "LerpBackward1" if hasattr(weight, "dtype") else "LerpBackward0")
 def lerp(start, end, weight):
+    check_broadcast("lerp", start, end, weight)
     return start + weight * (end - start)
+
+
+def check_broadcast(op, *operands):
+    """PyTorch's broadcast error for operands in its order (a function spelled with several ops
+    would report its pieces' operands otherwise)."""
+    from .ops.rules import broadcast_shapes
+    broadcast_shapes(op, *[tuple(t.shape) for t in operands if hasattr(t, "shape")])
 
 
 def _as_floats(a, b):
@@ -345,24 +353,29 @@ def flip(x, *dims, **kwargs):
         raise TypeError(f"flip() got an unexpected keyword argument '{next(iter(kwargs))}'")
     dims = [dims[0]] if len(dims) == 1 and isinstance(dims[0], int) else (
         list(dims[0]) if len(dims) == 1 else list(dims))
-    if x.ndim == 0:
-        for d in dims:
-            norm_dim(d, 0)
+    normalized = [norm_dim(d, x.ndim) for d in dims]
+    for k, d in enumerate(normalized):
+        if d in normalized[:k]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    if x.ndim == 0 or not dims:
         return x.clone()
-    if not dims:
-        return x.clone()
-    for d in dims:
-        d = norm_dim(d, x.ndim)
+    for d in normalized:
         x = x.index_select(d, factories.arange(x.shape[d] - 1, -1, -1, device=x.device))
     return x
 
 
 @grad_fn_named("RollBackward0")
 def roll(x, shifts, dims=None):
-    if dims is None:
-        return roll(x.reshape(-1), shifts, 0).reshape(*x.shape)
     shifts = [shifts] if isinstance(shifts, int) else list(shifts)
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+        return roll(x.reshape(-1), shifts, 0).reshape(*x.shape)
     dims = [dims] if isinstance(dims, int) else list(dims)
+    if not shifts:
+        raise RuntimeError("`shifts` required")
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
     source = x
     for s, d in zip(shifts, dims):
         d = norm_dim(d, x.ndim)

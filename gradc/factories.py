@@ -12,8 +12,11 @@ from .tensor import Tensor, check_device
 from .tensor_api import _shape_args as _any_shape_args
 
 
-def _shape_args(size) -> tuple:
-    """A factory's size arguments as a shape, with PyTorch's error for a negative size."""
+def _shape_args(size, fn=None) -> tuple:
+    """A factory's size arguments as a shape, with PyTorch's errors for a size that is not ints
+    (``fn``: the factory's name, for the message) and for a negative size."""
+    if fn is not None:
+        _check_size_type(size, fn)
     shape = _any_shape_args(size)
     for n in shape:
         if n < 0:
@@ -21,6 +24,28 @@ def _shape_args(size) -> tuple:
     return shape
 
 from .random_state import Generator, manual_seed, numpy_rng, seed  # noqa: F401  (gradc.* names)
+
+
+def _is_size_int(n) -> bool:
+    if isinstance(n, Tensor):
+        return n.ndim == 0 and not n.dtype.is_floating_point and n.dtype is not dtypes.bool_
+    return isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))
+
+
+def _check_size_type(size, fn):
+    """PyTorch's TypeError for a size argument that is not ints: ``zeros(2.5)``, ``zeros((2.5,))``,
+    ``zeros(2, 2.5)``."""
+    if len(size) == 1 and not isinstance(size[0], (tuple, list)) and not _is_size_int(size[0]):
+        raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, not {type(size[0]).__name__}")
+    items = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
+    for k, n in enumerate(items):
+        if not _is_size_int(n):
+            what = type(n).__name__
+            if k == 0:
+                raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, but found element of "
+                                f"type {what} at pos 0")
+            raise TypeError(f"{fn}(): argument 'size' failed to unpack the object at pos {k + 1} with error \"type "
+                            f"must be tuple of ints,but got {what}\"")
 
 
 def _finish(array, dtype, requires_grad, device):
@@ -203,8 +228,8 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor(array)
 
 
-def _filled(fill, size, dtype, requires_grad, device, default=None):
-    shape = _shape_args(size)
+def _filled(fill, size, dtype, requires_grad, device, default=None, fn=None):
+    shape = _shape_args(size, fn)
     dt = dtypes.as_dtype(dtype) if dtype is not None else (default or dtypes.default_float)
     try:
         array = np.full(shape, fill, dtype=dt.np)
@@ -214,48 +239,64 @@ def _filled(fill, size, dtype, requires_grad, device, default=None):
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
-    return _filled(1, size, dtype, requires_grad, device)
+    return _filled(1, size, dtype, requires_grad, device, fn="ones")
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
-    return _filled(0, size, dtype, requires_grad, device)
+    return _filled(0, size, dtype, requires_grad, device, fn="zeros")
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
-    return _filled(0, size, dtype, requires_grad, device)
+    return _filled(0, size, dtype, requires_grad, device, fn="empty")
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+    if not isinstance(fill_value, (numbers.Number, np.number, np.bool_)) and not (
+            isinstance(fill_value, Tensor) and fill_value.ndim == 0):
+        raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not {type(fill_value).__name__}")
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
     default = dtypes.scalar_dtype(fill_value)
-    return _filled(fill_value, (size,) if isinstance(size, int) else size, dtype, requires_grad, device, default)
+    return _filled(fill_value, (size,), dtype, requires_grad, device, default, fn="full")
 
 
-def _like_device(t, device):
-    return t.device if device is None else device     # PyTorch: the input's device by default
+def _like_device(t, device, fn):
+    """The device of a ``*_like`` result: ``t``'s unless given (PyTorch's TypeError if ``t`` is not
+    a tensor)."""
+    from .tensor_api import is_tensor_like
+    if not is_tensor_like(t):
+        raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not {type(t).__name__}")
+    return t.device if device is None else device
 
 
 def ones_like(t, dtype=None, device=None, requires_grad=False):
-    return ones(t.shape, dtype=dtype or t.dtype, device=_like_device(t, device), requires_grad=requires_grad)
+    device = _like_device(t, device, "ones_like")
+    return ones(t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
 
 
 def zeros_like(t, dtype=None, device=None, requires_grad=False):
-    return zeros(t.shape, dtype=dtype or t.dtype, device=_like_device(t, device), requires_grad=requires_grad)
+    device = _like_device(t, device, "zeros_like")
+    return zeros(t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
 
 
 def empty_like(t, dtype=None, device=None, requires_grad=False):
-    return empty(t.shape, dtype=dtype or t.dtype, device=_like_device(t, device), requires_grad=requires_grad)
+    device = _like_device(t, device, "empty_like")
+    return empty(t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
 
 
 def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
-    return full(t.shape, fill_value, dtype=dtype or t.dtype, device=_like_device(t, device), requires_grad=requires_grad)
+    device = _like_device(t, device, "full_like")
+    return full(t.shape, fill_value, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
 
 
 def rand_like(t, dtype=None, device=None, requires_grad=False):
-    return rand(t.shape, dtype=dtype or t.dtype, device=_like_device(t, device), requires_grad=requires_grad)
+    device = _like_device(t, device, "rand_like")
+    return rand(t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
 
 
 def randn_like(t, dtype=None, device=None, requires_grad=False):
-    return randn(t.shape, dtype=dtype or t.dtype, device=_like_device(t, device), requires_grad=requires_grad)
+    device = _like_device(t, device, "randn_like")
+    return randn(t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
@@ -294,7 +335,7 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
     steps = int(steps)
     if steps < 0:
-        raise RuntimeError("linspace(): number of steps must be non-negative")
+        raise RuntimeError("number of steps must be non-negative")
     work = np.float32 if dt.np == np.float32 else np.float64
     if dt.is_floating_point:
         a, b = work(float(start)), work(float(end))
@@ -326,7 +367,7 @@ def _random(op, sample, size, dtype, requires_grad, device, generator=None):
     dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
     if not dt.is_floating_point:
         raise RuntimeError(f"\"{sample.__name__}\" not implemented for '{dt.tensor_type[:-6]}'")
-    shape = _shape_args(size)
+    shape = _shape_args(size, op[:-len("_like")])
     if dispatch.capturing and not requires_grad:      # traced by @gradc.compile: a draw at every call
         _traced_generator_error(generator)
         return dispatch.capturing[-1].draw(op, shape, dt)
@@ -355,7 +396,17 @@ def randint(low, high=None, size=(), *, generator=None, dtype=None, device=None,
     return _finish(values.astype(dt.np), dt, requires_grad, device)
 
 
+def _int_argument(fn, name, position, value):
+    """``value`` checked to be an int as PyTorch's argument parser checks it."""
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be int, not {type(value).__name__}")
+    return int(value)
+
+
 def randperm(n, *, generator=None, dtype=None, device=None):
+    n = _int_argument("randperm", "n", 1, n)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     return _finish(numpy_rng(generator).permutation(int(n)), dtype or dtypes.int64, False, device)
 
 
@@ -376,7 +427,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
             raise TypeError("normal() received an invalid combination of arguments - got (float, float): give "
                             "a tensor mean or std, or a size")
         if std < 0:
-            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
         out = randn(size, dtype=dtype, device=device, generator=generator) * std + mean
         return out.requires_grad_() if requires_grad else out
     like = mean if is_tensor_like(mean) else std
@@ -385,7 +436,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
         if values is not None and values.size and values.min() < 0:
             raise RuntimeError("normal expects all elements of std >= 0.0")
     elif std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     from .ops.rules import broadcast_shapes
     shape = broadcast_shapes("normal", tuple(getattr(mean, "shape", ())), tuple(getattr(std, "shape", ())))
     z = randn(shape, dtype=like.dtype, device=like.device, generator=generator)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import builtins
 
-from .tensor_api import bmm, cat, dot, matmul, mm, stack, where  # noqa: F401
+from .tensor_api import bmm, cat, dot, is_tensor_like, matmul, mm, stack, where  # noqa: F401
 
 
 # torch.add(2, t) and its kin take a Python number first: as a 0-d tensor, or (pow, remainder) as
@@ -20,12 +20,13 @@ def _method(name):
         if out is not None:
             return _call_with_out(name, fn, (input, *args), kwargs, out)
         if scalar_first and isinstance(input, (int, float)) and args:
-            from .tensor_api import is_tensor_like
             if is_tensor_like(args[0]):
                 reflected = _SCALAR_FIRST[name]
                 if reflected and len(args) == 1 and not kwargs:
                     return getattr(args[0], reflected)(input)
                 input = args[0]._scalar(input, _scalar_dtype(input))
+        if not is_tensor_like(input):
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
         return getattr(input, name)(*args, **kwargs)
     fn.__name__ = name
     fn.__doc__ = f"gradc.{name}(input, ...) is input.{name}(...)"

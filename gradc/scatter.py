@@ -57,6 +57,53 @@ def _source(x, index, src):
     return factories.full(tuple(index.shape), src, dtype=x.dtype, device=x.device)
 
 
+def scalar_type_name(t) -> str:
+    """PyTorch's name of a tensor's scalar type in its messages: Float, Double, Long, ..."""
+    return t.dtype.tensor_type[:-len("Tensor")] if is_tensor_like(t) else type(t).__name__
+
+
+def index_value_outside(index, low, high):
+    """The first value of ``index`` outside [low, high), or None (always None for a traced
+    index: it has no values)."""
+    data = getattr(index, "_data", None)
+    if data is None or not data.size:
+        return None
+    values = index._host()
+    bad = values[(values < low) | (values >= high)]
+    return int(bad.flat[0]) if bad.size else None
+
+
+def _check_scatter(x, dim, index, src):
+    """PyTorch's checks of scatter's and scatter_add's operands (scatter_gather_dtype_check,
+    scatter_shape_check, then the index values), with its messages."""
+    if not is_tensor_like(index) or index.dtype not in (dtypes.int64, dtypes.int32):
+        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
+    source = src if is_tensor_like(src) else None
+    if source is not None and source.dtype is not x.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    if index.numel() == 0:
+        return
+    ndim = max(x.ndim, 1)
+    if max(index.ndim, 1) != ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    if source is not None and max(source.ndim, 1) != max(index.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    sizes = lambda t: list(t.shape) or [1]      # noqa: E731  (PyTorch's ensure_nonempty_size)
+    own, idx = sizes(x), sizes(index)
+    wrong = any(idx[d] > own[d] for d in range(ndim) if d != dim)
+    if source is not None:
+        wrong = wrong or any(n > m for n, m in zip(idx, sizes(source)))
+        if wrong:
+            raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self {list(x.shape)} apart "
+                               f"from dimension {dim} and to be no larger size than src {list(source.shape)}")
+    elif wrong:
+        raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self {list(x.shape)} apart "
+                           f"from dimension {dim}")
+    bad = index_value_outside(index, 0, own[dim])
+    if bad is not None:
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {own[dim]}")
+
+
 @grad_fn_named("ScatterAddBackward0")
 def scatter_add(x, dim, index, src):
     dim = norm_dim(dim, max(x.ndim, 1))
@@ -78,6 +125,8 @@ def scatter(x, dim, index, src=None, value=None, *, reduce=None):
     ``'multiply'`` as PyTorch's."""
     dim = norm_dim(dim, max(x.ndim, 1))
     src = value if src is None else src
+    if reduce is not None and reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
     _check_scatter(x, dim, index, src)
     if not x.dtype.is_floating_point:      # integer and bool tensors keep their dtype, as PyTorch's
         wide = x.to(dtypes.float64)
@@ -90,8 +139,6 @@ def scatter(x, dim, index, src=None, value=None, *, reduce=None):
         magnitude = _scatter_sum(x, dim, index, s.abs().log()).exp()
         negatives = _scatter_sum(x, dim, index, (s < 0).to(x.dtype))
         return where(_hits(x, dim, index), x * (1 - 2 * (negatives % 2)) * magnitude, x)
-    if reduce is not None:
-        raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
     counts = _counts(x, dim, index)
     hit = counts > 0
     return where(hit, _scatter_sum(x, dim, index, s) / where(hit, counts, 1.0), x)
@@ -113,10 +160,33 @@ def _along(x, dim, index, source_shape):
     return index.reshape(*shape).expand(*source_shape)
 
 
-def index_add(x, dim, index, source, *, alpha=1):
-    dim = norm_dim(dim, max(x.ndim, 1))
+def _check_index_add(x, dim, index, source):
+    """PyTorch's checks of index_add's operands (index_func_meta_impl, then the index values)."""
     if index.ndim > 1:
         raise IndexError("index_add_(): Index is supposed to be a vector")
+    if index.dtype not in (dtypes.int64, dtypes.int32):
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {scalar_type_name(index)}")
+    if source.dtype is not x.dtype:
+        raise RuntimeError(f"index_add_(): self ({scalar_type_name(x)}) and source ({scalar_type_name(source)}) must have the "
+                           "same scalar type")
+    n = index.numel()
+    along = source.shape[dim] if source.ndim else 1
+    if n != along:
+        raise RuntimeError(f"index_add_(): Number of indices ({n}) should be equal to source.size(dim): ({along}), "
+                           f"for dim: {dim}")
+    rest = lambda t: [k for d, k in enumerate(t.shape) if d != dim]      # noqa: E731
+    if x.ndim and source.ndim and rest(x) != rest(source):
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. "
+                           f"Got self.shape = {list(x.shape)} source.shape = {list(source.shape)}")
+    size = x.shape[dim] if x.ndim else 1
+    bad = index_value_outside(index, 0, size)
+    if bad is not None:
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+def index_add(x, dim, index, source, *, alpha=1):
+    dim = norm_dim(dim, max(x.ndim, 1))
+    _check_index_add(x, dim, index, source)
     src = source * alpha if alpha != 1 else source
     return x + _scatter_sum(x, dim, _along(x, dim, index, tuple(source.shape)), src.to(x.dtype))
 
@@ -124,6 +194,12 @@ def index_add(x, dim, index, source, *, alpha=1):
 @grad_fn_named(lambda x, dim, index, value: "IndexFillBackward1" if is_tensor_like(value) else "IndexFillBackward0")
 def index_fill(x, dim, index, value):
     dim = norm_dim(dim, max(x.ndim, 1))
+    if index.dtype is not dtypes.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    n = x.shape[dim] if x.ndim else 1
+    bad = index_value_outside(index, -n, n)
+    if bad is not None:
+        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {n}")
     n = x.shape[dim]
     positions = factories.arange(n, device=x.device).reshape(n, 1)
     wrapped = where(index < 0, index + n, index)       # negative indices count from the end, as PyTorch's

@@ -27,7 +27,7 @@ from .codegen import eager_cpu
 from .codegen.cuda_driver import DeviceArray
 from .ops import registry
 from .ops.registry import ELEMENTWISE, NONDIFF, REDUCTION, VIEW, TypeInfo
-from .tensor_api import Size, TensorAPI
+from .tensor_api import Size, TensorAPI, norm_dim
 
 NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
@@ -267,7 +267,11 @@ class Tensor(TensorAPI):
 
     def stride(self, dim=None):
         st = tuple(s // self._dtype.itemsize for s in self._data.strides)
-        return st if dim is None else st[dim]
+        if dim is None:
+            return st
+        if not st:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        return st[norm_dim(dim, len(st))]
 
     # ---- in-place shape changes (t_, transpose_, squeeze_, unsqueeze_) ----------------------
     def _restride_(self, view, node_name):

@@ -188,6 +188,8 @@ class TensorAPI(TensorLikeMeta):
     def size(self, dim=None):
         if dim is None:
             return Size(self.shape)
+        if not self.ndim:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         return self.shape[norm_dim(dim, self.ndim)]
 
     def numel(self) -> int:
@@ -878,6 +880,7 @@ class TensorAPI(TensorLikeMeta):
         if masked is not None:
             self._assign_inplace(masked)
             return
+        original_key = key
         key, tensors = encode_index(key, self)
         value_is_tensor = is_tensor_like(value)
         if value_is_tensor and _holds_values(value) and _holds_values(self):
@@ -896,8 +899,27 @@ class TensorAPI(TensorLikeMeta):
             name = "IndexPutBackward0"
         else:
             name = "CopyBackwards" if value_is_tensor and value.ndim else "FillBackward3"
-        out = apply("index_put", self, value, *tensors, key=key, _name=name)
+        try:
+            out = apply("index_put", self, value, *tensors, key=key, _name=name)
+        except (RuntimeError, IndexError, ValueError):
+            if _holds_values(self):
+                self._raise_setitem_error(original_key, value, advanced=bool(tensors))
+            raise
         self._assign_inplace(out)
+
+    def _raise_setitem_error(self, key, value, advanced):
+        """PyTorch's error for ``self[key] = value`` that index_put refused: the key's own
+        (getitem's: an index out of bounds, too many indices, a mask of another shape), else
+        the value's: expanded to the indexed part (after dropping its leading size-1 dims) for
+        a basic key, broadcast to it for an advanced one."""
+        target = getitem(self.detach(), key)
+        shape = list(value.shape)
+        while len(shape) > target.ndim and shape[0] == 1:
+            shape.pop(0)
+        if not advanced:
+            value.detach().reshape(shape).expand(*target.shape)
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to "
+                           f"indexing result of shape {list(target.shape)}")
 
     def _mask_assignment(self, key, value):
         """Under @gradc.compile, ``x[mask] = v`` with a bool mask over x's leading dims and a value
@@ -1049,7 +1071,17 @@ class TensorAPI(TensorLikeMeta):
         """The legacy type name (``'torch.FloatTensor'``), or a copy converted to ``dtype``."""
         if dtype is None:
             return "torch." + self.dtype.tensor_type
-        return self.to(dtype)
+        if isinstance(dtype, dtypes.dtype):
+            return self.to(dtype)
+        if not isinstance(dtype, (str, type)):
+            raise TypeError("dtype must be a type, str, or dtype object")
+        name = dtype if isinstance(dtype, str) else dtype.__name__
+        for prefix, device in (("torch.cuda.", "cuda"), ("torch.", None)):
+            if name.startswith(prefix):
+                want = next((d for d in dtypes.ALL if d.tensor_type == name[len(prefix):]), None)
+                if want is not None:
+                    return self.to(want) if device is None else self.to(device, want)
+        raise ValueError(f"invalid type: '{name}'")
 
     def masked_fill(self, mask, value):
         if not is_tensor_like(mask) or mask.dtype is not dtypes.bool_:
@@ -1170,12 +1202,16 @@ class TensorAPI(TensorLikeMeta):
 
     def uniform_(self, a=0.0, b=1.0, *, generator=None):
         from .random_state import numpy_rng
+        if a > b:
+            raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}")
         rng = numpy_rng(generator)
         return self._sample_(lambda shape: rng.uniform(a, b, shape), ("rand_like", lambda u: u * (b - a) + a),
                              generator)
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
         from .random_state import numpy_rng
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
         rng = numpy_rng(generator)
         return self._sample_(lambda shape: rng.normal(mean, std, shape), ("randn_like", lambda z: z * std + mean),
                              generator)
@@ -1656,17 +1692,30 @@ def dot(input, other):
     return matmul(input, other)
 
 
-def cat(tensors, dim=0):
+def tensor_sequence(fn, tensors) -> list:
+    """``tensors`` (cat's, stack's argument) as a list, with PyTorch's TypeErrors for a tensor or
+    a non-sequence in its place and for an element that is not a tensor."""
+    if is_tensor_like(tensors) or not hasattr(tensors, "__iter__"):
+        what = "Tensor" if is_tensor_like(tensors) else type(tensors).__name__
+        raise TypeError(f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, not {what}")
     tensors = list(tensors)
+    for k, t in enumerate(tensors):
+        if not is_tensor_like(t):
+            raise TypeError(f"expected Tensor as element {k} in argument 0, but got {type(t).__name__}")
+    return tensors
+
+
+def cat(tensors, dim=0):
+    tensors = tensor_sequence("cat", tensors)
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     tensors, _ = promote_operands(tensors)
     d = norm_dim(dim, tensors[0].ndim)
     return apply("cat", *tensors, dim=d)
 
 
 def stack(tensors, dim=0):
-    tensors = list(tensors)
+    tensors = tensor_sequence("stack", tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     tensors, _ = promote_operands(tensors)

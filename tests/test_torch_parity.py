@@ -795,6 +795,101 @@ ERRORS = [
     ("x = m.ones(3, 0)", "m.mode(x, 1)"),
     ("x = m.ones(3)", "m.renorm(x, -1, 0, 1.0)"),
     ("x = m.ones(3)", "m.renorm(x, 2, 0, -1.0)"),
+    # broadcasting compares dims from the last, operands in the call's order
+    ("", "m.ones(2, 3) + m.ones(3, 2)"),
+    ("", "m.ones(2, 3, 4) * m.ones(5, 1, 1)"),
+    ("", "m.lerp(m.ones(2, 3), m.ones(4, 3), 0.5)"),
+    ("", "m.addcmul(m.ones(2, 3), m.ones(4, 3), m.ones(2, 3))"),
+    ("", "m.addcdiv(m.ones(2, 3), m.ones(4, 3), m.ones(2, 3))"),
+    ("", "m.ones(3).expand(-1, 3)"),
+    # sequences of tensors, tensor arguments
+    ("", "m.cat([])"),
+    ("", "m.cat([m.ones(2), 3])"),
+    ("", "m.cat(m.ones(2, 3))"),
+    ("", "m.cat(5)"),
+    ("", "m.stack(m.ones(2, 3))"),
+    ("", "m.stack([m.ones(2), None])"),
+    ("", "m.sqrt('a')"),
+    ("", "m.exp([1.0])"),
+    ("", "m.sum([1, 2])"),
+    ("", "m.ones_like(3)"),
+    ("", "m.zeros_like([1.0])"),
+    # dims
+    ("", "m.ones(2, 3).flip(0, 0)"),
+    ("", "m.ones(2, 3).flip(0, -2)"),
+    ("", "m.ones(2, 3).roll((1, 2), (0,))"),
+    ("", "m.ones(2, 3).roll((1, 2))"),
+    ("", "m.ones(2, 3).stride(3)"),
+    ("", "m.ones(()).stride(0)"),
+    ("", "m.ones(()).size(0)"),
+    # setitem: the index's error, then the value's
+    ("x = m.ones(2, 3)", "x.__setitem__(5, 1.0)"),
+    ("x = m.ones(2, 3)", "x.__setitem__((0, 3), 1.0)"),
+    ("x = m.ones(2, 3)", "x.__setitem__((0, 0, 0), 1.0)"),
+    ("x = m.ones(2, 3)", "x.__setitem__(m.tensor([0, 5]), 1.0)"),
+    ("x = m.ones(2, 3)", "x.__setitem__([0, 4], 1.0)"),
+    ("x = m.ones(2, 3)", "x.__setitem__(m.tensor([True, False, True]), 1.0)"),
+    ("x = m.ones(2, 3)", "x.__setitem__(0, m.ones(4))"),
+    ("x = m.ones(2, 3)", "x.__setitem__(slice(None), m.ones(2, 4))"),
+    ("x = m.ones(2, 3)", "x.__setitem__(0, m.ones(2, 1, 3))"),
+    ("x = m.ones(2, 3)", "x.__setitem__(m.tensor([0, 1]), m.ones(3, 3))"),
+    ("x = m.ones(2, 3)", "x.__setitem__(m.tensor([True, False]), m.ones(2, 3))"),
+    # scatter, index_add, index_copy, index_fill, take, index_select
+    ("z = m.zeros(2, 3)", "z.scatter(1, m.tensor([[5], [0]]), 1.0)"),
+    ("z = m.zeros(2, 3)", "z.scatter(1, m.tensor([[-1], [0]]), 1.0)"),
+    ("z = m.zeros(2, 3)", "z.scatter(1, m.tensor([[0.0], [0.0]]), 1.0)"),
+    ("z = m.zeros(2, 3)", "z.scatter_add(1, m.tensor([[0], [0]]), m.ones(2, 1, dtype=m.float64))"),
+    ("z = m.zeros(2, 3)", "z.scatter(1, m.tensor([0, 1]), 1.0)"),
+    ("z = m.zeros(2, 3)", "z.scatter(1, m.tensor([[0, 1]]), m.ones(1, 1))"),
+    ("z = m.zeros(2, 3)", "z.scatter_add(0, m.tensor([[0, 1, 0, 0]]), m.ones(1, 4))"),
+    ("z = m.zeros(2, 3)", "z.scatter_add(1, m.tensor([[5], [0]]), m.ones(2, 1))"),
+    ("z = m.zeros(2, 3)", "z.scatter(1, m.tensor([[0], [0]]), 1.0, reduce='foo')"),
+    ("z = m.zeros(2, 3)", "z.index_add(0, m.tensor([0]), m.ones(2, 3))"),
+    ("z = m.zeros(2, 3)", "z.index_add(0, m.tensor([0, 1]), m.ones(2, 4))"),
+    ("z = m.zeros(2, 3)", "z.index_add(0, m.tensor([5]), m.ones(1, 3))"),
+    ("z = m.zeros(2, 3)", "z.index_add(0, m.tensor([0.0]), m.ones(1, 3))"),
+    ("z = m.zeros(2, 3)", "z.index_add(0, m.tensor([0]), m.ones(1, 3, dtype=m.float64))"),
+    ("z = m.zeros(2, 3)", "z.index_copy(0, m.tensor([0]), m.ones(2, 3))"),
+    ("z = m.zeros(2, 3)", "z.index_copy(0, m.tensor([[0]]), m.ones(1, 3))"),
+    ("z = m.zeros(2, 3)", "z.index_copy(0, m.tensor([0.0]), m.ones(1, 3))"),
+    ("z = m.zeros(2, 3)", "z.index_copy(0, m.tensor([0]), m.ones(1, 3, dtype=m.float64))"),
+    ("z = m.zeros(2, 3)", "z.index_copy(0, m.tensor([0]), m.ones(1, 3, 1))"),
+    ("z = m.zeros(2, 3)", "z.index_copy(0, m.tensor([0]), m.ones(1, 4))"),
+    ("z = m.zeros(2, 3)", "z.index_copy(0, m.tensor([5]), m.ones(1, 3))"),
+    ("z = m.zeros(2, 3, 4)", "z.index_copy_(1, m.tensor([0]), m.ones(2, 1, 5))"),
+    ("z = m.zeros(3)", "z.index_copy(0, m.tensor([0, 1]), m.ones(()))"),
+    ("z = m.zeros(2, 3)", "z.index_fill(0, m.tensor([5]), 1.0)"),
+    ("z = m.zeros(2, 3)", "z.index_fill(0, m.tensor([0.0]), 1.0)"),
+    ("z = m.zeros(2, 3)", "m.take(z, m.tensor([10]))"),
+    ("z = m.zeros(2, 3)", "m.take(z, m.tensor([-7]))"),
+    ("z = m.zeros(2, 3)", "m.take(z, m.tensor([0.0]))"),
+    ("z = m.zeros(2, 3)", "z.index_select(0, m.tensor([5]))"),
+    ("z = m.zeros(2, 3)", "z.index_select(1, m.tensor([5]))"),
+    ("z = m.zeros(2, 3)", "z.gather(1, m.tensor([[0, 1], [0, 1], [0, 1]]))"),
+    # factories
+    ("", "m.zeros(2.5)"),
+    ("", "m.zeros((2.5,))"),
+    ("", "m.zeros(2, 2.5)"),
+    ("", "m.ones([2, 'a'])"),
+    ("", "m.empty(None)"),
+    ("", "m.zeros(True)"),
+    ("", "m.rand(2, 2.5)"),
+    ("", "m.full((2,), 'a')"),
+    ("", "m.full((2,), None)"),
+    ("", "m.full(2.5, 1.0)"),
+    ("", "m.eye(-1)"),
+    ("", "m.eye(2, -1)"),
+    ("", "m.eye(2.5)"),
+    ("", "m.linspace(0, 1, -1)"),
+    ("", "m.randperm(-1)"),
+    ("", "m.randperm(2.5)"),
+    ("x = m.ones(3)", "x.uniform_(2, 1)"),
+    ("x = m.ones(3)", "x.normal_(0, -1)"),
+    ("", "m.normal(0.0, -1.0, (2,))"),
+    ("x = m.ones(3)", "x.type('foo')"),
+    ("x = m.ones(3)", "x.type('torch.float64')"),
+    ("x = m.ones(3)", "x.type(float)"),
+    ("x = m.ones(3)", "x.type(m.ones(2))"),
 ]
 
 
@@ -820,6 +915,15 @@ def test_error_messages(setup, expr):
     tm = re.sub(r" \(Triggered internally at .*\)$", "", tm)
     assert gm == tm or (gm.startswith(tm + " (") and gm.endswith(")")), f"\ntorch: {tm}\ngradc: {gm}"
 
+
+
+def test_type_takes_a_legacy_type_name():
+    got = []
+    for m in (torch, gradc):
+        x = m.tensor([1.5, -2.0])
+        got.append([(str(y.dtype), y.tolist(), y.type()) for y in
+                    (x.type("torch.DoubleTensor"), x.type("torch.LongTensor"), x.type(m.int32), x.type(m.float32))])
+    assert got[1] == got[0]
 
 # ---- autograd API scenarios -------------------------------------------------------------------
 def addr_free(text: str) -> str:

@@ -19,26 +19,25 @@ def broadcast_shapes(op: str, *shapes) -> tuple:
             return tuple(a)
         if not a:
             return tuple(b)
-    ndim = max((len(s) for s in shapes), default=0)
-    out = []
-    for i in range(ndim):
-        size = 1
-        for k, s in enumerate(shapes):
-            j = i - (ndim - len(s))
-            if j < 0:
-                continue
-            d = s[j]
-            if d != 1:
-                if size != 1 and size != d:
-                    names = "ab"
-                    first = next(m for m, t in enumerate(shapes)
-                                 if i - (ndim - len(t)) >= 0 and t[i - (ndim - len(t))] == size)
-                    raise ShapeError(
-                        f"The size of tensor {names[first] if first < 2 else 'a'} ({size}) must match the size "
-                        f"of tensor {names[k] if k < 2 else 'b'} ({d}) at non-singleton dimension {i} "
-                        f"(in gradc.{op} with shapes " + ", ".join(fmt_shape(t) for t in shapes) + ")")
-                size = d
-        out.append(size)
+    out = tuple(shapes[0]) if shapes else ()
+    for s in shapes[1:]:          # pairwise, left to right, as PyTorch's TensorIterator
+        out = _broadcast_pair(op, out, tuple(s), shapes)
+    return out
+
+
+def _broadcast_pair(op, a, b, shapes) -> tuple:
+    """PyTorch's infer_size: the dims compared from the last, ``a`` the shape so far."""
+    ndim = max(len(a), len(b))
+    out = [1] * ndim
+    for i in range(ndim - 1, -1, -1):
+        offset = ndim - 1 - i
+        x = a[len(a) - 1 - offset] if offset < len(a) else 1
+        y = b[len(b) - 1 - offset] if offset < len(b) else 1
+        if x != y and x != 1 and y != 1:
+            raise ShapeError(
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton dimension {i} "
+                f"(in gradc.{op} with shapes " + ", ".join(fmt_shape(t) for t in shapes) + ")")
+        out[i] = y if x == 1 else x
     return tuple(out)
 
 
