@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from . import dtypes, factories
-from .compositions import _varargs, bind_methods
+from .compositions import _varargs, bind_methods, outer
 from .autograd.node import grad_fn_named
 from .ops.dispatch import apply, grad_fn_name
 from .scatter import index_value_outside, scalar_type_name
@@ -26,7 +26,7 @@ def not_equal(x, other): return x.ne(other)
 def positive(x): return x
 def ravel(x): return x.reshape(-1)
 def msort(x): return x.sort(0).values
-def ger(a, b): return a.unsqueeze(1) * b.unsqueeze(0)
+def ger(a, b): return outer(a, b)
 def isneginf(x): return x == -math.inf if x.dtype.is_floating_point else x != x
 def isposinf(x): return x == math.inf if x.dtype.is_floating_point else x != x
 def isreal(x): return x == x if x.dtype is dtypes.bool_ else (x * 0 == 0) | (x != x) | (x.abs() == math.inf)

@@ -203,6 +203,9 @@ def trace(x):
 
 
 def outer(a, b):
+    for name, t in (("self", a), ("vec2", b)):
+        if t.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.ndim}-D")
     return a.unsqueeze(1) * b.unsqueeze(0)
 
 

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from . import factories
+from . import dtypes, factories
 from .autograd.node import grad_fn_named
 
 
@@ -71,18 +71,76 @@ def _adaptive_avg_pool(input, output_size, nd):
     return out
 
 
+def _check_adaptive(name, input, output_size, nd):
+    """PyTorch's checks of an ``nd``-D adaptive pool's arguments, in its order, with its messages
+    (the average and max pools word and order them differently); the output sizes."""
+    if output_size is None:
+        raise TypeError("object of type 'NoneType' has no len()")
+    sizes = (output_size,) * nd if isinstance(output_size, int) else tuple(output_size)
+    average = "avg" in name
+    colon = "" if average else ":"
+    if average:
+        _check_adaptive_output_size(name, sizes, nd)
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got{colon} {list(input.shape)}")
+    checked = range(input.ndim - nd, input.ndim) if name == "adaptive_avg_pool2d" else range(1, input.ndim)
+    for d in checked:
+        if input.shape[d] == 0:
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but input has "
+                               f"sizes {list(input.shape)} with dimension {d} being empty")
+    if not average:
+        _check_adaptive_output_size(name, sizes, nd)
+    out = [input.shape[input.ndim - nd + k] if n is None else n for k, n in enumerate(sizes)]
+    negative = [n for n in out if n < 0]
+    if negative:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {negative[0]}: "
+                           f"{list(input.shape[:-nd]) + out}")
+    return out
+
+
+def _check_adaptive_output_size(name, sizes, nd):
+    if len(sizes) != nd:
+        raise RuntimeError(f"{name}: output_size must be {nd}" if "avg" in name
+                           else f"{name}(): internal error: output_size.size() must be {nd}")
+    if "avg" in name and any(n is not None and n < 0 for n in sizes):
+        shown = ", ".join(str(n) for n in sizes[:2]) + "".join(f",{n}" for n in sizes[2:])    # (PyTorch's spacing)
+        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 but received {{{shown}}}")
+
+
+def _check_adaptive_1d(name, input, output_size):
+    """PyTorch's checks of a 1-D adaptive pool's own arguments (it then runs the 2-D pool on
+    ``input.unsqueeze(-2)``, whose checks follow); its output size."""
+    if not 2 <= input.ndim <= 3:
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
+                           f"'self' (while checking arguments for {name})")
+    if not isinstance(output_size, (int, tuple, list)):
+        raise TypeError(f"{name}(): argument 'output_size' (position 2) must be tuple of ints, not "
+                        f"{type(output_size).__name__}")
+    sizes = (output_size,) if isinstance(output_size, int) else tuple(output_size)
+    if len(sizes) != 1:
+        raise RuntimeError(f"{name}() argument 'output_size' should contain one int (got {len(sizes)})")
+    if "max" in name:
+        for d in range(1, input.ndim):
+            if input.shape[d] == 0:
+                raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but "
+                                   f"input has sizes {list(input.shape)} with dimension {d} being empty")
+    return sizes[0]
+
+
 def adaptive_avg_pool1d(input, output_size):
-    return _adaptive_avg_pool(input, output_size, 1)
+    """PyTorch's: the 2-D pool of ``input.unsqueeze(-2)`` (SqueezeBackward1 over AdaptiveAvgPool2DBackward0)."""
+    n = _check_adaptive_1d("adaptive_avg_pool1d", input, output_size)
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, n)).squeeze(-2)
 
 
 @grad_fn_named("AdaptiveAvgPool2DBackward0")
 def adaptive_avg_pool2d(input, output_size):
-    return _adaptive_avg_pool(input, output_size, 2)
+    return _adaptive_avg_pool(input, _check_adaptive("adaptive_avg_pool2d", input, output_size, 2), 2)
 
 
 @grad_fn_named("AdaptiveAvgPool3DBackward0")
 def adaptive_avg_pool3d(input, output_size):
-    return _adaptive_avg_pool(input, output_size, 3)
+    return _adaptive_avg_pool(input, _check_adaptive("adaptive_avg_pool3d", input, output_size, 3), 3)
 
 
 def _window_index(n_in, n_out):
@@ -98,6 +156,10 @@ def _adaptive_max_pool(input, output_size, return_indices, nd):
     (row-major over those dims) of the maximum, the first one in row-major order on ties."""
     outs = _adaptive_sizes(input, output_size, nd)
     lead = tuple(input.shape[:-nd])
+    if 0 in outs:                           # an empty result: no window to take a max of
+        values = input.reshape(-1)[:0].reshape(*lead, *outs)
+        return (values, factories.zeros(*lead, *outs, dtype=dtypes.int64, device=input.device)) if return_indices \
+            else values
     ins = tuple(input.shape[-nd:])
     idx = [_window_index(n_in, n_out) for n_in, n_out in zip(ins, outs)]
     ks = [t.shape[1] for t in idx]
@@ -120,17 +182,22 @@ def _adaptive_max_pool(input, output_size, return_indices, nd):
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
-    return _adaptive_max_pool(input, output_size, return_indices, 1)
+    """PyTorch's: the 2-D pool of ``input.unsqueeze(-2)`` (SqueezeBackward1 over AdaptiveMaxPool2DBackward0)."""
+    n = _check_adaptive_1d("adaptive_max_pool1d", input, output_size)
+    out = adaptive_max_pool2d(input.unsqueeze(-2), (1, n), return_indices)
+    return tuple(t.squeeze(-2) for t in out) if return_indices else out.squeeze(-2)
 
 
 @grad_fn_named("AdaptiveMaxPool2DBackward0")
 def adaptive_max_pool2d(input, output_size, return_indices=False):
-    return _adaptive_max_pool(input, output_size, return_indices, 2)
+    sizes = _check_adaptive("adaptive_max_pool2d", input, output_size, 2)
+    return _adaptive_max_pool(input, sizes, return_indices, 2)
 
 
 @grad_fn_named("AdaptiveMaxPool3DBackward0")
 def adaptive_max_pool3d(input, output_size, return_indices=False):
-    return _adaptive_max_pool(input, output_size, return_indices, 3)
+    sizes = _check_adaptive("adaptive_max_pool3d", input, output_size, 3)
+    return _adaptive_max_pool(input, sizes, return_indices, 3)
 
 
 def _source_scale(n_in, n_out, align_corners, scale_factor):
@@ -390,7 +457,6 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         vals = flat.gather(2, idx).reshape(n, c, ho, wo)
         return where(valid.unsqueeze(1), vals, 0.0)
     if mode == "nearest":       # no gradient to the grid, but a zero one (as PyTorch's) through an unpicked branch
-        from . import dtypes
         picked = corner(iy.detach().round().long(), ix.detach().round().long())
         return where(factories.ones((), dtype=dtypes.bool_, device=input.device), picked, (ix + iy).unsqueeze(1))
     x0, y0 = ix.detach().floor(), iy.detach().floor()

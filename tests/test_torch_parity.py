@@ -890,6 +890,50 @@ ERRORS = [
     ("x = m.ones(3)", "x.type('torch.float64')"),
     ("x = m.ones(3)", "x.type(float)"),
     ("x = m.ones(3)", "x.type(m.ones(2))"),
+    # optimizers
+    ("p = m.ones(3, requires_grad=True)", "m.optim.SGD([p * 2], lr=0.1)"),
+    ("p = m.ones(3, requires_grad=True)", "m.optim.SGD(p, lr=0.1)"),
+    ("p = m.ones(3, requires_grad=True)", "m.optim.SGD([3], lr=0.1)"),
+    ("p = m.ones(3, requires_grad=True)", "m.optim.SGD([{'params': [p]}, {'params': [p]}], lr=0.1)"),
+    ("p = m.ones(3, requires_grad=True)", "m.optim.SGD([p], lr=0.1, momentum=-1)"),
+    ("p = m.ones(3, requires_grad=True)", "m.optim.Adam([p], betas=(1.5, 0.9))"),
+    ("p = m.ones(3, requires_grad=True)", "m.optim.AdamW([p], betas=(0.9, 1.0))"),
+    ("p = m.ones(3, requires_grad=True)", "m.optim.Adam([p], eps=-1)"),
+    ("p = m.ones(3, requires_grad=True)", "m.optim.Adam([p], weight_decay=-1)"),
+    ("p = m.ones(3, requires_grad=True)", "m.optim.RMSprop([p], alpha=-1)"),
+    ("p = m.ones(3, requires_grad=True)", "m.optim.Adagrad([p], initial_accumulator_value=-1)"),
+    # linalg and vector products
+    ("", "m.linalg.inv(m.ones(3))"),
+    ("", "m.linalg.det(m.ones(3))"),
+    ("", "m.inverse(m.ones(3))"),
+    ("", "m.outer(m.ones(2, 3), m.ones(3))"),
+    ("", "m.outer(m.ones(3), m.ones(2, 3))"),
+    ("", "m.ger(m.ones(()), m.ones(3))"),
+    ("", "m.nn.functional.embedding(m.tensor([0]), m.ones(3))"),
+    # adaptive pools
+    ("x = m.ones(2, 3, 8, 8)", "m.nn.functional.adaptive_avg_pool2d(x[0, 0], 3)"),
+    ("x = m.ones(2, 3, 8, 8)", "m.nn.functional.adaptive_avg_pool2d(x.unsqueeze(0), 3)"),
+    ("x = m.ones(2, 3, 8, 8)", "m.nn.functional.adaptive_avg_pool2d(x, (3,))"),
+    ("x = m.ones(2, 3, 8, 8)", "m.nn.functional.adaptive_avg_pool2d(x, (3, -1))"),
+    ("x = m.ones(2, 3, 8, 8)", "m.nn.functional.adaptive_avg_pool2d(x, None)"),
+    ("x = m.ones(2, 3, 8, 8)", "m.nn.functional.adaptive_avg_pool2d(x[:, :, :0], 2)"),
+    ("x = m.ones(2, 3, 8, 8)", "m.nn.functional.adaptive_max_pool2d(x[0, 0], 3)"),
+    ("x = m.ones(2, 3, 8, 8)", "m.nn.functional.adaptive_max_pool2d(x, (3, 2, 1))"),
+    ("x = m.ones(2, 3, 8, 8)", "m.nn.functional.adaptive_max_pool2d(x, (3, -1))"),
+    ("x = m.ones(2, 3, 8, 8)", "m.nn.functional.adaptive_max_pool2d(x[:, :0], 2)"),
+    ("x = m.ones(2, 3, 8, 8)", "m.nn.functional.adaptive_avg_pool3d(x[0], 3)"),
+    ("x = m.ones(2, 3, 8, 8)", "m.nn.functional.adaptive_avg_pool3d(x, -1)"),
+    ("x = m.ones(2, 3, 8, 8)", "m.nn.functional.adaptive_avg_pool3d(x[:, :0], 2)"),
+    ("x = m.ones(2, 3, 8, 8)", "m.nn.functional.adaptive_max_pool3d(x, (3,))"),
+    ("x = m.ones(2, 3, 8, 8)", "m.nn.functional.adaptive_max_pool3d(x, -1)"),
+    ("x = m.ones(2, 3, 8)", "m.nn.functional.adaptive_avg_pool1d(x[0, 0], 3)"),
+    ("x = m.ones(2, 3, 8)", "m.nn.functional.adaptive_avg_pool1d(x, (3, 2))"),
+    ("x = m.ones(2, 3, 8)", "m.nn.functional.adaptive_avg_pool1d(x, -1)"),
+    ("x = m.ones(2, 3, 8)", "m.nn.functional.adaptive_avg_pool1d(x, None)"),
+    ("x = m.ones(2, 3, 8)", "m.nn.functional.adaptive_avg_pool1d(x[:, :, :0], 2)"),
+    ("x = m.ones(2, 3, 8)", "m.nn.functional.adaptive_max_pool1d(x.unsqueeze(0), 3)"),
+    ("x = m.ones(2, 3, 8)", "m.nn.functional.adaptive_max_pool1d(x, -1)"),
+    ("x = m.ones(2, 3, 8)", "m.nn.functional.adaptive_max_pool1d(x[:, :, :0], 2)"),
 ]
 
 
@@ -916,6 +960,17 @@ def test_error_messages(setup, expr):
     assert gm == tm or (gm.startswith(tm + " (") and gm.endswith(")")), f"\ntorch: {tm}\ngradc: {gm}"
 
 
+
+def test_adaptive_pools_of_zero_size_and_their_1d_graphs_match_pytorch():
+    got = []
+    for m in (torch, gradc):
+        F = m.nn.functional
+        x = m.ones(2, 3, 8, requires_grad=True)
+        y, i = F.adaptive_max_pool1d(x, 3, return_indices=True)
+        got.append([tree(F.adaptive_avg_pool1d(x, 3).grad_fn, max_depth=1), tree(y.grad_fn, max_depth=1),
+                    list(i.shape), list(F.adaptive_max_pool2d(x.unsqueeze(0), 0).shape),
+                    list(F.adaptive_max_pool1d(x, 0).shape), list(F.adaptive_max_pool3d(x.unsqueeze(0), (0, 1, 2)).shape)])
+    assert got[1] == got[0]
 
 def test_type_takes_a_legacy_type_name():
     got = []
@@ -1038,6 +1093,8 @@ CREATE_GRAPH_CASES = [
     ("F.grid_sample", lambda m, x: m.nn.functional.grid_sample(
         x.reshape(1, 1, 4, 6), m.full((1, 2, 2, 2), 0.3, dtype=m.float64), align_corners=False)),
     ("F.interpolate_nearest", lambda m, x: m.nn.functional.interpolate(x.reshape(1, 4, 6), scale_factor=2)),
+    ("F.adaptive_avg_pool1d", lambda m, x: m.nn.functional.adaptive_avg_pool1d(x.reshape(1, 4, 6), 4)),
+    ("F.adaptive_max_pool1d", lambda m, x: m.nn.functional.adaptive_max_pool1d(x.reshape(1, 4, 6), 4)),
 ]
 
 

@@ -496,6 +496,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     import numpy as np
     from .. import factories
     from ..tensor_api import where
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
     if input.dtype.is_floating_point or input.dtype.name == "bool":
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got torch.{input.dtype.tensor_type} instead (while checking arguments "
@@ -589,6 +591,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     ``scale_grad_by_freq``: each position's gradient divided by its index's count in ``input``."""
     from ..ops.dispatch import apply
     from ..tensor_api import where
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
     if input.dtype.is_floating_point or input.dtype.name == "bool":
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got torch.{input.dtype.tensor_type} instead (while checking arguments "

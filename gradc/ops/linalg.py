@@ -74,7 +74,9 @@ defop("matmul", infer=_matmul_infer, forward=_matmul_forward, vjp=_matmul_vjp, s
 
 # ---- inverse, determinant, solve (NumPy's LAPACK in eager and compiled code) -----------------------
 def _square(name, t):
-    if t.ndim < 2 or t.shape[-1] != t.shape[-2]:
+    if t.ndim < 2:
+        raise ShapeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
+    if t.shape[-1] != t.shape[-2]:
         raise ShapeError(f"linalg.{name}: A must be batches of square matrices, but they are "
                          f"{t.shape[-2] if t.ndim >= 2 else 1} by {t.shape[-1] if t.ndim else 1} matrices")
     if not t.dtype.is_floating_point:

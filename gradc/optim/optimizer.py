@@ -6,8 +6,27 @@ import math
 from ..autograd import grad_mode
 
 
+def _check_nonnegative(**values):
+    """PyTorch's ValueError for a negative hyperparameter (``Invalid eps value: -1``); keyword
+    names are the message's, checked in the order given."""
+    for name, value in values.items():
+        if not 0.0 <= value:
+            raise ValueError(f"Invalid learning rate: {value}" if name == "learning_rate"
+                             else f"Invalid {name} value: {value}")
+
+
+def _check_betas(betas):
+    for k, b in enumerate(betas):
+        if not 0.0 <= b < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {k}: {b}")
+
+
 class Optimizer:
     def __init__(self, params, defaults):
+        from ..tensor_api import is_tensor_like
+        if is_tensor_like(params):
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, but "
+                            f"got torch.{params.dtype.tensor_type}")
         params = list(params)
         if not params:
             raise ValueError("optimizer got an empty parameter list")
@@ -17,12 +36,9 @@ class Optimizer:
             groups = [{"params": params}]
         self.defaults = defaults
         self.param_groups = []
-        for g in groups:
-            group = dict(defaults)
-            group.update(g)
-            group["params"] = list(group["params"])
-            self.param_groups.append(group)
         self.state: dict = {}
+        for g in groups:
+            self.add_param_group(g)
 
     def state_dict(self):
         """PyTorch's layout: ``state`` keyed by each parameter's position across the groups,
@@ -54,9 +70,27 @@ class Optimizer:
             mine.update({k: v for k, v in saved.items() if k != "params"})
 
     def add_param_group(self, param_group):
+        """Add a group, its parameters checked as PyTorch checks them (tensors, leaves, each in one
+        group; a repeat within the group is warned about)."""
+        from ..tensor_api import is_tensor_like
         group = dict(self.defaults)
         group.update(param_group)
-        group["params"] = list(group["params"]) if not hasattr(group["params"], "shape") else [group["params"]]
+        params = group["params"]
+        params = [params] if is_tensor_like(params) else list(params)
+        for p in params:
+            if not is_tensor_like(p):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        if len({id(p) for p in params}) != len(params):
+            import warnings
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
+                          "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                          UserWarning, stacklevel=3)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        group["params"] = params
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none=True):
@@ -86,8 +120,7 @@ class Optimizer:
 class SGD(Optimizer):
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False,
                  maximize=False):
-        if lr < 0:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_nonnegative(learning_rate=lr, momentum=momentum, weight_decay=weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
@@ -113,8 +146,9 @@ class Adam(Optimizer):
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False,
                  maximize=False):
-        if lr < 0:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_nonnegative(learning_rate=lr, epsilon=eps)
+        _check_betas(betas)
+        _check_nonnegative(weight_decay=weight_decay)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize))
 
@@ -161,8 +195,7 @@ class AdamW(Adam):
 class RMSprop(Optimizer):
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False,
                  maximize=False):
-        if lr < 0:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_nonnegative(learning_rate=lr, epsilon=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
                                       centered=centered, maximize=maximize))
 
@@ -200,8 +233,8 @@ class RMSprop(Optimizer):
 class Adagrad(Optimizer):
     def __init__(self, params, lr=1e-2, lr_decay=0.0, weight_decay=0.0, initial_accumulator_value=0.0, eps=1e-10,
                  maximize=False):
-        if lr < 0:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_nonnegative(learning_rate=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                           initial_accumulator_value=initial_accumulator_value, epsilon=eps)
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay, eps=eps,
                                       initial_accumulator_value=initial_accumulator_value, maximize=maximize))
         from ..factories import full_like
