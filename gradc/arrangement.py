@@ -66,6 +66,9 @@ def movedim(x, source, destination):
                            f"same number of dims as destination ({dst} dims)")
     src = [norm_dim(d, x.ndim) for d in src]
     dst = [norm_dim(d, x.ndim) for d in dst]
+    for name, dims in (("source", src), ("destination", dst)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
     if x.ndim == 0:
         from .ops.dispatch import apply
         return apply("reshape", x, shape=[], _name="AliasBackward0")

@@ -253,7 +253,13 @@ def split(x, split_size_or_sections, dim=0):
                                f"{n}")
         sizes = [min(step, n - s) for s in range(0, n, step)] if n else [0]
     else:
+        if not isinstance(split_size_or_sections, (tuple, list)):
+            raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not "
+                            f"{type(split_size_or_sections).__name__}")
         sizes = list(split_size_or_sections)
+        if _builtin_any(v < 0 for v in sizes):
+            raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
+                               f"split_sizes={sizes}")
         if sum(sizes) != n:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
                                f"dimension {d}), but got split_sizes={sizes}")
@@ -411,7 +417,13 @@ def diff(x, n=1, dim=-1, prepend=None, append=None):
 def meshgrid(*tensors, indexing="ij"):
     tensors = list(_varargs(tensors))
     if indexing not in ("ij", "xy"):
-        raise ValueError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+    for t in tensors:
+        if t.ndim > 1:       # (PyTorch's message prints the tensor: only its type line is kept here)
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: "
+                               f"[ torch.{t.dtype.tensor_type}{{{','.join(map(str, t.shape))}}} ]")
+    if _builtin_any(t.dtype is not tensors[0].dtype for t in tensors):
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
     if indexing == "xy" and len(tensors) >= 2:
         tensors[0], tensors[1] = tensors[1], tensors[0]
     shape = [t.numel() for t in tensors]
@@ -766,14 +778,9 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
     unbatched = input.ndim == nd + 1
     if unbatched:
         input = input.unsqueeze(0)
-    n, c = input.shape[0], input.shape[1]
+    _check_conv(input, weight, bias, stride, padding, groups, nd)
+    n = input.shape[0]
     o, cg, ks = weight.shape[0], weight.shape[1], tuple(weight.shape[2:])
-    if c != cg * groups:
-        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
-                           f"{list(input.shape)} to have {cg * groups} channels, but got {c} channels instead")
-    if o % groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
-                           f"got weight of size [{list(weight.shape)}] instead")
     s, d = _ntuple(stride, nd), _ntuple(dilation, nd)
     if padding == "valid":
         padding = 0
@@ -797,6 +804,41 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
     if bias is not None:
         out = out + bias.reshape(1, o, *(1,) * nd)
     return out.squeeze(0) if unbatched else out
+
+
+def _check_conv(input, weight, bias, stride, padding, groups, nd):
+    """PyTorch's checks of a convolution's arguments (its check_shape_forward), in its order."""
+    if isinstance(padding, str) and padding not in ("same", "valid"):
+        raise RuntimeError(f"Invalid padding string: '{padding}'")
+    k = weight.ndim - 2
+    if k != nd:          # (PyTorch expands the stride to the weight's dims first)
+        raise RuntimeError(f"expected stride to be a single integer value or a list of {k} values to match the "
+                           f"convolution dimensions, but got stride={list(_ntuple(stride, nd))}")
+    if not isinstance(padding, str) and _builtin_any(v < 0 for v in _ntuple(padding, nd)):
+        raise RuntimeError("negative padding is not supported")
+    if _builtin_any(v <= 0 for v in _ntuple(stride, nd)):
+        raise RuntimeError("non-positive stride is not supported")
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"expected scalar type {input.dtype.tensor_type[:-6]} but found "
+                           f"{weight.dtype.tensor_type[:-6]}")
+    o, cg = weight.shape[0], weight.shape[1]
+    if o < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got "
+                           f"weight of size {list(weight.shape)} instead")
+    if o % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
+                           f"got weight of size [{list(weight.shape)}] instead")
+    if input.shape[1] != cg * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+                           f"{list(input.shape)} to have {cg * groups} channels, but got {input.shape[1]} channels "
+                           "instead")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != o):
+        raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with {o} "
+                           f"elements, but got bias of size {list(bias.shape)} instead")
+    if bias is not None and bias.dtype is not input.dtype:
+        c_name = {"float32": "float", "float64": "double", "float16": "c10::Half"}
+        raise RuntimeError(f"Input type ({c_name.get(input.dtype.name, input.dtype.name)}) and bias type "
+                           f"({c_name.get(bias.dtype.name, bias.dtype.name)}) should be the same")
 
 
 def _conv_node(nd):
@@ -1028,7 +1070,46 @@ def _window_argmax_to_flat(arg, geometry):
     return flat
 
 
+_COUNT = {2: "two", 3: "three"}
+_DIM_LETTERS = {2: "HW", 3: "THW"}
+
+
+def _check_pool(name, input, kernel_size, stride, padding, dilation, nd):
+    """PyTorch's checks of a 2-D/3-D max or average pool's arguments, with its messages (which
+    differ between the four)."""
+    is_max, count = name.startswith("max"), _COUNT[nd]
+    for arg, value in (("kernel_size", kernel_size), ("stride", stride)):
+        n = len(value) if isinstance(value, (tuple, list)) else 1
+        if n not in (1, nd) and not (arg == "stride" and n == 0):
+            if arg == "stride":
+                raise RuntimeError(f"{name}: stride must either be omitted, a single int, or a tuple of {count} ints")
+            either = "either " if (is_max or nd == 2) else ""
+            raise RuntimeError(f"{name}: kernel_size must {either}be a single int, or a tuple of {count} ints")
+    if _builtin_any(v < 0 for v in _ntuple(padding, nd)):
+        raise RuntimeError(f"pad must be non-negative, but got pad: {min(_ntuple(padding, nd))}")
+    if is_max and _builtin_any(v <= 0 for v in _ntuple(dilation, nd)):
+        raise RuntimeError("dilation should be greater than zero, but got " + " ".join(
+            f"dilation{a}: {v}" for a, v in zip(_DIM_LETTERS[nd], _ntuple(dilation, nd))))
+    if input.ndim < nd + 1 and name == "avg_pool2d":
+        norm_dim(-3, input.ndim)                # (PyTorch reads input.size(-3) first)
+    if input.ndim not in (nd + 1, nd + 2):
+        if nd == 2 and not is_max:
+            raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+                               f"got:{list(input.shape)}")
+        raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input")
+    spatial = list(input.shape[input.ndim - nd - 1:])
+    if 0 in spatial:
+        if nd == 2:
+            raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+                               f"got:{list(input.shape)}")
+        where = "max_pool3d_with_indices_out_cpu_template()" if is_max else "avg_pool3d()"
+        raise RuntimeError(f"{where}: Expected input's non-batch dimensions to have positive length, but input has a "
+                           f"shape of {list(input.shape)} and non-batch dimension {spatial.index(0)} has length zero!")
+
+
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd):
+    _check_pool(f"max_pool{nd}d", input, kernel_size, stride, padding, dilation, nd)
+
     def reduce(patches, geometry):
         values, arg = patches.max(2)
         return (values, _window_argmax_to_flat(arg, geometry)) if return_indices else values
@@ -1050,6 +1131,7 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, nd, check=None):
+    _check_pool(f"avg_pool{nd}d", input, kernel_size, stride, padding, 1, nd)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     if ceil_mode or not count_include_pad or divisor_override is not None:

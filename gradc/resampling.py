@@ -342,6 +342,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
     from .compositions import _single, avg_pool2d
+    if not 2 <= input.ndim <= 3:
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
+                           "'self' (while checking arguments for avg_pool1d)")
     (k,), (p,) = _single(kernel_size), _single(padding)
     s = _single(stride)[0] if stride is not None and stride != () else k
     return avg_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), ceil_mode, count_include_pad).squeeze(-2)
@@ -350,9 +353,18 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     from .compositions import _single, max_pool2d
     (k,), (p,), (d,) = _single(kernel_size), _single(padding), _single(dilation)
+    if not 2 <= input.ndim <= 3 or 0 in input.shape[1:]:
+        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
+                           f"input, but got:{list(input.shape)}")
     if k <= 0:
         raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got {k}")
     s = _single(stride)[0] if stride is not None and stride != () else k
+    if d <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {d}")
+    from .compositions import _pool_out_size
+    if _pool_out_size(input.shape[-1], k, s, p, d, ceil_mode) <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: "
+                           f"{_pool_out_size(input.shape[-1], k, s, p, d, ceil_mode)}")
     out = max_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), (1, d), ceil_mode, return_indices)
     if return_indices:
         values, idx = out

@@ -274,7 +274,10 @@ def _values(t, name):
 def masked_select(x, mask):
     """The elements of ``x`` where ``mask`` (broadcast together) is True, as a 1-D tensor."""
     _values(mask, "masked_select")
-    shape = np.broadcast_shapes(tuple(x.shape), tuple(mask.shape))
+    if mask.dtype is not dtypes.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    from .ops.rules import broadcast_shapes
+    shape = broadcast_shapes("masked_select", tuple(mask.shape), tuple(x.shape))
     return x.expand(*shape).reshape(-1)[mask.expand(*shape).reshape(-1)]
 
 
