@@ -267,13 +267,18 @@ def _check_param_dtypes(input, *params, bias=None):
         raise RuntimeError(f"expected scalar type {dt.tensor_type[:-6]} but found {bias.dtype.tensor_type[:-6]}")
 
 
-def _trailing_dims(input, normalized_shape) -> tuple:
+def _trailing_dims(input, normalized_shape, star="*, ", **params) -> tuple:
     """The (negative) dims of ``normalized_shape`` at the end of ``input``, PyTorch's error if
-    they are not there."""
+    they are not there (``star``: how its message writes the leading dims: layer_norm's
+    ``[*, 4]``, rms_norm's ``[*4]``) or if a parameter (weight=, bias=) has another shape."""
     ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    for name, t in params.items():
+        if t is not None and tuple(t.shape) != ns:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{list(t.shape)} and normalized_shape = {list(ns)}")
     if not ns or len(ns) > input.ndim or tuple(input.shape[input.ndim - len(ns):]) != ns:
         raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
-                           f"[*, {', '.join(map(str, ns))}], but got input of size{list(input.shape)}")
+                           f"[{star}{', '.join(map(str, ns))}], but got input of size{list(input.shape)}")
     return tuple(range(-len(ns), 0))
 
 
@@ -289,7 +294,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(x - mean) / sqrt(var + eps) over the trailing ``normalized_shape`` dims (biased variance),
     then ``* weight + bias``: a composition that ``@gradc.compile`` fuses into one row kernel
     (PyTorch records one NativeLayerNormBackward0 node)."""
-    dims = _trailing_dims(input, normalized_shape)
+    dims = _trailing_dims(input, normalized_shape, weight=weight, bias=bias)
     _check_param_dtypes(input, weight, bias=bias)
     _, centered, var = _moments(input, dims)
     y = centered * (var + eps).rsqrt()
@@ -306,6 +311,10 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if c % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.numel() != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, but "
+                               f"got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
     _check_param_dtypes(input, weight, bias=bias)
     _, centered, var = _moments(input.reshape(n, num_groups, -1), -1)
     y = (centered * (var + eps).rsqrt()).reshape(*input.shape)
@@ -318,7 +327,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """x / sqrt(mean(x^2) + eps) over the trailing ``normalized_shape`` dims, times ``weight``;
     ``eps`` defaults to the dtype's machine epsilon, as PyTorch's."""
-    dims = _trailing_dims(input, normalized_shape)
+    dims = _trailing_dims(input, normalized_shape, "*", weight=weight)
     if eps is None:
         import numpy as np
         eps = float(np.finfo(input.dtype.np).eps)
@@ -606,7 +615,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         if padding_idx < 0 and padding_idx < -n:
             raise AssertionError("Padding_idx must be within num_embeddings")
     data = getattr(input, "_data", None)          # eager tensors only: a tracer proxy has no values
-    if data is not None and data.size and (data.max() >= n or data.min() < -n):
+    if data is not None and data.size and (data.max() >= n or data.min() < 0):
         raise IndexError("index out of range in self")
     if max_norm is not None:
         _embedding_renorm_(weight, input, max_norm, norm_type)
@@ -1084,18 +1093,15 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     bias`` per channel; with ``use_input_stats`` the running statistics (if given) move by
     ``momentum`` towards the batch average of the instances' mean and unbiased variance, else
     they normalise."""
+    if use_input_stats and math.prod(input.shape[2:]) == 1:         # (a 1-D input too, as PyTorch's)
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                         f"torch.Size([{', '.join(str(d) for d in input.shape)}])")
     if input.ndim < 2:
         raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
     n, c = input.shape[0], input.shape[1]
     shape = [1, c] + [1] * (input.ndim - 2)
     dims = tuple(range(2, input.ndim))
     if use_input_stats:
-        count = 1
-        for s in input.shape[2:]:
-            count *= s
-        if count == 1:
-            raise ValueError(f"Expected more than 1 spatial element when training, got input size "
-                             f"torch.Size([{', '.join(str(d) for d in input.shape)}])")
         for name, t in (("running_mean", running_mean), ("running_var", running_var)):
             if t is not None and t.numel() != c:
                 raise RuntimeError(f"{name} should contain {n * c} elements not {t.numel() * n}")
@@ -1107,6 +1113,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
                 if running_mean is not None:
                     running_mean.mul_(1 - momentum).add_(mean.detach().reshape(n, c).mean(0) * momentum)
                 if running_var is not None:
+                    count = math.prod(input.shape[2:])
                     unbiased = var.detach().reshape(n, c).mean(0) * (count / (count - 1))
                     running_var.mul_(1 - momentum).add_(unbiased * momentum)
         y = centered * (var + eps).rsqrt()

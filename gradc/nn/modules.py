@@ -63,6 +63,14 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
     __str__ = __repr__
 
 
+def _typename(value) -> str:
+    """PyTorch's torch.typename: a tensor's legacy type name, otherwise the object's type's."""
+    if isinstance(value, Tensor):
+        return f"torch.{value.dtype.tensor_type}"
+    t = type(value)
+    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
 class Module:
     """Base class: registers Parameters and sub-Modules assigned as attributes, and buffers
     (``register_buffer``: tensors that are state but not parameters, such as running means)."""
@@ -81,8 +89,18 @@ class Module:
             raise AttributeError("cannot assign before Module.__init__() call")
         if isinstance(value, Parameter):
             self._parameters[name] = value
+        elif name in self._parameters:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' (torch.nn.Parameter or None "
+                                "expected)")
+            self._parameters[name] = None
         elif isinstance(value, Module):
             self._modules[name] = value
+        elif name in self._modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' (torch.nn.Module or None "
+                                "expected)")
+            self._modules[name] = None
         elif name in self._buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
@@ -97,6 +115,22 @@ class Module:
         object.__delattr__(self, name)
 
     def register_parameter(self, name, param):
+        """Add ``param`` (a Parameter or None) as ``name``, checked as PyTorch checks it."""
+        if not isinstance(name, str):
+            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError('parameter name can\'t contain "."')
+        if name == "":
+            raise KeyError('parameter name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' (torch.nn.Parameter or "
+                            "None required)")
+        if param is not None and param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be created "
+                             f"explicitly. To express '{name}' as a function of another Tensor, compute the value in "
+                             "the forward() method.")
         self._parameters[name] = param
         object.__setattr__(self, name, param)
 
@@ -985,6 +1019,9 @@ class Sequential(Module):
     def __getitem__(self, i):
         if isinstance(i, slice):
             return Sequential(OrderedDict(list(self._modules.items())[i]))
+        n = len(self._modules)
+        if not -n <= i < n:
+            raise IndexError(f"index {i} is out of range")
         return list(self._modules.values())[i]
 
     def append(self, module):

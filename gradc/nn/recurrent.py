@@ -200,6 +200,18 @@ class RNNBase(Module):
         output = PackedSequence(x, batch_sizes, sorted_indices, unsorted_indices)
         return output, ((h_n, c_n) if lstm else h_n)
 
+    def _check_hx_dims(self, hx, batched):
+        """PyTorch's error for an initial state with other dims than the input's (2-D unbatched, 3-D batched)."""
+        if hx is None:
+            return
+        want, kind = (3, "batched 3-D") if batched else (2, "unbatched 2-D")
+        if self.mode == "LSTM":
+            if hx[0].ndim != want or hx[1].ndim != want:
+                raise RuntimeError(f"For {kind} input, hx and cx should also be {want}-D but got ({hx[0].ndim}-D, "
+                                   f"{hx[1].ndim}-D) tensors")
+        elif hx.ndim != want:
+            raise RuntimeError(f"For {kind} input, hx should also be {want}-D but got {hx.ndim}-D tensor")
+
     @staticmethod
     def _check_hidden(h, want, label):
         if tuple(h.shape) != want:
@@ -212,7 +224,13 @@ class RNNBase(Module):
             return self._forward_packed(input, hx)
         batched = input.ndim == 3
         if input.ndim not in (2, 3):
-            raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.ndim}D instead")
+            word = " tensor" if type(self).__name__ == "RNN" else ""        # (PyTorch's wording differs so)
+            raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.ndim}D{word} instead")
+        self._check_hx_dims(hx, batched)
+        weight_dtype = self.weight_ih_l0.dtype
+        if input.dtype is not weight_dtype:
+            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype ({weight_dtype}). Convert "
+                             f"input: input.to({weight_dtype}), or convert model: model.to({input.dtype})")
         x = input if batched else input.unsqueeze(1)
         if batched and self.batch_first:
             x = x.transpose(0, 1)
@@ -232,6 +250,10 @@ class RNNBase(Module):
             if not batched:
                 h0 = h0.unsqueeze(1)
                 c0 = c0.unsqueeze(1) if c0 is not None else None
+            real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+            self._check_hidden(h0, (self.num_layers * directions, batch, real_hidden), "hidden[0]" if lstm else "hidden")
+            if lstm:
+                self._check_hidden(c0, (self.num_layers * directions, batch, self.hidden_size), "hidden[1]")
         hs, cs = [], []
         for layer in range(self.num_layers):
             outs = []

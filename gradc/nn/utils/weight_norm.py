@@ -64,6 +64,7 @@ def remove_weight_norm(module, name="weight"):
             for suffix in ("_g", "_v"):
                 del module._parameters[name + suffix]
                 object.__delattr__(module, name + suffix)
+            object.__delattr__(module, name)              # (the computed weight, a plain attribute)
             module.register_parameter(name, Parameter(weight.data))
             return module
     raise ValueError(f"weight_norm of '{name}' not found in {module}")
