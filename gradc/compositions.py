@@ -69,6 +69,8 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     from .tensor_api import _tensor_argument
     _tensor_argument("isclose", b, 2)
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"{a.dtype.scalar_type} did not match {b.dtype.scalar_type}")
     if a.dtype is dtypes.bool_ and b.dtype is dtypes.bool_:
         return a == b
     close = (a - b).abs() <= atol + rtol * b.abs()
@@ -96,6 +98,9 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
 
 @grad_fn_named(lambda start, end, weight: "LerpBackward1" if hasattr(weight, "dtype") else "LerpBackward0")
 def lerp(start, end, weight):
+    for name, t in (("end", end), ("weight", weight)):
+        if hasattr(t, "dtype") and t.dtype is not start.dtype:
+            raise RuntimeError(f"expected dtype {start.dtype.c_type} for `{name}` but got dtype {t.dtype.c_type}")
     check_broadcast("lerp", start, end, weight)
     return start + weight * (end - start)
 
@@ -819,8 +824,7 @@ def _check_conv(input, weight, bias, stride, padding, groups, nd):
     if _builtin_any(v <= 0 for v in _ntuple(stride, nd)):
         raise RuntimeError("non-positive stride is not supported")
     if input.dtype is not weight.dtype:
-        raise RuntimeError(f"expected scalar type {input.dtype.tensor_type[:-6]} but found "
-                           f"{weight.dtype.tensor_type[:-6]}")
+        raise RuntimeError(f"expected scalar type {input.dtype.scalar_type} but found {weight.dtype.scalar_type}")
     o, cg = weight.shape[0], weight.shape[1]
     if o < groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got "
@@ -836,9 +840,7 @@ def _check_conv(input, weight, bias, stride, padding, groups, nd):
         raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with {o} "
                            f"elements, but got bias of size {list(bias.shape)} instead")
     if bias is not None and bias.dtype is not input.dtype:
-        c_name = {"float32": "float", "float64": "double", "float16": "c10::Half"}
-        raise RuntimeError(f"Input type ({c_name.get(input.dtype.name, input.dtype.name)}) and bias type "
-                           f"({c_name.get(bias.dtype.name, bias.dtype.name)}) should be the same")
+        raise RuntimeError(f"Input type ({input.dtype.c_type}) and bias type ({bias.dtype.c_type}) should be the same")
 
 
 def _conv_node(nd):

@@ -16,6 +16,16 @@ class dtype:
         self.itemsize = self.np.itemsize
 
     @property
+    def scalar_type(self) -> str:
+        """PyTorch's ScalarType name in its messages: Float, Double, Long, Bool, ..."""
+        return self.tensor_type[:-len("Tensor")]
+
+    @property
+    def c_type(self) -> str:
+        """The C++ type name some PyTorch messages print: float, double, long int, ..."""
+        return _C_TYPES[self.name]
+
+    @property
     def is_floating_point(self) -> bool:
         return self.category == 2
 
@@ -45,6 +55,8 @@ float32 = dtype("float32", np.float32, "f32", 2, "FloatTensor")
 float64 = dtype("float64", np.float64, "f64", 2, "DoubleTensor")
 
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+_C_TYPES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
+            "int64": "long int", "float16": "c10::Half", "float32": "float", "float64": "double"}
 # The element types the compiler (IR, kernels, @gradc.compile) handles; the others are eager only.
 COMPILED = (bool_, int64, float32, float64)
 _BY_NAME = {d.name: d for d in ALL}

@@ -58,8 +58,9 @@ def _source(x, index, src):
 
 
 def scalar_type_name(t) -> str:
-    """PyTorch's name of a tensor's scalar type in its messages: Float, Double, Long, ..."""
-    return t.dtype.tensor_type[:-len("Tensor")] if is_tensor_like(t) else type(t).__name__
+    """PyTorch's name of a tensor's scalar type in its messages (Float, Double, Long, ...), a
+    non-tensor's type name."""
+    return t.dtype.scalar_type if is_tensor_like(t) else type(t).__name__
 
 
 def index_value_outside(index, low, high):
@@ -312,13 +313,14 @@ def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
 
 def bincount(x, weights=None, minlength=0):
     data = _values(x, "bincount")
+    if x.dtype.is_floating_point or x.dtype is dtypes.bool_:
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{x.dtype.scalar_type}'")
     if data.ndim != 1:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if data.size and data.min() < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     w = None if weights is None else _values(weights, "bincount")
     counts = np.bincount(data, weights=w, minlength=minlength)
-    from . import dtypes
     dt = dtypes.int64 if weights is None else (weights.dtype if weights.dtype.is_floating_point else dtypes.float64)
     return factories.tensor(counts, dtype=dt, device=x.device)
 

@@ -37,7 +37,6 @@ NONLEAF_GRAD_WARNING = (
     "(Triggered internally at /__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)")
 
 
-_C_TYPE = {"float32": "float", "float64": "double", "int64": "long int", "bool": "bool"}
 
 
 _new_object = object.__new__
@@ -231,7 +230,7 @@ class Tensor(TensorAPI):
                                    "the same size")
             if value.dtype is not self.dtype:
                 raise RuntimeError(
-                    f"attempting to assign a gradient with dtype '{_C_TYPE[value.dtype.name]}' to a tensor with "
+                    f"attempting to assign a gradient with dtype '{value.dtype.c_type}' to a tensor with "
                     f"grad_dtype '{self.dtype.tensor_type[:-6]}'. The gradient must match the tensor's grad_dtype "
                     "(defaults to the tensor's dtype). You can set the tensor's grad_dtype attribute with a "
                     "specific dtype, or None to allow any dtype. Set grad_dtype with caution. Diverging the dtypes "

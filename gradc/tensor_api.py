@@ -1641,7 +1641,6 @@ def matmul(a, b):
     return apply("matmul", a, b, _name=name)
 
 
-_C_TYPE = {"Float": "float", "Double": "double", "Long": "long int", "Bool": "bool"}
 
 
 def _check_same_dtype(a, b):
@@ -1655,8 +1654,8 @@ def _check_same_dtype(a, b):
     if b.ndim == 1:
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {tb}, {ta}, and {tb}")
     if b.ndim == 2:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_C_TYPE.get(ta, ta)} != "
-                           f"{_C_TYPE.get(tb, tb)}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a.dtype.c_type} != "
+                           f"{b.dtype.c_type}")
     raise RuntimeError(f"expected scalar type {ta} but found {tb}")
 
 

@@ -420,9 +420,7 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
 def _window_dtype(name, window_length, dtype):
     dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
     if not dt.is_floating_point:
-        c = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int", "int32": "int",
-             "int64": "long int"}[dt.name]
-        raise RuntimeError(f"{name} expects floating point dtypes, got: TensorOptions(dtype={c}, device=cpu, "
+        raise RuntimeError(f"{name} expects floating point dtypes, got: TensorOptions(dtype={dt.c_type}, device=cpu, "
                            f"layout=Strided (default), requires_grad=false (default), pinned_memory=false, "
                            f"memory_format=(nullopt))")
     if window_length < 0:

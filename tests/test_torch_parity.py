@@ -1002,6 +1002,15 @@ ERRORS = [
     ("", "m.nn.functional.instance_norm(m.ones(3))"),
     ("", "m.nn.functional.instance_norm(m.ones(2, 3))"),
     ("", "m.nn.Embedding(3, 2)(m.tensor([-1]))"),
+    # dtypes PyTorch does not promote
+    ("", "m.lerp(m.ones(3), m.ones(3), m.ones(3, dtype=m.int64))"),
+    ("", "m.lerp(m.ones(3), m.ones(3, dtype=m.float64), 0.5)"),
+    ("", "m.isclose(m.ones(3), m.ones(3, dtype=m.float64))"),
+    ("", "m.allclose(m.ones(3), m.ones(3, dtype=m.int64))"),
+    ("", "m.bincount(m.tensor([1.0]))"),
+    ("", "m.bincount(m.tensor([True]))"),
+    ("", "m.nn.functional.soft_margin_loss(m.ones(3), m.ones(3, requires_grad=True))"),
+    ("", "m.nn.functional.soft_margin_loss(m.ones(3), m.ones(2, 3))"),
 ]
 
 

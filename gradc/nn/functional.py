@@ -1318,9 +1318,17 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
 # ---- losses ------------------------------------------------------------------------------------------
 @grad_fn_named("SoftMarginLossBackward0")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    """log(1 + exp(-target * input)), as PyTorch computes it."""
+    """log(1 + exp(-target * input)), as PyTorch computes it (into a tensor of the input's shape:
+    a target that broadcasts to more is PyTorch's error; no gradient for the target)."""
+    from ..autograd import grad_mode
     _check_reduction(reduction)
-    _warn_size_mismatch(input, target)
+    if target.requires_grad and grad_mode.is_grad_enabled():
+        raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect to argument 'target'. "
+                           "This input cannot have requires_grad True.")
+    from ..ops.rules import broadcast_shapes
+    shape = broadcast_shapes("soft_margin_loss", tuple(input.shape), tuple(target.shape))
+    if shape != tuple(input.shape):
+        raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape {list(shape)}")
     return _reduce((-target * input).exp().log1p(), reduction)
 
 
