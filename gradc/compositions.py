@@ -664,10 +664,14 @@ def tensordot(a, b, dims=2):
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
-        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+        given_a, given_b = list(range(-dims, 0)), list(range(dims))
     else:
-        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
-    da, db = [norm_dim(d, a.ndim) for d in da], [norm_dim(d, b.ndim) for d in db]
+        given_a, given_b = ([d] if isinstance(d, int) else list(d) for d in dims)
+    da, db = [norm_dim(d, a.ndim) for d in given_a], [norm_dim(d, b.ndim) for d in given_b]
+    for i, j, gi, gj in zip(da, db, given_a, given_b):
+        if a.shape[i] != b.shape[j]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[i]} in dim {gi} and "
+                               f"second has size {b.shape[j]} in dim {gj}")
     letters = iter("abcdefghijklmnopqrstuvwxyz")
     la = [next(letters) for _ in range(a.ndim)]
     lb = [next(letters) for _ in range(b.ndim)]
@@ -697,6 +701,14 @@ def pad(x, pad, mode="constant", value=None):
                            f"padding length {len(pad)} and input of dimension {x.ndim}")
     if mode not in ("constant", "reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    n_pad = len(pad) // 2
+    if mode != "constant" and not (1 <= n_pad <= 3 and x.ndim in (n_pad + 1, n_pad + 2)):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {x.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
     for k in range(len(pad) // 2):
         d = x.ndim - 1 - k
         before, after = pad[2 * k], pad[2 * k + 1]
@@ -708,6 +720,8 @@ def pad(x, pad, mode="constant", value=None):
         if mode == "reflect" and (before >= n or after >= n):
             raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
                                f"but got: padding ({before}, {after}) at dimension {d} of input {list(x.shape)}")
+        if mode == "circular" and (before > n or after > n):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
         pieces = [_pad_side(x, d, before, mode, value, True), x, _pad_side(x, d, after, mode, value, False)]
         x = cat([p for p in pieces if p is not None], d)
     return x
@@ -949,6 +963,8 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """im2col: (N, C, H, W) -> (N, C * kh * kw, L), each column one window (channel-major, then
     the kernel's offsets in row-major order), as PyTorch's."""
+    if input.ndim < 3:
+        norm_dim(input.ndim, input.ndim)          # PyTorch's IndexError (it reads a dim past the last)
     unbatched = input.ndim == 3
     if unbatched:
         input = input.unsqueeze(0)

@@ -246,7 +246,7 @@ class Tensor(TensorAPI):
     @data.setter
     def data(self, value):
         if not isinstance(value, Tensor):
-            raise TypeError("data must be a Tensor")
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         self._data = value._data
         self._dtype = value._dtype
 

@@ -655,7 +655,10 @@ class TensorAPI(TensorLikeMeta):
         if p == "nuc":      # torch.norm: the nuclear norm over dim (all dims when None: a matrix)
             from .linalg import matrix_norm
             return matrix_norm(self, "nuc", tuple(range(self.ndim)) if dim is None else dim, keepdim)
-        x = self._float_reduction_input("linalg.vector_norm")
+        if not self.dtype.is_floating_point:
+            raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                               f"{self.dtype.scalar_type}")
+        x = self
         if p == "fro":
             p = 2
         return apply("norm", x, p=float(p), dims=reduction_dims(dim, self.ndim), keepdim=bool(keepdim),
@@ -1257,7 +1260,7 @@ class TensorAPI(TensorLikeMeta):
     def copy_(self, src):
         """An index_put over the whole tensor, so the node has PyTorch's edges (self, src)."""
         if not is_tensor_like(src):
-            raise TypeError("copy_(): argument 'src' (position 1) must be Tensor, not " + type(src).__name__)
+            raise TypeError("copy_(): argument 'other' (position 1) must be Tensor, not " + type(src).__name__)
         self._overlap_checked(src)
         from .ops.rules import broadcast_shapes
         if broadcast_shapes("copy_", tuple(self.shape), tuple(src.shape)) != tuple(self.shape):

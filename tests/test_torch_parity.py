@@ -1011,6 +1011,18 @@ ERRORS = [
     ("", "m.bincount(m.tensor([True]))"),
     ("", "m.nn.functional.soft_margin_loss(m.ones(3), m.ones(3, requires_grad=True))"),
     ("", "m.nn.functional.soft_margin_loss(m.ones(3), m.ones(2, 3))"),
+    # pads, contractions, norms, windows, assignments
+    ("", "m.nn.functional.pad(m.ones(3), (1, 1), mode='reflect')"),
+    ("", "m.nn.functional.pad(m.ones(2, 3), (1, 1, 1, 1), mode='replicate')"),
+    ("", "m.nn.functional.pad(m.ones(1, 2, 3), (1, 1, 1, 1, 1, 1), mode='circular')"),
+    ("", "m.nn.functional.pad(m.ones(1, 1, 3), (4, 0), mode='circular')"),
+    ("", "m.tensordot(m.ones(2, 3), m.ones(4, 5), dims=([1], [0]))"),
+    ("", "m.tensordot(m.ones(2, 3, 4), m.ones(4, 5, 6), dims=2)"),
+    ("", "m.ones(2, dtype=m.int64).norm()"),
+    ("", "m.nn.functional.unfold(m.ones(3), 2)"),
+    ("", "m.nn.functional.unfold(m.ones(3, 3), 2)"),
+    ("x = m.ones(3)", "setattr(x, 'data', [1.0])"),
+    ("x = m.ones(3)", "x.copy_([1.0])"),
 ]
 
 
