@@ -1186,6 +1186,8 @@ CREATE_GRAPH_CASES = [
     ("F.interpolate_nearest", lambda m, x: m.nn.functional.interpolate(x.reshape(1, 4, 6), scale_factor=2)),
     ("F.adaptive_avg_pool1d", lambda m, x: m.nn.functional.adaptive_avg_pool1d(x.reshape(1, 4, 6), 4)),
     ("F.adaptive_max_pool1d", lambda m, x: m.nn.functional.adaptive_max_pool1d(x.reshape(1, 4, 6), 4)),
+    ("F.pdist", lambda m, x: m.nn.functional.pdist(x)),
+    ("cdist", lambda m, x: m.cdist(x, x.detach() * 2 + 1)),
 ]
 
 
@@ -1202,8 +1204,8 @@ def _second_order(m, fn):
         try:
             (h,) = m.autograd.grad((g * w2).sum(), x, allow_unused=True)
             out.append(None if h is None else np.round(np.array((h + 0.0).tolist()), 10).tolist())
-        except RuntimeError as e:
-            out.append(str(e))
+        except (RuntimeError, NotImplementedError) as e:
+            out.append((type(e).__name__, str(e)))
     return out
 
 

@@ -347,7 +347,7 @@ class _InputTie(Node):
     the forward op's input as an argument (threshold_backward(grad, self, threshold),
     max_pool2d_with_indices_backward(grad, self, ...)): the gradient (same values, same memory)
     depends on the gradient gradc's VJP computed and on that input, with a zero derivative
-    for the input, no derivative at all (``kind`` "none"), or an error (``kind`` a message).
+    for the input, no derivative at all (``kind`` "none"), or an error (``kind``: its type and message).
     So a first-order gradient through relu, the pools, the pads or nll_loss requires grad
     under create_graph=True, as PyTorch's does, and differentiating it again gives PyTorch's
     zeros. Named as PyTorch's node (ThresholdBackwardBackward0, ...)."""
@@ -374,7 +374,8 @@ class _InputTie(Node):
         from ..tensor import zeros_for
         kind = self._kind
         if kind not in (None, "none"):
-            raise RuntimeError(kind)
+            error, message = kind
+            raise error(message)
         return [grads[0], None if kind == "none" else zeros_for(self._input_type)]
 
     def release(self):
@@ -382,12 +383,12 @@ class _InputTie(Node):
 
 
 def _not_implemented(op):
-    return f"derivative for aten::{op} is not implemented"
+    return RuntimeError, f"derivative for aten::{op} is not implemented"
 
 
 # grad_fn names of the ops whose PyTorch backward takes the op's input (derivatives.yaml), with
 # the derivative of that backward with respect to the input: None (zeros), "none" (none: an
-# unused input) or the error PyTorch raises
+# unused input) or the error PyTorch raises (its type and message)
 _TAKES_INPUT = {
     **dict.fromkeys(["ReluBackward0", "ThresholdBackward0", "HardtanhBackward0", "LeakyReluBackward0",
                      "RreluWithNoiseBackward0", "SoftshrinkBackward0", "HardshrinkBackward0",
@@ -402,6 +403,8 @@ _TAKES_INPUT = {
     "HardsigmoidBackward0": _not_implemented("hardsigmoid_backward"),
     "MultiMarginLossBackward0": _not_implemented("multi_margin_loss_backward"),
     "MultilabelMarginLossBackward0": _not_implemented("multilabel_margin_loss_backward"),
+    "PdistBackward0": (NotImplementedError, "the derivative for '_pdist_backward' is not implemented."),
+    "CdistBackward0": (NotImplementedError, "the derivative for '_cdist_backward' is not implemented."),
 }
 _TIE_NAMES = {"ReluBackward0": "ThresholdBackwardBackward0"}     # (relu's backward is threshold_backward)
 _TIE_CLASSES: dict = {}
