@@ -71,7 +71,8 @@ def broadcast_shapes(*shapes):
 def broadcast_tensors(*tensors):
     tensors = _varargs(tensors)
     shape = broadcast_shapes(*[t.shape for t in tensors])
-    return tuple(t.expand(*shape) for t in tensors)
+    # (a tensor already of that shape is returned as it is, as PyTorch's expand_outplace does)
+    return tuple(t if tuple(t.shape) == tuple(shape) else t.expand(*shape) for t in tensors)
 
 
 # ---- elementwise ----------------------------------------------------------------------------------

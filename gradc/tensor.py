@@ -713,7 +713,7 @@ def _rebase_view(view, result):
         if op.name == "index":
             new = Tensor._apply(op_get("index_put"), [parent, new, *extra], {"key": attrs["key"]},
                                 name or "IndexPutBackward0")
-        elif op.name == "reshape":
+        elif op.name == "reshape" or op.name == "expand":     # (a writable expand repeats nothing: a reshape)
             new = Tensor._apply(op_get("reshape"), [new], {"shape": list(parent.shape)}, name or "ViewBackward0")
         elif op.name == "permute":
             dims = list(attrs["dims"])

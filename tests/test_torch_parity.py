@@ -1741,6 +1741,28 @@ def sc_inplace_on_multiple_views_kinds(m):
     return out
 
 
+def sc_inplace_on_expand_views(m):
+    """An expand that repeats no element is a writable view (its write reaches the base, with
+    CopySlices history); one that repeats refuses the write; broadcast_tensors gives a tensor
+    of the broadcast shape back as it is."""
+    x = m.ones(3, 1, dtype=m.float64, requires_grad=True)
+    b = x * 2
+    v = b.expand(3, 1)
+    v.mul_(m.arange(3.0, dtype=m.float64).reshape(3, 1))
+    b.sum().backward()
+    out = [repr(b), repr(v), x.grad.tolist()]
+    y = m.ones(3)
+    y.expand(1, 3).add_(1)
+    out += [y.tolist(), err_of(lambda: m.ones(3).expand(2, 3).add_(1))]
+    c = m.ones(2, 3, requires_grad=True) * 1
+    first, second = m.broadcast_tensors(c, m.ones(3))
+    out += [first is c, second.shape == c.shape, err_of(lambda: second.add_(1))]
+    with m.no_grad():
+        same = m.broadcast_tensors(c, c)[0]
+    same.add_(1)
+    out.append(repr(c))
+    return out
+
 def sc_inplace_on_views_made_without_grad(m):
     leaf = m.ones(4, 3, dtype=m.float64, requires_grad=True)
     with m.no_grad():
@@ -1795,7 +1817,7 @@ SCENARIOS = [sc_augmented_assignment, sc_dtype_info_type_and_inference_mode, sc_
              sc_hooks, sc_hook_order_in_graph, sc_node_hooks, sc_retain_grad, sc_grad_modes, sc_accumulation,
              sc_detach_data, sc_autograd_function, sc_return_types_and_size, sc_requires_grad_flags,
              sc_backward_variants, sc_inplace_on_views, sc_inplace_on_multiple_views,
-             sc_inplace_on_multiple_views_kinds, sc_inplace_on_views_made_without_grad,
+             sc_inplace_on_multiple_views_kinds, sc_inplace_on_views_made_without_grad, sc_inplace_on_expand_views,
              sc_inplace_on_custom_function_views]
 
 

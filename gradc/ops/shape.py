@@ -53,7 +53,16 @@ def _expand_infer(types, attrs):
     return [TypeInfo(shape, t.dtype)]
 
 
-defop("expand", infer=_expand_infer, forward=lambda x, shape: np.broadcast_to(x, tuple(shape)),
+def _expand_forward(x, shape):
+    """``x`` broadcast to ``shape``: read-only where elements repeat (PyTorch refuses a write
+    there), a writable view of ``x`` where none does (only new or kept size-1 dims), as PyTorch's."""
+    out = np.broadcast_to(x, tuple(shape))
+    if out.size == x.size and x.flags.writeable:
+        return np.lib.stride_tricks.as_strided(x, out.shape, out.strides)
+    return out
+
+
+defop("expand", infer=_expand_infer, forward=_expand_forward,
       vjp=lambda ctx, g: [g[0].sum_to_size(ctx.input_types[0].shape)], traits=VIEWS,
       attr_names=("shape",), node_name="ExpandBackward0")
 
