@@ -126,7 +126,8 @@ class Tensor(TensorAPI):
     _view_of = None
     _parent_layout = None       # the layout of _view_of's parent when this view was taken
     _history_version = 0        # a view: its version when its grad_fn was made (see _refresh_view_history)
-    _creation_meta = None       # a view PyTorch refuses to write in place: "multi_output", "no_grad" (view_write_error)
+    _creation_meta = None       # a view PyTorch refuses to write in place (view_write_error): "multi_output",
+                                # "no_grad", "inference", "custom_function" (its CreationMeta)
     _view_output_nr = 0         # that refusal's "Output k of ...": the view's place among its function's outputs
     _view_node_name = None      # (a view of a no_grad view: the grad_fn name PyTorch gives it, gradc makes no node)
     _fresh = False      # a gradient array nobody else holds (AccumulateGrad may keep it as .grad)
@@ -940,10 +941,14 @@ def view_as_index_of(t, parent, array, key, tensors):
 
 
 def _inherit_creation_meta(view, parent, node_name):
-    """A view made in no_grad mode is marked so (PyTorch's CreationMeta::NO_GRAD_MODE); one made
-    while recording inherits its parent's mark."""
-    if not grad_mode._state.enabled:
-        view._creation_meta = "no_grad"
+    """A view made in no_grad (or inference) mode is marked so (PyTorch's CreationMeta::NO_GRAD_MODE,
+    INFERENCE_MODE); one made while recording inherits its parent's mark, and an inference mark
+    stays."""
+    if parent._creation_meta == "inference":          # (kept through any later view, as PyTorch's)
+        view._creation_meta = "inference"
+        view._view_node_name = node_name if grad_mode._state.enabled else None
+    elif not grad_mode._state.enabled:
+        view._creation_meta = "inference" if grad_mode.is_inference_mode_enabled() else "no_grad"
     elif parent._creation_meta is not None:
         view._creation_meta = parent._creation_meta
         view._view_node_name = node_name
@@ -955,7 +960,7 @@ def mark_multi_output_views(x, outs):
     gradients are recorded raises ``view_write_error``. Made in no_grad mode they keep that mark."""
     if grad_mode.is_grad_enabled():
         for k, t in enumerate(outs):
-            if isinstance(t, Tensor) and t is not x and t._base is not None:
+            if isinstance(t, Tensor) and t is not x and t._base is not None and t._creation_meta != "inference":
                 t._creation_meta, t._view_output_nr = "multi_output", k
     return outs
 
@@ -967,6 +972,9 @@ _VIEW_WRITE_ADVICE = {
     "no_grad": " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
                "by moving both the view and the inplace either both inside the no_grad block (if you don't want "
                "the inplace to be tracked) or both outside (if you want the inplace to be tracked).",
+    "inference": " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+                 "code by moving both the view and the inplace either both inside the inference_mode block (if you "
+                 "don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).",
     "custom_function": " This view was created inside a custom Function (or because an input was returned as-is) "
                        "and the autograd logic to handle view+inplace would override the custom backward associated "
                        "with the custom Function, leading to incorrect gradients. This behavior is forbidden. You "
@@ -988,9 +996,10 @@ def view_write_error(view, indirect, via=None):
     modified = "its base or another view of its base has been" if indirect else "is being"
     # PyTorch's label: SelectBackward0 -> Select, SqueezeBackward1 -> Squeeze1
     short = version_error_label(name) if name else None
-    if meta == "no_grad" or short is None:
+    if meta in ("no_grad", "inference") or short is None:
         prefix = f"Output {nr} of {short} is a view of a view which was created in" if short else "A view was created in"
-        message = f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled."
+        message = (f"{prefix} inference mode and {modified} modified inplace in normal mode." if meta == "inference"
+                   else f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled.")
     else:
         message = f"Output {nr} of {short} is a view and {modified} modified inplace."
     return RuntimeError(message + _VIEW_WRITE_ADVICE[meta])

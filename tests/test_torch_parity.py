@@ -1778,6 +1778,13 @@ def sc_inplace_on_views_made_without_grad(m):
     with m.no_grad():
         v.add_(1)                                 # written in no_grad mode too: allowed
     out.append(leaf.tolist())
+    b = leaf * 1
+    with m.inference_mode():
+        w = b[0]
+        rows = b.unbind(0)
+    out += [err_of(lambda: w.add_(1)), err_of(lambda: w[1:].add_(1)), err_of(lambda: rows[1].add_(1))]
+    b.add_(1)
+    out.append(err_of(lambda: w.grad_fn))
     return out
 
 
