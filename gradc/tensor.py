@@ -918,7 +918,8 @@ def _link_view(op, inputs, attrs, t, on_gpu, node_name=None):
         t._view_of = (inputs[0], op, attrs, tuple(inputs[1:]))   # for in-place rebase
         t._parent_layout = _layout(inputs[0])
         t._history_version = t._version_counter.value
-        _inherit_creation_meta(t, inputs[0], node_name if isinstance(node_name, str) else op.grad_fn_name(attrs))
+        if not grad_mode._state.enabled or inputs[0]._creation_meta is not None:    # (the common case: nothing to mark)
+            _inherit_creation_meta(t, inputs[0], node_name if isinstance(node_name, str) else op.grad_fn_name(attrs))
     elif on_gpu:                        # a non-contiguous CUDA view: a copy that follows its base
         t.__class__ = _CudaCopyView
         t._version_counter = inputs[0]._version_counter
