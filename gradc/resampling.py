@@ -86,8 +86,8 @@ def _check_adaptive(name, input, output_size, nd):
     checked = range(input.ndim - nd, input.ndim) if name == "adaptive_avg_pool2d" else range(1, input.ndim)
     for d in checked:
         if input.shape[d] == 0:
-            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but input has "
-                               f"sizes {list(input.shape)} with dimension {d} being empty")
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, but input "
+                               f"has sizes {list(input.shape)} with dimension {d} being empty")
     if not average:
         _check_adaptive_output_size(name, sizes, nd)
     out = [input.shape[input.ndim - nd + k] if n is None else n for k, n in enumerate(sizes)]
@@ -104,7 +104,8 @@ def _check_adaptive_output_size(name, sizes, nd):
                            else f"{name}(): internal error: output_size.size() must be {nd}")
     if "avg" in name and any(n is not None and n < 0 for n in sizes):
         shown = ", ".join(str(n) for n in sizes[:2]) + "".join(f",{n}" for n in sizes[2:])    # (PyTorch's spacing)
-        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 but received {{{shown}}}")
+        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 but received "
+                           f"{{{shown}}}")
 
 
 def _check_adaptive_1d(name, input, output_size):

@@ -168,8 +168,8 @@ def _check_index_add(x, dim, index, source):
     if index.dtype not in (dtypes.int64, dtypes.int32):
         raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {scalar_type_name(index)}")
     if source.dtype is not x.dtype:
-        raise RuntimeError(f"index_add_(): self ({scalar_type_name(x)}) and source ({scalar_type_name(source)}) must have the "
-                           "same scalar type")
+        raise RuntimeError(f"index_add_(): self ({scalar_type_name(x)}) and source ({scalar_type_name(source)}) must "
+                           "have the same scalar type")
     n = index.numel()
     along = source.shape[dim] if source.ndim else 1
     if n != along:

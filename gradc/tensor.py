@@ -998,7 +998,8 @@ def view_write_error(view, indirect, via=None):
     # PyTorch's label: SelectBackward0 -> Select, SqueezeBackward1 -> Squeeze1
     short = version_error_label(name) if name else None
     if meta in ("no_grad", "inference") or short is None:
-        prefix = f"Output {nr} of {short} is a view of a view which was created in" if short else "A view was created in"
+        prefix = (f"Output {nr} of {short} is a view of a view which was created in" if short
+                  else "A view was created in")
         message = (f"{prefix} inference mode and {modified} modified inplace in normal mode." if meta == "inference"
                    else f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled.")
     else:

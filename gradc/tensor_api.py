@@ -1277,7 +1277,7 @@ class TensorAPI(TensorLikeMeta):
     def __iter__(self):
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return iter(self.unbind(0))     # PyTorch's: the rows are unbind's views (UnbindBackward0; not writable in place)
+        return iter(self.unbind(0))     # PyTorch's: unbind's views (UnbindBackward0; not writable in place)
 
 
 def _grad_enabled() -> bool:

@@ -176,7 +176,8 @@ class RNNBase(Module):
             if sorted_indices is not None:
                 h0 = h0.index_select(1, sorted_indices)
                 c0 = c0.index_select(1, sorted_indices) if c0 is not None else None
-            self._check_hidden(h0, (self.num_layers * directions, batch, real_hidden), "hidden[0]" if lstm else "hidden")
+            want = (self.num_layers * directions, batch, real_hidden)
+            self._check_hidden(h0, want, "hidden[0]" if lstm else "hidden")
             if lstm:
                 self._check_hidden(c0, (self.num_layers * directions, batch, self.hidden_size), "hidden[1]")
         x = data
@@ -251,7 +252,8 @@ class RNNBase(Module):
                 h0 = h0.unsqueeze(1)
                 c0 = c0.unsqueeze(1) if c0 is not None else None
             real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
-            self._check_hidden(h0, (self.num_layers * directions, batch, real_hidden), "hidden[0]" if lstm else "hidden")
+            want = (self.num_layers * directions, batch, real_hidden)
+            self._check_hidden(h0, want, "hidden[0]" if lstm else "hidden")
             if lstm:
                 self._check_hidden(c0, (self.num_layers * directions, batch, self.hidden_size), "hidden[1]")
         hs, cs = [], []
