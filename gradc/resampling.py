@@ -453,9 +453,11 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         align_corners = False
     if mode == "bicubic" or input.ndim != 4:
         raise NotImplementedError("gradc: grid_sample supports 4-D inputs with mode 'bilinear' or 'nearest'")
-    if grid.ndim != 4 or grid.shape[0] != input.shape[0] or grid.shape[-1] != 2:
-        raise RuntimeError(f"grid_sampler(): expected grid to have size 2 in last dimension and the same batch size "
-                           f"as input, but got input with sizes {list(input.shape)} and grid with sizes "
+    if grid.ndim != 4 or grid.shape[0] != input.shape[0]:
+        raise RuntimeError("grid_sampler(): expected grid and input to have same batch size, but got input with sizes "
+                           f"{list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if grid.shape[-1] != 2:
+        raise RuntimeError("grid_sampler(): expected grid to have size 2 in last dimension, but got grid with sizes "
                            f"{list(grid.shape)}")
     n, c, h, w = input.shape
     ho, wo = grid.shape[1], grid.shape[2]

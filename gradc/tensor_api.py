@@ -1297,6 +1297,9 @@ def _infer_shape(shape, numel, old_shape):
     shape = list(shape)
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
+    for k, s in enumerate(shape):
+        if s < -1:
+            raise RuntimeError(f"invalid shape dimension {s} at index {k} of shape {shape}")
     known = math.prod(s for s in shape if s != -1)
     if -1 in shape:
         if known == 0 or numel % known:

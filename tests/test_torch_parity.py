@@ -1025,6 +1025,15 @@ ERRORS = [
     ("", "m.nn.functional.unfold(m.ones(3, 3), 2)"),
     ("x = m.ones(3)", "setattr(x, 'data', [1.0])"),
     ("x = m.ones(3)", "x.copy_([1.0])"),
+    ("", "m.ones(2, 3).view(-2, 3)"),
+    ("", "m.ones(2, 3).reshape(2, -3)"),
+    ("", "m.einsum('ij,jk->ik', m.ones(2, 3), m.ones(4, 5))"),
+    ("", "m.einsum('ii->i', m.ones(2, 3))"),
+    ("", "m.nn.functional.grid_sample(m.ones(1, 1, 4, 4), m.ones(2, 2, 2, 2), align_corners=False)"),
+    ("", "m.nn.functional.grid_sample(m.ones(1, 1, 4, 4), m.ones(1, 2, 2, 3), align_corners=False)"),
+    ("", "m.nn.functional.linear(m.ones(2, 3), m.ones(4, 3), m.ones(5))"),
+    ("", "m.nn.functional.linear(m.ones(2, 2, 3), m.ones(4, 3), m.ones(5))"),
+    ("", "m.nn.functional.linear(m.ones(3), m.ones(4, 3), m.ones(5))"),
 ]
 
 

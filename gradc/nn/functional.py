@@ -29,7 +29,14 @@ def _linear_node_name(x, weight, bias=None):
 @grad_fn_named(_linear_node_name)
 def linear(x, weight, bias=None):
     y = x @ weight.t()
-    return y + bias if bias is not None else y
+    if bias is None:
+        return y
+    try:
+        return y + bias
+    except RuntimeError:          # PyTorch's addmm expands the bias to (rows, out_features) and says so
+        rows = math.prod(x.shape[:-1]) if x.ndim > 1 else 1
+        bias.expand(rows, weight.shape[0])
+        raise
 
 
 def honours_inplace(fn):
