@@ -28,6 +28,9 @@ from .kernel_ir import Kernel, np_dtype
 from .native_pool import NativePool
 
 PARALLEL_MIN_NS = float(os.environ.get("GRADC_PARALLEL_MIN_NS", 80_000))
+# Parts of a parallel call per thread on the native pool, claimed one at a time: a thread that
+# starts late (or not at all) leaves its share to the others.
+CHUNKS_PER_THREAD = 4
 _KFN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 # The same entry point without argument types, called with ctypes objects made once (the argument
 # vector and two c_int64 bounds): ctypes converts nothing per call (measured here: 200 ns a call
@@ -198,7 +201,7 @@ class CompiledKernel:
         n = min(num_threads(), ext)
         pool = _get_pool()
         if isinstance(pool, NativePool):
-            pool.run(self.address, argv, ext, min(n, pool.workers + 1))
+            pool.run(self.address, argv, ext, n * CHUNKS_PER_THREAD)
             return
         bounds = [ext * i // n for i in range(n + 1)]
         pool.run(self._fn, [(argv, bounds[i], bounds[i + 1]) for i in range(n)])

@@ -49,6 +49,7 @@ import inspect
 import pkgutil
 import re
 import sys
+import threading
 import time
 
 from ..ir.core import Function, Module
@@ -81,6 +82,7 @@ class Pass:
 _REGISTRY: dict[str, type] = {}
 _KEBAB_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 _loaded = False
+_load_lock = threading.RLock()
 _import_failures: dict[str, str] = {}
 
 
@@ -98,20 +100,24 @@ def register_pass(cls: type) -> type:
 
 
 def _load_pass_modules() -> None:
-    """Import every module of the gradc.passes package so their passes register."""
+    """Import every module of the gradc.passes package so their passes register (once; a
+    thread that comes while another imports them waits for the whole registry)."""
     global _loaded
     if _loaded:
         return
-    _loaded = True
-    from .. import passes
-    for info in pkgutil.iter_modules(passes.__path__):
-        if info.name == "manager":
-            continue
-        modname = f"{passes.__name__}.{info.name}"
-        try:
-            importlib.import_module(modname)
-        except Exception as e:  # keep the other passes usable; get_pass reports it
-            _import_failures[modname] = f"{type(e).__name__}: {e}"
+    with _load_lock:
+        if _loaded:
+            return
+        from .. import passes
+        for info in pkgutil.iter_modules(passes.__path__):
+            if info.name == "manager":
+                continue
+            modname = f"{passes.__name__}.{info.name}"
+            try:
+                importlib.import_module(modname)
+            except Exception as e:  # keep the other passes usable; get_pass reports it
+                _import_failures[modname] = f"{type(e).__name__}: {e}"
+        _loaded = True
 
 
 def registered_passes() -> dict[str, type]:

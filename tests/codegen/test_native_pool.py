@@ -41,7 +41,7 @@ def test_every_part_runs_once():
     ck = runtime_cpu.compile_kernel(kb.build())
     pool = native_pool.NativePool(3)             # more workers than this machine may have cores
     x = np.arange(n, dtype=np.float32)
-    for parts in (1, 2, 3, 4):
+    for parts in (1, 2, 3, 4, 7, 100):
         out = np.zeros(n, np.float32)
         argv = ck.args([x, out])
         pool.run(ck.address, argv, n, parts)
