@@ -624,6 +624,18 @@ class Tensor(TensorAPI):
         a = self.numpy()
         return a if dtype is None else a.astype(dtype)
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """A NumPy ufunc's result on tensors (``np.exp(t)``, ``t * ndarray``, which NumPy computes)
+        comes back as a tensor sharing its memory, as PyTorch's does, bool results as uint8;
+        a dtype gradc has no tensors of stays an ndarray."""
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        try:
+            dt = dtypes.from_numpy(array.dtype)
+        except (TypeError, KeyError, ValueError):
+            return array
+        return Tensor(array) if dt.np == array.dtype else array
+
     def _host(self) -> np.ndarray:
         """The values as a NumPy array (a host copy for a CUDA tensor)."""
         return self._data.get() if isinstance(self._data, DeviceArray) else self._data

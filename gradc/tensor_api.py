@@ -350,7 +350,11 @@ class TensorAPI(TensorLikeMeta):
     def minimum(self, other): return self._binary("minimum", other)
 
     # comparisons (no gradient)
-    def __eq__(self, other): return self._compare("eq", other)
+    def __eq__(self, other):
+        if isinstance(other, np.ndarray):     # (PyTorch compares with an array as with a tensor)
+            from .factories import as_tensor
+            other = as_tensor(other)
+        return self._compare("eq", other)
     def __ne__(self, other): return self._compare("ne", other)
     def __lt__(self, other): return self._compare("lt", other)
     def __le__(self, other): return self._compare("le", other)

@@ -742,3 +742,30 @@ def test_composite_node_names(expr):
         out = eval(expr, {"m": m, "x": x, "y": y})
         names.append((type(out.grad_fn).__name__, out.detach().numpy().round(10).tolist()))
     assert names[0] == names[1]
+
+
+NUMPY_OPERANDS = [
+    "t * np.ones(2)", "t + np.ones((), np.int64)", "t - np.ones(2, np.float32)", "np.exp(t)",
+    "np.add(t, 1)", "np.maximum(t, np.zeros(2))", "np.greater(t, 0)", "t == np.ones(2)",
+    "np.sqrt(lib.arange(3))",
+]
+
+
+@pytest.mark.parametrize("expr", NUMPY_OPERANDS)
+def test_numpy_operands_give_tensors(expr):
+    """NumPy computes a ufunc on tensors (or a tensor and an array) and PyTorch's __array_wrap__
+    makes the result a tensor (bool as uint8); == with an array compares as with a tensor."""
+    def run(lib):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)      # torch's old __array_wrap__
+            return eval(expr, {"np": np, "lib": lib, "t": lib.ones(2) * 2})
+    ours, theirs = run(gradc), run(torch)
+    assert isinstance(ours, gradc.Tensor) and isinstance(theirs, torch.Tensor)
+    assert str(ours.dtype) == str(theirs.dtype)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_numpy_operand_with_a_tensor_that_requires_grad():
+    t = gradc.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+        t * np.ones(2)
