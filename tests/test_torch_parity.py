@@ -1276,6 +1276,19 @@ def sc_hooks(m):
     return log
 
 
+def sc_hooks_under_autograd_grad(m):
+    """autograd.grad runs a leaf's hooks on the gradient it returns; an input given twice is
+    captured (and its hooks run) once."""
+    x = m.tensor([1.0, 2.0], requires_grad=True)
+    x.register_hook(lambda g: g * 2)
+    y = x * 3
+    y.register_hook(lambda g: g + 1)
+    out = [repr(m.autograd.grad((x * x).sum(), [x])), repr(m.autograd.grad((x * x).sum(), [x, x]))]
+    out.append(repr(m.autograd.grad((y * y).sum(), [y, y, x])))
+    out.append(x.grad is None)
+    return out
+
+
 def sc_hook_order_in_graph(m):
     log = []
     w1 = m.tensor(2.0, requires_grad=True)
@@ -1830,7 +1843,7 @@ def sc_inplace_on_custom_function_views(m):
 
 
 SCENARIOS = [sc_augmented_assignment, sc_dtype_info_type_and_inference_mode, sc_bitwise_where_and_products, sc_retain_graph, sc_retain_graph_autograd_grad, sc_double_backward, sc_autograd_grad_options,
-             sc_hooks, sc_hook_order_in_graph, sc_node_hooks, sc_retain_grad, sc_grad_modes, sc_accumulation,
+             sc_hooks, sc_hooks_under_autograd_grad, sc_hook_order_in_graph, sc_node_hooks, sc_retain_grad, sc_grad_modes, sc_accumulation,
              sc_detach_data, sc_autograd_function, sc_return_types_and_size, sc_requires_grad_flags,
              sc_backward_variants, sc_inplace_on_views, sc_inplace_on_multiple_views,
              sc_inplace_on_multiple_views_kinds, sc_inplace_on_views_made_without_grad, sc_inplace_on_expand_views,

@@ -50,12 +50,19 @@ def _run_tensor_hooks(node: Node, nr: int, grad):
     return grad
 
 
-def _accumulate(node: AccumulateGrad, grad, create_graph: bool):
-    leaf = node.variable
+def _run_leaf_hooks(leaf, grad):
+    """A leaf's tensor hooks on its incoming gradient (before it is accumulated or, under
+    ``autograd.grad``, returned: PyTorch runs them in both cases)."""
     for fn in list(leaf._hooks.values()):
         new = fn(grad)
         if new is not None:
             grad = _hook_result(fn, grad, new)
+    return grad
+
+
+def _accumulate(node: AccumulateGrad, grad, create_graph: bool):
+    leaf = node.variable
+    grad = _run_leaf_hooks(leaf, grad)
     if grad is None:
         return
     if leaf._grad is None:
@@ -243,6 +250,22 @@ def _is_checkpoint_valid() -> bool:
     return not _CHECKPOINT_VALID or _CHECKPOINT_VALID[-1]
 
 
+def _capture(node, nrs, grads, captured, hooked: bool) -> None:
+    """autograd.grad's capture of the gradients flowing into ``node``'s outputs ``nrs``. As in
+    PyTorch's engine, a node that does not run afterwards (a leaf's AccumulateGrad, or a
+    non-leaf needed for no other input) gets its tensor hooks (and retain_grad) run first and
+    the hooked gradient is captured; a node that still runs gets them when it runs, after the
+    capture."""
+    for nr in nrs:
+        g = grads.get(nr)
+        if g is not None and hooked:
+            if isinstance(node, AccumulateGrad):
+                g = _run_leaf_hooks(node.variable, g)
+            else:
+                g = _run_tensor_hooks(node, nr, g)
+        captured[(node, nr)] = _add(captured.get((node, nr)), g)
+
+
 def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, capture=None):
     """Propagate ``root_grads`` from the (node, output_nr) ``roots``.
 
@@ -259,7 +282,12 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, c
     captured = {}
     if capture is not None:
         targets = {n for n, _ in capture}
-        needed = _needed(seen, targets)
+        # the nodes that must run: those leading to a captured edge beyond their own inputs
+        reaching = _needed(seen, targets)
+        needed = {n for n in reaching if any(nxt in reaching for nxt, _ in n._next)}
+        captures = {}
+        for cn, cnr in dict.fromkeys(capture):       # (an input given twice is captured once)
+            captures.setdefault(cn, []).append(cnr)
     buffers: dict = {}
     for (node, nr), g in zip(roots, root_grads):
         buf = buffers.setdefault(node, {})
@@ -276,14 +304,8 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, c
         while ready:
             node = pop(ready)[2]
             grads = buffers.pop(node, None) or {}
-            if capture is not None:
-                for (cn, cnr) in capture:
-                    if cn is node:
-                        g = grads.get(cnr)
-                        if not isinstance(node, AccumulateGrad):
-                            g = _run_tensor_hooks(node, cnr, g) if g is not None else g
-                            grads[cnr] = g
-                        captured[(cn, cnr)] = _add(captured.get((cn, cnr)), g)
+            if capture is not None and node in captures:
+                _capture(node, captures[node], grads, captured, hooked=node not in needed)
             if capture is not None and node not in needed:
                 outs = ()
             elif isinstance(node, AccumulateGrad):
