@@ -102,6 +102,13 @@ class _Specialization:
     arg_writes = ()      # the positions among them of the user's tensor arguments
     view_outputs = {}    # outputs that are views of arguments: replayed on the caller's tensors
     grad_writes = ()     # (position, output) of each written argument whose new value carries gradients
+    copied_inputs = frozenset()   # inputs saved for backward as a copy taken at the call
+    grad_reads = frozenset()      # inputs the gradients are computed from (create_graph=True reads them)
+    _frees_cache = None          # outputs given a gradient -> double_backward_reads_saved
+    output_deps = None   # per output position, the positions in ``wrt`` it depends on (None: all)
+    repeats = {}         # output position -> an earlier position returning the same tensor
+    graph_outputs = ()   # output positions whose tensors get the node as grad_fn
+    internal_outputs = {}  # output position -> the other outputs computed from it (differentiably)
 
     def __init__(self, func: Function, wrt, memory: str, backend, n_outputs: int, backward: str = "auto",
                  written=frozenset()):
@@ -126,6 +133,7 @@ class _Specialization:
         # (its backward holds a copy of what it read), or read by nothing (set below)
         self.eager_saved = saved_by_eager_autograd(func)
         self.eager_saved_outputs = outputs_saved_by_eager_autograd(func, n_outputs - len(written))
+        self.eager_saves = _saves_anything(func)
         self.precompute = (bool(self.wrt) and backward != "separate" and not self.random
                            and not self.written and is_scalar_loss(func))
         self.saved_inputs = {}     # residual index -> input index, for residuals that are inputs
@@ -139,6 +147,7 @@ class _Specialization:
             self.joint = joint
             self.unread_inputs = _unread_arguments(joint, len(func.args))
             self.unchecked_inputs = self.unread_inputs | self.written
+            self.grad_reads = _read_arguments(joint, joint.outputs[n_outputs:], len(func.args))
             fwd = optimize(with_unit_cotangent(joint))
             fuse(fwd)
             self.precomputed = fwd
@@ -149,12 +158,17 @@ class _Specialization:
             self.joint = joint
             self.unread_inputs = _unread_arguments(joint, len(func.args))
             self.unchecked_inputs = self.unread_inputs | self.written
-            self.partition = partition(joint, memory)
+            self.grad_reads = _read_arguments(joint, joint.outputs[n_outputs:], len(func.args))
+            # the inputs it may read at backward, version-checked as eager autograd checks them; it
+            # saves a copy of any other input it needs (the caller may change one in place, legally)
+            self.partition = partition(joint, memory, free_inputs=partition_free_inputs(func))
             fuse(self.partition.forward)
             fuse(self.partition.backward)
             self.forward = Executor(self.partition.forward, backend)
             self.backward = Executor(self.partition.backward, backend)
             self.saved_inputs = {k: self._primal_index(k) for k in self.partition.saved_input_indices}
+            self.copied_inputs = frozenset(i for i in self.saved_inputs.values()
+                                           if i not in self.eager_saved or i in self.written)
             fwd_func, grads_func = self.partition.forward, self.partition.backward
             grads = grads_func.outputs
         else:
@@ -172,6 +186,16 @@ class _Specialization:
             self.fresh_grads = [k not in aliasing and grads.count(v) == 1 for k, v in enumerate(grads)]
         self._grad_fn_compiled = None
         self.compile_seconds = time.perf_counter() - t0
+
+    def double_backward_frees(self, given) -> dict:
+        """``double_backward_reads_saved`` for a first backward that gave gradients to the
+        outputs ``given`` (eagerly only their graphs run), cached."""
+        if self._frees_cache is None:
+            self._frees_cache = {}
+        key = frozenset(given)
+        if key not in self._frees_cache:
+            self._frees_cache[key] = double_backward_reads_saved(self.traced, self.wrt, sorted(key))
+        return self._frees_cache[key]
 
     def _primal_index(self, residual_k: int) -> int:
         v = self.partition.forward.outputs[self.n_outputs + residual_k]
@@ -233,6 +257,70 @@ def differentiable_reach(func: Function, wrt, outputs):
     return [i for i in wrt if i in used], outputs
 
 
+def _output_dependencies(func: Function, wrt, n_outputs: int):
+    """For each output position, the positions in ``wrt`` of the inputs it depends on through
+    differentiable ops (``differentiable_reach`` of that output alone); None when every output
+    depends on every input (the common case, nothing to mask)."""
+    deps = []
+    for k in range(n_outputs):
+        used, _ = differentiable_reach(func, wrt, [k])
+        deps.append(frozenset(wrt.index(i) for i in used))
+    everything = frozenset(range(len(wrt)))
+    return None if all(d == everything for d in deps) else deps
+
+
+def _internal_outputs(func: Function, outputs) -> dict:
+    """{output position: the other output positions computed from it through differentiable ops},
+    for the ``outputs`` that some other one depends on.  Eagerly a hook on such an output sees the
+    gradient flowing back from those others too (``CompiledFunctionBackward._replays``)."""
+    from .ops.registry import NONDIFF, _TABLE
+    found = {}
+    for k in outputs:
+        reach = {func.outputs[k]}
+        for op in func.body.ops:
+            opdef = _TABLE.get(op.name[len("gradc."):]) if op.name.startswith("gradc.") else None
+            if opdef is not None and opdef.has(NONDIFF):
+                continue
+            if any(v in reach for i, v in enumerate(op.operands) if opdef is None or opdef.input_is_differentiable(i)):
+                reach.update(r for r in op.results if r.type.dtype.is_floating_point)
+        others = frozenset(j for j in outputs if j != k and func.outputs[j] in reach
+                           and func.outputs[j] is not func.outputs[k])
+        if others:
+            found[k] = others
+    return found
+
+
+def _replay(func: Function, inputs) -> list:
+    """Run traced ``func`` eagerly on the tensors ``inputs`` (recording an eager graph): its
+    outputs as eager tensors, one object per traced value."""
+    from .ops import registry
+    env = dict(zip(func.args, inputs))
+    for op in func.body.ops:
+        if op.name == "func.return":
+            break
+        args = [env[v] for v in op.operands]
+        if args:
+            out = _dispatch.apply(op.short_name, *args, **op.attrs)
+        else:                   # a constant
+            out = Tensor._wrap(np.asarray(registry.get(op.short_name).forward(**op.attrs)))
+        for r, t in zip(op.results, out if isinstance(out, (tuple, list)) else (out,)):
+            env[r] = t
+    return [env[v] for v in func.outputs]
+
+
+def _repeated_outputs(func: Function, n_outputs: int) -> dict:
+    """{position: first position} for outputs that are the same traced value as an earlier
+    output (the function returned one tensor twice): the call returns one tensor object for
+    both, so a hook or ``retain_grad`` on one sees the gradients of every use."""
+    first, repeats = {}, {}
+    for k, v in enumerate(func.outputs[:n_outputs]):
+        if v in first:
+            repeats[k] = first[v]
+        else:
+            first[v] = k
+    return repeats
+
+
 def saved_by_eager_autograd(func: Function) -> frozenset:
     """The argument positions of traced ``func`` whose tensors eager autograd's nodes would save
     (an op whose VJP reads that operand, ``OpDef.saves``, reached directly or through views):
@@ -241,9 +329,10 @@ def saved_by_eager_autograd(func: Function) -> frozenset:
     root = {a: i for i, a in enumerate(func.args)}
     grad = {a for a, attrs in zip(func.args, func.arg_attrs) if attrs.get("gradc.requires_grad")}
     saved = set()
+    live = _computing(func.body.ops, func.outputs)   # (no output depends on the others: never run)
     for op in func.body.ops:
         opdef = _TABLE.get(op.name[len("gradc."):]) if op.name.startswith("gradc.") else None
-        if opdef is None:
+        if opdef is None or op not in live:
             continue
         if not opdef.has(NONDIFF) and any(v in grad for v in op.operands):
             grad.update(r for r in op.results if r.type.dtype.is_floating_point)
@@ -300,6 +389,126 @@ class _SavedOutput:
             raise version_error(self, self.version, output_of=self, output_nr=self.output_nr)
 
 
+def partition_free_inputs(func: Function) -> list:
+    """The argument positions of traced ``func`` that the partition may save at no cost (read
+    from the caller's tensor at backward, version-checked): those eager autograd would save and
+    the call does not write."""
+    written = {pos for pos, _ in func.meta.get("state_writes", ())}
+    return sorted(saved_by_eager_autograd(func) - written)
+
+
+def _computing(ops, values) -> set:
+    """The ops among ``ops`` that ``values`` depend on."""
+    need, pending = set(), list(values)
+    seen = set()
+    while pending:
+        v = pending.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        op = v.owner
+        if hasattr(op, "operands"):
+            need.add(op)
+            pending.extend(op.operands)
+    return need
+
+
+def _read_arguments(func: Function, values, n_args: int) -> frozenset:
+    """Positions of the first ``n_args`` arguments of ``func`` that ``values`` depend on."""
+    read = set()
+    for op in _computing(func.body.ops, values):
+        read.update(op.operands)
+    read.update(values)
+    return frozenset(i for i, a in enumerate(func.args[:n_args]) if a in read)
+
+
+def _saves_anything(func: Function) -> bool:
+    """Whether eager autograd's nodes for traced ``func`` would save any tensor (a differentiable
+    op with ``saves`` reached from an argument requiring grad): only then does a backward that
+    does not retain the graph make a second one PyTorch's error."""
+    from .ops.registry import NONDIFF, _TABLE
+    grad = {a for a, attrs in zip(func.args, func.arg_attrs) if attrs.get("gradc.requires_grad")}
+    live = _computing(func.body.ops, func.outputs)
+    for op in func.body.ops:
+        opdef = _TABLE.get(op.name[len("gradc."):]) if op.name.startswith("gradc.") else None
+        if opdef is None or opdef.has(NONDIFF) or not any(v in grad for v in op.operands):
+            continue
+        grad.update(r for r in op.results if r.type.dtype.is_floating_point)
+        if opdef.saves and op in live:
+            return True
+    return False
+
+
+def double_backward_reads_saved(func: Function, wrt, outputs) -> dict:
+    """{position j in ``wrt``: a set of sets of positions in ``wrt``}: the gradient of input j,
+    taken eagerly with create_graph=True, has a graph running through a node of ``func`` that
+    saves tensors, for each set the inputs that node leads to: a VJP reads a saved value computed
+    inside the function that requires grad (not an argument), and that node lies between the
+    value and the arguments (exp, saving its own result, is one). Differentiating such a gradient
+    with respect to one of those inputs after a first backward that ran (and freed) the node is
+    PyTorch's error.  Only the graphs of the ``outputs`` (positions) count: those given a
+    gradient in the first backward."""
+    from .ops.registry import NONDIFF, _TABLE
+    args = set(func.args)
+    deps = {func.args[i]: frozenset([n]) for n, i in enumerate(wrt)}
+    live = _computing(func.body.ops, [func.outputs[k] for k in outputs])
+    frees = {}
+    for op in func.body.ops:
+        opdef = _TABLE.get(op.name[len("gradc."):]) if op.name.startswith("gradc.") else None
+        if opdef is None or opdef.has(NONDIFF):
+            continue
+        flowing = [deps.get(v, frozenset()) for v in op.operands]
+        reached = frozenset().union(*flowing)
+        if not reached:
+            continue
+        deps.update((r, reached) for r in op.results if r.type.dtype.is_floating_point)
+        if op not in live:
+            continue
+        for token in opdef.saves:
+            if token.startswith("out"):     # its own result: every gradient through it runs through this node
+                for j in reached:
+                    frees[j] = frees.get(j, frozenset()) | {reached}
+                continue
+            first = int(token[2:].rstrip("+"))
+            for k in (range(first, len(op.operands)) if token.endswith("+") else [first]):
+                v = op.operands[k] if k < len(op.operands) else None
+                if v is None or v in args or not deps.get(v):
+                    continue
+                beyond = _saves_on_the_way(v, args, deps)
+                for i, d in enumerate(flowing):
+                    if beyond and d and _read_for(opdef.name, k, i):
+                        for j in d:
+                            frees[j] = frees.get(j, frozenset()) | beyond
+    return frees
+
+
+def _read_for(name, k, i) -> bool:
+    """Whether the VJP of op ``name`` reads its saved operand ``k`` for operand ``i``'s gradient."""
+    if name in ("mul", "matmul"):
+        return i != k
+    if name == "div":
+        return k == 1 or i == 1
+    return True
+
+
+def _saves_on_the_way(v, args, deps) -> frozenset:
+    """For each op that saves tensors between value ``v`` and the arguments (through values
+    carrying gradients), the ``wrt`` positions it leads to."""
+    pending, seen, found = [v], set(), set()
+    while pending:
+        v = pending.pop()
+        if v in seen or v in args or not deps.get(v):
+            continue
+        seen.add(v)
+        opdef = getattr(v.owner, "opdef", None)
+        if opdef is None:
+            continue
+        if opdef.saves:
+            found.add(deps[v])
+        pending.extend(v.owner.operands)
+    return frozenset(found)
+
+
 # operands that a product's VJP reads only for the other operands' gradients (a * 3 does not
 # save a; a / b reads a only for b's gradient)
 _READ_FOR_OTHERS = {"mul": None, "matmul": None, "div": (0,)}
@@ -314,6 +523,57 @@ def _vjp_reads(name, operands, k, grad) -> bool:
         return False
     only_for_others = _READ_FOR_OTHERS.get(name, ())
     return not (only_for_others is None or k in only_for_others)
+
+
+def _unreached_as_none(spec, grads, inputs_grads):
+    """``inputs_grads`` with None for the inputs that no output given a gradient depends on
+    (``spec.output_deps``): as eagerly, such a leaf gets no ``.grad`` (not zeros) and
+    ``autograd.grad`` finds it unused."""
+    deps = spec.output_deps
+    if deps is None:
+        return inputs_grads
+    reached = set()
+    for k, g in enumerate(grads):
+        if g is not None and k < len(deps):
+            reached |= deps[k]
+    if len(reached) == len(inputs_grads):
+        return inputs_grads
+    return [g if j in reached else None for j, g in enumerate(inputs_grads)]
+
+
+def _note_given(active: set, cotangents) -> None:
+    """Record which outputs of a gradient function's node are given a gradient in this pass."""
+    active.clear()
+    active.update(j for j, c in enumerate(cotangents) if c is not None)
+
+
+class _FreedGuard(Node):
+    """On the edge from a compiled gradient function's node to input ``i`` of the original call:
+    where eagerly a second backward would run (and, not retaining the graph, free) nodes of the
+    original graph that hold saved tensors, it raises PyTorch's error once the original node was
+    freed, and frees it after a pass that does not retain the graph. It runs in the original
+    node's place in the engine's order and passes the gradient on unchanged."""
+    __module__ = "builtins"
+
+    def __init__(self, owner, frees, i, active, ran, edge):
+        super().__init__()
+        self._seq = owner._seq + 0.5     # (just before the owner: a pass running both frees it after)
+        self._owner, self._frees, self._i, self._active, self._ran = owner, frees, i, active, ran
+        self._next = (edge,)
+        self._output_types = [None]
+        self._touched = False
+
+    def apply(self, grads, retain_graph=True):
+        nodes = [d for j in self._active for d in self._frees.get(j, ()) if self._i in d]
+        if nodes and self._owner._residuals is None and any(d & self._ran for d in nodes):
+            raise RuntimeError(FREED_MESSAGE)
+        self._touched = bool(nodes)
+        return [grads[0]]
+
+    def release(self):
+        if self._touched:
+            from .autograd.engine import release_after_pass
+            release_after_pass(self._owner)
 
 
 class CompiledFunctionBackward(Node):
@@ -349,29 +609,118 @@ class CompiledFunctionBackward(Node):
         return self._inputs
 
     def release(self):
-        self._residuals = None
+        if self._spec.eager_saves:          # (eagerly, nodes that save nothing free nothing)
+            self._residuals = None
 
-    def apply_unit(self):
+    def apply_unit(self, retain_graph=True):
         """(gradients, whether each is fresh) for a cotangent of 1, computed by the forward: the
         engine hands a fresh one to its leaf as ``.grad``."""
         if self._residuals is None:
             raise RuntimeError(FREED_MESSAGE)
-        arrays = self._precomputed_arrays()
+        arrays = self._precomputed_arrays(retain_graph)
         if self._device is CPU:
             wrap = Tensor._wrap
             return [wrap(a) for a in arrays], self._spec.fresh_grads
         return [_wrap(a, self._device) for a in arrays], self._spec.fresh_grads
 
+    def _check_release_on_double_backward(self, given, grads):
+        """Eagerly, the graph of a create_graph=True gradient may run through nodes of this
+        function's graph that hold saved tensors (``double_backward_frees``): differentiating it
+        after a backward freed them (``retain_graph=False``) is PyTorch's error, and a second
+        backward that does not retain its graph frees them. The compiled gradient's graph
+        reaches the inputs directly: a ``_FreedGuard`` on each such edge of its node stands for
+        this node there."""
+        from .autograd.engine import gradient_needed
+        spec = self._spec
+        # (only the nodes this backward ran are freed: those on the way to the inputs it needs)
+        ran = {i for i, (n, _) in enumerate(self._next) if n is not None and gradient_needed(n)}
+        frees = spec.double_backward_frees(given)
+        guarded = set().union(*(d for ds in frees.values() for d in ds))
+        if not guarded:
+            return
+        nodes = {id(g.grad_fn): g.grad_fn for j, g in enumerate(grads)     # (the gradient function's node)
+                 if g is not None and type(g.grad_fn) is CompiledFunctionBackward and g._output_nr == j}
+        for node in nodes.values():
+            active = set()
+            node.register_prehook(lambda cotangents, active=active: _note_given(active, cotangents))
+            edges = list(node._next)
+            for i in guarded:
+                e = node._spec.wrt.index(spec.wrt[i]) if spec.wrt[i] in node._spec.wrt else None
+                if e is not None and edges[e][0] is not None:
+                    edges[e] = (_FreedGuard(self, frees, i, active, ran, edges[e]), 0)
+            node._next = tuple(edges)
+
+    def _replays(self, grads) -> bool:
+        """Whether this backward replays the function eagerly (and runs its outputs' hooks
+        itself): an output with a hook or ``retain_grad`` is used inside the function to compute
+        another output given a gradient ``grads`` ({output_nr: gradient}). Eagerly that hook
+        sees the sum of both gradients; the compiled backward has no place to run it between.
+        Under create_graph=True any output hook counts: the graph of an eager gradient runs
+        through the outputs a VJP saved (sigmoid's, exp's), and a second backward runs their
+        hooks again; so does an output given no gradient: eagerly its part of the graph does not
+        run, while the compiled gradient function, given zeros for it, would make the gradients
+        depend on the inputs it reads."""
+        if grad_mode.is_grad_enabled() and any(grads.get(k) is None for k in self._spec.graph_outputs):
+            return True         # create_graph=True with an output given no gradient (below)
+        if not (self._tensor_pre_hooks or self._retains_grad):
+            return False
+        if grad_mode.is_grad_enabled():
+            return True         # create_graph=True: the gradient's own graph runs through the hooked outputs
+        internal = self._spec.internal_outputs
+        if not internal:
+            return False
+        for k in set(self._tensor_pre_hooks) | set(self._retains_grad):
+            if any(grads.get(j) is not None for j in internal.get(k, ())):
+                return True
+        return False
+
+    def _replayed_gradients(self, grads, retain_graph):
+        """The gradients of the ``wrt`` inputs, from an eager replay of the traced function on
+        the saved inputs, with this node's output hooks and retained grads moved onto the
+        replayed outputs: PyTorch's order and values where hooks see internal gradients."""
+        from .autograd import grad as autograd_grad
+        from .autograd.engine import store_retained
+        spec = self._spec
+        if spec.random or spec.written:
+            raise RuntimeError(f"@gradc.compile({spec.traced.name}): a hook or retain_grad on an output that the "
+                               "function also uses to compute another output is not supported for a function that "
+                               + ("draws random numbers" if spec.random else "writes into tensors in place"))
+        inputs = self._unpack()     # the replay reads every input: each must be as at the call
+        create_graph = grad_mode.is_grad_enabled()
+        with grad_mode.enable_grad():
+            wrt = set(spec.wrt)
+            # (views of the inputs: the gradients are captured there, and connect to the inputs)
+            starts = [t.view(tuple(t.shape)) if i in wrt else t.detach() for i, t in enumerate(inputs)]
+            outs = _replay(spec.traced, starts)
+        for k, hooks in self._tensor_pre_hooks.items():
+            for fn in hooks.values():
+                outs[k].register_hook(fn)
+        for k, ref in self._retains_grad.items():
+            t = ref()
+            if t is not None:
+                outs[k].register_hook(lambda g, t=t: store_retained(t, g))
+        pairs = [(outs[k], g) for k, g in enumerate(grads) if g is not None and outs[k].requires_grad]
+        got = autograd_grad([o for o, _ in pairs], [starts[i] for i in spec.wrt], [g for _, g in pairs],
+                            allow_unused=True, create_graph=create_graph, retain_graph=retain_graph)
+        return list(got)
+
     def apply(self, grads, retain_graph=True):
         if self._residuals is None:
             raise RuntimeError(FREED_MESSAGE)
         spec = self._spec
+        if self._replays({k: g for k, g in enumerate(grads) if g is not None}):
+            return _unreached_as_none(spec, grads, self._replayed_gradients(grads, retain_graph))
         cts = []
         for g, t in zip(grads, self._output_types):
             if t is None:
                 continue
             cts.append(g if g is not None else
                        Tensor(np.zeros(t.shape, dtype=t.dtype.np))._to_device(self._device))
+        given = [k for k, g in enumerate(grads) if g is not None]
+        return _unreached_as_none(spec, grads, self._gradients(spec, cts, retain_graph, given))
+
+    def _gradients(self, spec, cts, retain_graph, given):
+        """The gradients of every ``wrt`` input for the cotangents ``cts`` (one per float output)."""
         if grad_mode.is_grad_enabled():   # create_graph=True: differentiate the adjoint too
             if spec.random:
                 raise RuntimeError(f"backward(create_graph=True) through @gradc.compile({spec.traced.name}), which "
@@ -381,13 +730,18 @@ class CompiledFunctionBackward(Node):
                 raise RuntimeError(f"backward(create_graph=True) through @gradc.compile({spec.traced.name}), which "
                                    "writes into tensors in place (running statistics, an argument), is not "
                                    "supported: the differentiated backward would read the written values")
-            return list(spec.grad_function()(*self._unpack(), *cts))
+            # (the differentiated backward reads the inputs as they are now: those it computes the
+            # gradients from must be unmodified, beyond eager autograd's own checks)
+            inputs = self._unpack(spec.eager_saved | spec.grad_reads)
+            grads = list(spec.grad_function()(*inputs, *cts))
+            self._check_release_on_double_backward(given, grads)
+            return grads
         if spec.precompute:
-            return self._scaled_precomputed(cts[0])
-        inputs = self._unpack()
+            return self._scaled_precomputed(cts[0], retain_graph)
+        inputs = self._unpack(spec.eager_saved)     # the errors eager autograd would raise
         residuals = list(self._residuals)
         for k, i in spec.saved_inputs.items():
-            if i not in spec.written:          # (a written input's residual is a copy taken before the write)
+            if i not in spec.copied_inputs:    # (the others' residual is a copy taken at the call)
                 residuals[k] = inputs[i]._data
         arrays = spec.backward.run(residuals + [c._data for c in cts])
         grads = []
@@ -397,25 +751,30 @@ class CompiledFunctionBackward(Node):
             grads.append(t)
         return grads
 
-    def _precomputed_arrays(self):
-        """The gradient arrays the forward computed for a cotangent of 1. They are handed over
-        once (AccumulateGrad may keep them), with no version check: they were computed from
-        the inputs' values at the call, so an input modified since does not change them; only
-        the inputs that eager autograd would have saved are checked (``eager_saved``: PyTorch's
-        exp, for one, saves its result, not its input).  A retained graph's next backward
-        recomputes them from the saved inputs, which must then all be unmodified."""
+    def _precomputed_arrays(self, retain_graph):
+        """The gradient arrays the forward computed for a cotangent of 1, with no version check:
+        they were computed from the inputs' values at the call, so an input modified since does
+        not change them; only the inputs that eager autograd would have saved are checked
+        (``eager_saved``: PyTorch's exp, for one, saves its result, not its input).  They are
+        handed over (AccumulateGrad may keep them); a backward that retains the graph gets
+        copies, the node keeping the arrays for the next one.  (After a backward that handed
+        them over without freeing the node, which saves nothing eagerly, they are recomputed
+        from the inputs, which must then be unmodified where the gradients read them.)"""
         arrays = self._residuals
         if arrays[0] is not None:
             self._unpack(self._spec.eager_saved)     # the errors eager autograd would raise
-        else:                       # handed over before
-            inputs = self._unpack()
+        else:                       # handed over before: recomputed from the inputs it reads
+            inputs = self._unpack(self._spec.eager_saved | self._spec.grad_reads)
             arrays = self._spec.forward.run([t._data for t in inputs])[self._spec.n_outputs:]
+        if retain_graph:
+            self._residuals = arrays
+            return [_snapshot(a) for a in arrays]
         self._residuals = [None] * len(arrays)
         return arrays
 
-    def _scaled_precomputed(self, ct):
+    def _scaled_precomputed(self, ct, retain_graph):
         """Gradients computed by the forward for a cotangent of 1, times ``ct``."""
-        arrays = self._precomputed_arrays()
+        arrays = self._precomputed_arrays(retain_graph)
         scale = ct.item()
         grads = []
         on_cpu = self._device is CPU
@@ -588,6 +947,10 @@ class CompiledFunction:
         spec.state_slots = [pos for pos, _ in writes]
         spec.arg_writes = [pos for pos, _ in writes if pos < n_args]
         spec.grad_writes = [(spec.state_slots[k - n_user], k) for k in grad_outputs if k >= n_user]
+        spec.output_deps = _output_dependencies(func, spec.wrt, n_out)
+        spec.repeats = _repeated_outputs(func, n_user)
+        spec.internal_outputs = _internal_outputs(func, spec.float_outputs)
+        spec.graph_outputs = [k for k in spec.float_outputs if k not in spec.repeats]   # get this node as grad_fn
         spec.captured = captured
         spec.objects = [a for a in args if not isinstance(a, (Tensor, int, float, bool, str, type(None)))]
         spec.captured_keys = [_captured_key(t) for t in captured]
@@ -674,7 +1037,7 @@ class CompiledFunction:
         if spec.wrt:
             residuals = list(results[n:])
             for k, i in spec.saved_inputs.items():   # read from the (version-checked) input at backward
-                residuals[k] = None if i not in spec.written else _snapshot(arrays[i])
+                residuals[k] = None if i not in spec.copied_inputs else _snapshot(arrays[i])
             edges = tuple([tensors[i]._grad_edge() for i in spec.wrt])
             node = CompiledFunctionBackward(spec, tensors, residuals, edges, spec.out_types)
             for k in spec.float_outputs:
@@ -689,6 +1052,8 @@ class CompiledFunction:
             for name, attrs in chain:
                 t = _dispatch.apply(name, t, **attrs)
             result[k] = t
+        for k, first in spec.repeats.items():     # return (y, y): the same tensor twice, as eagerly
+            result[k] = result[first]
         if state_values is not None:      # after the node took the versions, as eager code's order
             _write_state(spec, tensors, state_values)
             if spec.wrt:

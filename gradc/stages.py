@@ -6,7 +6,7 @@ the IR at each stage, for ``gradc dump-ir``, ``gradc graph`` and
 ``@gradc.compile`` (``gradc.compile._Specialization``)::
 
     trace -> autodiff{wrt=<args marked :grad>} -> decompose,canonicalize,cse,dce
-          -> partition{policy=<memory>} -> fuse
+          -> partition{policy=<memory> free-inputs=<the inputs eager autograd saves>} -> fuse
 
 (``@gradc.compile(backward="separate")``; for a function returning one 0-d float tensor
 its default runs the ``precomputed`` stage instead: the adjoint with a cotangent of 1,
@@ -311,11 +311,18 @@ def _kernel_with_schedule(info) -> str:
     return str(info.kernel) + "\n" + "\n".join(f"// {line}" for line in lines)
 
 
-def default_pipeline(wrt, memory: str = "min-memory") -> str:
-    """The pipeline text ``@gradc.compile`` runs after tracing."""
+def default_pipeline(wrt, memory: str = "min-memory", free_inputs=None) -> str:
+    """The pipeline text ``@gradc.compile`` runs after tracing (``free_inputs``: the partition's,
+    ``compile.partition_free_inputs``)."""
     if not wrt:
         return f"{OPTIMIZE},fuse"
-    return f"autodiff{{wrt={','.join(map(str, wrt))}}},{OPTIMIZE},partition{{policy={memory}}},fuse"
+    return f"autodiff{{wrt={','.join(map(str, wrt))}}},{OPTIMIZE},{_partition_pass(memory, free_inputs)},fuse"
+
+
+def _partition_pass(memory: str, free_inputs) -> str:
+    if free_inputs is None:
+        return f"partition{{policy={memory}}}"
+    return f"partition{{policy={memory} free-inputs={','.join(map(str, free_inputs)) or 'none'}}}"
 
 
 def build(fn, specs, *, name: str | None = None, memory: str = "min-memory", pipeline: str | None = None,
@@ -348,7 +355,9 @@ def build(fn, specs, *, name: str | None = None, memory: str = "min-memory", pip
         module = run(Module([clone_function(traced)]), pipeline)
         return Stages(traced.name, list(specs), memory, pipeline, traced, wrt, optimized=module, custom=True,
                       backward_mode=backward)
-    st = Stages(traced.name, list(specs), memory, default_pipeline(wrt, memory), traced, wrt,
+    from .compile import partition_free_inputs
+    free = partition_free_inputs(traced)
+    st = Stages(traced.name, list(specs), memory, default_pipeline(wrt, memory, free), traced, wrt,
                 backward_mode=backward)
     order = STAGES.index(until)
     if order == 0:
@@ -362,7 +371,7 @@ def build(fn, specs, *, name: str | None = None, memory: str = "min-memory", pip
                      f"autodiff{{wrt={','.join(map(str, wrt))}}},{OPTIMIZE}").functions[0]
     if order >= STAGES.index("forward"):
         st.forward, st.backward = run(Module([clone_function(st.adjoint)]),
-                                      f"partition{{policy={memory}}}").functions
+                                      _partition_pass(memory, free)).functions
     if order >= STAGES.index("optimized"):
         st.optimized = run(Module([clone_function(st.forward), clone_function(st.backward)]), "fuse")
     from .passes.precompute import is_scalar_loss

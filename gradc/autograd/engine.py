@@ -44,10 +44,15 @@ def _run_tensor_hooks(node: Node, nr: int, grad):
     ref = node._retains_grad.get(nr)
     t = ref() if ref is not None else None
     if t is not None and grad is not None:
-        t._grad = grad.detach().clone() if t._grad is None else t._grad + grad
-        if not grad_mode.is_grad_enabled():
-            t._grad = t._grad.detach()
+        store_retained(t, grad)
     return grad
+
+
+def store_retained(t, grad) -> None:
+    """``retain_grad``: ``t.grad`` gets (or adds) the gradient flowing into ``t``."""
+    t._grad = grad.detach().clone() if t._grad is None else t._grad + grad
+    if not grad_mode.is_grad_enabled():
+        t._grad = t._grad.detach()
 
 
 def _run_leaf_hooks(leaf, grad):
@@ -176,7 +181,7 @@ def _run_single_node(root, grad, retain_graph, create_graph) -> bool:
         return False
     grads = [None] * len(node._output_types)
     grads[nr] = grad
-    _apply_to_leaves(node, lambda: node.apply(grads), retain_graph, create_graph)
+    _apply_to_leaves(node, lambda: node.apply(grads, retain_graph), retain_graph, create_graph)
     return True
 
 
@@ -187,7 +192,7 @@ def run_unit_backward(node, retain_graph: bool) -> bool:
     ``_run_single_node``; False when they do not hold."""
     if anomaly_mode._state.enabled or not _lone_node(node, "_unit_ok"):
         return False
-    grads, fresh = node.apply_unit()   # wraps arrays the forward computed: records nothing, so grad mode can stay
+    grads, fresh = node.apply_unit(retain_graph)   # wraps arrays the forward computed: records nothing, so grad mode can stay
     if not retain_graph:
         node.release()
     for (leaf_node, _), g, g_fresh in zip(node._next, grads, fresh):
@@ -206,7 +211,8 @@ def _run_node(node, grads: dict, retain_graph: bool):
     """One function node's backward: tensor hooks and retained grads on its incoming gradients,
     pre-hooks, its ``apply``, post-hooks; then it frees its saved tensors unless the graph is
     retained. Returns the gradients for its ``next_functions`` edges."""
-    if node._tensor_pre_hooks or node._retains_grad:
+    if (node._tensor_pre_hooks or node._retains_grad) and not (
+            hasattr(node, "_replays") and node._replays(grads)):    # (a node that runs them itself)
         for nr in list(grads):
             grads[nr] = _run_tensor_hooks(node, nr, grads[nr])
     n_out = len(node._output_types)
@@ -219,7 +225,7 @@ def _run_node(node, grads: dict, retain_graph: bool):
     if all([g is None for g in glist]):            # (not list.count: == on tensors is elementwise)
         outs = [None] * len(node._next)
     else:
-        outs = node.apply(glist)
+        outs = node.apply(glist, retain_graph)
         if node._post_hooks:
             for fn in list(node._post_hooks.values()):
                 fn(outs, glist)
@@ -244,6 +250,29 @@ def _run_node_checked(node, grads: dict, retain_graph: bool):
 # One entry per running backward pass: False for autograd.grad (and backward(inputs=...)), under
 # which a reentrant checkpoint cannot run its inner backward (torch.autograd._is_checkpoint_valid).
 _CHECKPOINT_VALID: list = []
+
+
+# One entry per running backward pass: under autograd.grad the nodes from which a captured edge
+# can be reached (only those gradients are computed), None under backward() (every one is).
+_REACHING: list = []
+
+
+# One list per running backward pass: nodes to release when it ends (release_after_pass).
+_RELEASE_AFTER: list = []
+
+
+def release_after_pass(node) -> None:
+    """Release ``node`` when the running backward pass ends (at once outside one): a node freed
+    along with another must still run if this pass reaches it."""
+    if _RELEASE_AFTER:
+        _RELEASE_AFTER[-1].append(node)
+    else:
+        node.release()
+
+
+def gradient_needed(node) -> bool:
+    """Whether the running backward pass needs the gradient flowing into ``node``."""
+    return not _REACHING or _REACHING[-1] is None or node in _REACHING[-1]
 
 
 def _is_checkpoint_valid() -> bool:
@@ -300,6 +329,8 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, c
     prev = grad_mode.is_grad_enabled()
     grad_mode._set(create_graph)
     _CHECKPOINT_VALID.append(capture is None)
+    _REACHING.append(reaching if capture is not None else None)
+    _RELEASE_AFTER.append([])
     try:
         while ready:
             node = pop(ready)[2]
@@ -337,4 +368,7 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, c
     finally:
         grad_mode._set(prev)
         _CHECKPOINT_VALID.pop()
+        _REACHING.pop()
+        for n in _RELEASE_AFTER.pop():
+            n.release()
     return captured

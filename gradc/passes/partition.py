@@ -14,7 +14,9 @@ Residuals are the values saved for backward. Policies:
   set of values to save with the fewest bytes, recomputing cheap ops (elementwise,
   views, broadcasts) in backward; expensive ops (matmul, reductions, indexing)
   are never recomputed. Saving a primal input costs nothing extra (the caller
-  holds it anyway), as in PyTorch, where saved inputs add no memory.
+  holds it anyway), as in PyTorch, where saved inputs add no memory; ``free_inputs``
+  can restrict that to some inputs (those eager autograd would save: the caller may
+  change the others in place before backward, so saving one means copying it).
 
 Only values that backward actually reads (directly or through recomputed ops)
 are residuals. ``partition`` raises ``PartitionError`` (a ``ValueError``) for an
@@ -126,7 +128,9 @@ def _needed_ops(joint: Function, roots):
     return [op for op in joint.body.ops if op in need]
 
 
-def partition(joint: Function, policy: str = DEFAULT_POLICY) -> Partition:
+def partition(joint: Function, policy: str = DEFAULT_POLICY, free_inputs=None) -> Partition:
+    """Split ``joint``; ``free_inputs`` (positions of primal inputs, None: all) are the inputs
+    the min-memory cut may save at no cost."""
     check_policy(policy)
     check_joint(joint)
     primals, n_out, tangent_dep, outputs = _split_sets(joint)
@@ -147,7 +151,8 @@ def partition(joint: Function, policy: str = DEFAULT_POLICY) -> Partition:
     if policy == "save-all":
         saved = [v for v in needed if not _is_constant(v)]
     else:
-        saved = _min_cut(primals, fwd_candidates, needed, set(primal_outputs))
+        free = primals if free_inputs is None else [primals[i] for i in free_inputs]
+        saved = _min_cut(primals, fwd_candidates, needed, set(primal_outputs), free)
     recompute = _recompute_ops(saved, needed)
     # forward: ops needed for outputs and for the saved values (in joint order)
     fwd_ops = [op for op in _needed_ops(joint, list(primal_outputs) + saved) if op not in backward_set]
@@ -207,11 +212,12 @@ def _recompute_ops(saved, needed):
     return ops
 
 
-def _min_cut(primals, fwd_ops, needed, outputs):
-    """Choose residuals: a minimum-byte cut separating inputs from what backward needs."""
+def _min_cut(primals, fwd_ops, needed, outputs, free):
+    """Choose residuals: a minimum-byte cut separating inputs from what backward needs (the
+    ``free`` inputs cost nothing to save)."""
     g = FlowGraph()
     src, sink = ("source",), ("sink",)
-    primal_set = set(primals)
+    primal_set = set(free)
 
     def cost(v):
         return 0 if v in primal_set else v.type.nbytes + 1   # +1 prefers fewer tensors on ties
@@ -256,8 +262,14 @@ class PartitionPass(Pass):
     name = "partition"
     summary = "split joint functions into forward (outputs + residuals) and backward"
 
-    def __init__(self, policy: str = DEFAULT_POLICY):
+    def __init__(self, policy: str = DEFAULT_POLICY, free_inputs=None):
         self.policy = check_policy(policy)
+        # ``free-inputs=0,2`` (or one position, or ``none``): the inputs saved at no cost
+        if isinstance(free_inputs, str):
+            if free_inputs != "none":
+                raise PartitionError(f"partition: free-inputs must be positions or 'none', got '{free_inputs}'")
+            free_inputs = []
+        self.free_inputs = [free_inputs] if isinstance(free_inputs, int) else free_inputs
 
     def run_on_module(self, module) -> bool:
         out, changed = [], False
@@ -265,7 +277,7 @@ class PartitionPass(Pass):
             if RESIDUALS in f.attrs:     # already a forward or backward half
                 out.append(f)
                 continue
-            p = partition(f, self.policy)
+            p = partition(f, self.policy, self.free_inputs)
             out += [p.forward, p.backward]
             changed = True
         module.functions = out

@@ -194,6 +194,24 @@ def test_saved_bytes_worked_by_hand():
     assert min_mem.saved_input_indices == [0, 1]
 
 
+def test_inputs_not_free_to_save_cost_their_bytes():
+    """``free_inputs``: only those inputs are saved at no cost (the others the caller may change in
+    place before backward, so saving one means copying it). tanh(x + b): with both free the cut
+    keeps x and b and recomputes tanh in backward; with neither, it keeps computed values (x + b)."""
+    j = joint(lambda x, b: (x + b).tanh().sum(), [(8, 16), (16,)])
+    count = lambda f, name: sum(op.name == name for op in f.walk())   # noqa: E731
+    free = partition(j, "min-memory")
+    assert free.saved_input_indices == [0, 1] and count(free.backward, "gradc.tanh") == 1
+    none = partition(j, "min-memory", free_inputs=[])
+    assert none.saved_input_indices == [] and none.residual_types != free.residual_types
+    assert partition(j, "min-memory", free_inputs=[0, 1]).residual_types == free.residual_types
+    assert [vars(p)["free_inputs"] for p in parse_pipeline("partition{free-inputs=0,2},partition{free-inputs=none},"
+                                                            "partition{free-inputs=1},partition")] == \
+        [[0, 2], [], [1], None]
+    with pytest.raises(PassError, match="free-inputs must be positions or 'none'"):
+        parse_pipeline("partition{free-inputs=all}")
+
+
 @pytest.mark.parametrize("policy", POLICIES)
 def test_gradient_that_ignores_the_cotangent(policy):
     """A zero gradient (unused input) is rebuilt in backward, not saved."""

@@ -1,0 +1,226 @@
+"""The autograd protocol around @gradc.compile functions, against PyTorch and eager gradc: which
+inputs get gradients, tensors returned twice, hooks and retain_grad on outputs the function also
+uses, version-counter errors exactly where eager autograd raises them, freed graphs under
+create_graph=True, and double backward through compiled outputs.
+
+Each scenario is written once over ``(m, C)``: ``m`` the module (torch or gradc), ``C`` the
+decorator (identity, or ``gradc.compile``); what it returns must be equal for the three runs."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gradc
+
+torch = pytest.importorskip("torch")
+
+RUNS = {"torch": (torch, lambda f: f), "eager": (gradc, lambda f: f), "compiled": (gradc, gradc.compile)}
+
+
+def _shown(v):
+    """A comparable form of a scenario's result: tensors as rounded lists, errors as their text."""
+    if isinstance(v, (tuple, list)):
+        return [_shown(x) for x in v]
+    if hasattr(v, "detach") and hasattr(v, "tolist"):
+        return ("tensor", np.round(np.array(v.detach().tolist(), dtype=float), 8).tolist())
+    return v
+
+
+def _outcome(fn):
+    try:
+        return _shown(fn())
+    except RuntimeError as e:
+        return ("error", str(e).split("\n")[0])
+
+
+def _agree(scenario):
+    got = {name: _shown(scenario(m, c)) for name, (m, c) in RUNS.items()}
+    assert got["eager"] == got["torch"], got
+    assert got["compiled"] == got["torch"], got
+    return got["torch"]
+
+
+def _x(m, values=(0.5, -1.0, 2.0)):
+    return m.tensor(list(values), dtype=m.float64, requires_grad=True)
+
+
+def test_an_input_no_output_given_a_gradient_depends_on_gets_none():
+    def scenario(m, C):
+        f = C(lambda a, b: (a * 2, b.sin()))
+        x, y = _x(m), _x(m)
+        f(x, y)[0].sum().backward()
+        unused = _outcome(lambda: m.autograd.grad(f(x, y)[0].sum(), [x, y]))
+        return x.grad, y.grad is None, unused, m.autograd.grad(f(x, y)[0].sum(), [x, y], allow_unused=True)[1] is None
+    assert _agree(scenario)[1:] == [True, ["error", "The differentiated Tensor at index 1 appears to not have been "
+                                           "used in the graph. Set allow_unused=True if this is the desired "
+                                           "behavior."], True]
+
+
+def test_a_tensor_returned_twice_is_one_tensor():
+    def scenario(m, C):
+        f = C(lambda a: (a.sin(),) * 2)
+        x = _x(m)
+        o = f(x)
+        o[0].register_hook(lambda g: g * 10)
+        (o[0] + o[1] * 2).sum().backward()
+        return o[0] is o[1], x.grad
+    assert _agree(scenario)[0] is True
+
+
+def _used_inside(a, b):
+    t = a * 3
+    return t, t.cos() * b, (t > 0).long()
+
+
+def test_hooks_and_retain_grad_on_an_output_used_inside_see_every_gradient():
+    """Eagerly a hook on ``t`` sees the gradient from ``t.cos() * b`` too; the compiled node
+    replays the function eagerly to run it there."""
+    def scenario(m, C):
+        f = C(_used_inside)
+        x, b = _x(m), _x(m, (1.0, 2.0, 3.0))
+        o = f(x, b)
+        seen = []
+        o[0].register_hook(lambda g: g * 3 + 1)
+        o[0].register_hook(lambda g: seen.append(g.detach().clone()))
+        o[0].retain_grad()
+        o[1].retain_grad()
+        (o[0].sum() + (o[1] ** 2).sum()).backward()
+        only_inside = f(x, b)
+        only_inside[0].retain_grad()
+        only_inside[1].sum().backward()       # no gradient given to output 0 itself
+        return x.grad, b.grad, o[0].grad, o[1].grad, seen, only_inside[0].grad
+    _agree(scenario)
+
+
+def test_output_hooks_under_create_graph_run_again_in_the_second_backward():
+    """sigmoid saves its result: eagerly the gradient's graph runs through the hooked output."""
+    def scenario(m, C):
+        f = C(lambda p0, p1, p2: (p2.sin().abs().sigmoid(), p0 + p1))
+        x = _x(m)
+        o = f(x, x * 1, x * 1)
+        o[0].register_hook(lambda g: g * 3 + 1)
+        g, = m.autograd.grad(o[0].sum() + o[1].sum(), [x], create_graph=True)
+        (g * x.detach()).sum().backward()
+        return g, x.grad
+    _agree(scenario)
+
+
+@pytest.mark.parametrize("body", ["(a.exp() * 1, a.tanh())", "((a * a), a.sin())", "(a.sigmoid() + b, b * 2)",
+                                  "((a + b).relu() * 3, a / 3)"])
+def test_in_place_change_of_an_input_after_a_non_scalar_call(body):
+    """The separate backward raises where eager autograd saved the input, and otherwise computes
+    with the values at the call (a copy where it needs an input eager autograd did not save)."""
+    def scenario(m, C):
+        f = C(eval("lambda a, b: " + body))
+        x, y = _x(m), _x(m, (1.0, 2.0, -3.0))
+        a = x * 1
+        o = f(a, y)
+        a.add_(1)
+        return _outcome(lambda: ((o[0] + o[1]).sum().backward(), x.grad, y.grad)[1:])
+    _agree(scenario)
+
+
+def test_a_retained_scalar_loss_backs_up_twice_after_an_unsaved_input_changes():
+    def scenario(m, C):
+        f = C(lambda a, b: (a.exp() * b).sum())
+        x, b = _x(m), m.tensor([1.0, 2.0, 3.0], dtype=m.float64)
+        loss = f(x * 1, b)
+        loss.backward(retain_graph=True)
+        b.add_(1)                          # saved by the product: the second backward raises
+        saved = _outcome(lambda: loss.backward())
+        x.grad = None
+        loss = f(x * 1, b)
+        loss.backward(retain_graph=True)
+        with m.no_grad():
+            x.add_(1)                      # exp saves its result: no error, the old values count
+        loss.backward()
+        return saved, x.grad
+    _agree(scenario)
+
+
+def test_ops_no_output_depends_on_save_nothing():
+    def f(p0, p1):
+        t0 = p0 + p1.sum(dim=0, keepdim=True)
+        unused = p1.maximum(p0)            # eagerly a node no backward reaches
+        return t0.sum()
+
+    def scenario(m, C):
+        x = m.tensor([[-0.1, 0.3], [0.2, 0.4]], dtype=m.float64, requires_grad=True)
+        loss = C(f)(x, x)
+        with m.no_grad():
+            x.add_(0.5)
+        loss.backward()
+        return x.grad
+    _agree(scenario)
+
+
+DOUBLE = ["(a.exp() * b).sum()", "((a + b) * (a + b)).sum()", "((a * b) * a).sum()", "(a * a * b).sum()",
+          "((a * 2).sin() * b).sum()", "(a.exp() * b.sin()).sum()", "(a.exp() * b).sin().sum()",
+          "((a + b).exp() * a).sum()"]
+
+
+@pytest.mark.parametrize("body", DOUBLE)
+@pytest.mark.parametrize("first,second", [("x", "x,b"), ("x", "b"), ("b", "x"), ("x,b", "x")])
+@pytest.mark.parametrize("retain", [False, True])
+def test_double_backward_after_the_first_freed_the_graph(body, first, second, retain):
+    """autograd.grad(create_graph=True, retain_graph=False) then a second derivative: PyTorch's
+    error exactly where eagerly the gradient's graph runs through a freed node that saved
+    tensors; with the graph retained, a later backward of the loss fails where the second
+    backward freed such nodes."""
+    def scenario(m, C):
+        f = C(eval("lambda a, b: " + body))
+        x, b = _x(m, (0.5, -1.0)), _x(m, (1.0, 2.0))
+        names = {"x": x, "b": b}
+        loss = f(x, b)
+
+        def run():
+            g = m.autograd.grad(loss, [names[n] for n in first.split(",")], create_graph=True, retain_graph=retain)
+            h = m.autograd.grad(sum(v.sum() for v in g), [names[n] for n in second.split(",")], allow_unused=True)
+            return g, h
+        out = [_outcome(run)]
+        if retain:
+            out.append(_outcome(lambda: (loss.backward(), x.grad, b.grad)[1:]))
+        return out
+    _agree(scenario)
+
+
+def test_create_graph_with_an_output_given_no_gradient():
+    """Eagerly the unused output's part of the graph never runs: no second-order dependence on
+    the inputs only it reads (and no error from their freed nodes)."""
+    def f0(p0, p1, p2):
+        return (p0 / 3) * 1, p2 * p0.relu()
+
+    def scenario(m, C):
+        x = m.tensor([[1.03, -0.781], [0.389, 0.84]], dtype=m.float64, requires_grad=True)
+        o = C(f0)(x * 1, x, x * 1)
+        g, = m.autograd.grad(o[0].sum() + (x * x.sum()).sum(), [x], create_graph=True, retain_graph=False)
+        (g * g).sum().backward()
+        return g, x.grad
+    _agree(scenario)
+
+
+def test_second_backward_through_a_compiled_output_an_eager_op_saved():
+    def f0(p0):
+        return (p0.cos() + p0.sum(dim=0, keepdim=True)).sin()
+
+    def scenario(m, C):
+        x = m.tensor([-1.111, 0.911, -0.314, -0.016], dtype=m.float64, requires_grad=True)
+        o = C(f0)(x)
+        g, = m.autograd.grad(o.sum() + (o * x).sum(), [x], create_graph=True, retain_graph=True)
+        h = m.autograd.grad((g * g).sum(), [x])
+        return g, h, _outcome(lambda: (o.sum() + (o * x).sum()).backward())
+    _agree(scenario)
+
+
+def test_a_function_that_saves_nothing_is_not_freed():
+    """p1 - p0 saves no tensor: eagerly a second pass through it after a non-retained one works."""
+    def scenario(m, C):
+        f = C(lambda p0, p1: p1 - p0)
+        x, y = _x(m), _x(m, (1.0, 2.0, 3.0))
+        o = f(y, x)
+        loss = o.sum() + (o * x).sum()
+        g, = m.autograd.grad(loss, [x], create_graph=True, retain_graph=True)
+        h = m.autograd.grad((g * y.detach()).sum(), [x, y], allow_unused=True)
+        loss.backward()
+        return g, h, x.grad, y.grad
+    _agree(scenario)
