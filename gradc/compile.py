@@ -329,7 +329,7 @@ def saved_by_eager_autograd(func: Function) -> frozenset:
     root = {a: i for i, a in enumerate(func.args)}
     grad = {a for a, attrs in zip(func.args, func.arg_attrs) if attrs.get("gradc.requires_grad")}
     saved = set()
-    live = _computing(func.body.ops, func.outputs)   # (no output depends on the others: never run)
+    live = _run_by_backward(func.outputs)
     for op in func.body.ops:
         opdef = _TABLE.get(op.name[len("gradc."):]) if op.name.startswith("gradc.") else None
         if opdef is None or op not in live:
@@ -397,6 +397,26 @@ def partition_free_inputs(func: Function) -> list:
     return sorted(saved_by_eager_autograd(func) - written)
 
 
+def _run_by_backward(values) -> set:
+    """The ops a backward from ``values`` runs eagerly: those the values depend on through
+    differentiable ops and operands (a ``no_grad`` block's ops, seen through its ``detach``, and
+    the ops that only compute an index or a mask are not)."""
+    from .ops.registry import NONDIFF
+    need, pending, seen = set(), list(values), set()
+    while pending:
+        v = pending.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        op = v.owner
+        opdef = getattr(op, "opdef", None)
+        if not hasattr(op, "operands") or opdef is None or opdef.has(NONDIFF):
+            continue
+        need.add(op)
+        pending.extend(x for i, x in enumerate(op.operands) if opdef.input_is_differentiable(i))
+    return need
+
+
 def _computing(ops, values) -> set:
     """The ops among ``ops`` that ``values`` depend on."""
     need, pending = set(), list(values)
@@ -428,7 +448,7 @@ def _saves_anything(func: Function) -> bool:
     does not retain the graph make a second one PyTorch's error."""
     from .ops.registry import NONDIFF, _TABLE
     grad = {a for a, attrs in zip(func.args, func.arg_attrs) if attrs.get("gradc.requires_grad")}
-    live = _computing(func.body.ops, func.outputs)
+    live = _run_by_backward(func.outputs)
     for op in func.body.ops:
         opdef = _TABLE.get(op.name[len("gradc."):]) if op.name.startswith("gradc.") else None
         if opdef is None or opdef.has(NONDIFF) or not any(v in grad for v in op.operands):
@@ -451,7 +471,7 @@ def double_backward_reads_saved(func: Function, wrt, outputs) -> dict:
     from .ops.registry import NONDIFF, _TABLE
     args = set(func.args)
     deps = {func.args[i]: frozenset([n]) for n, i in enumerate(wrt)}
-    live = _computing(func.body.ops, [func.outputs[k] for k in outputs])
+    live = _run_by_backward([func.outputs[k] for k in outputs])
     frees = {}
     for op in func.body.ops:
         opdef = _TABLE.get(op.name[len("gradc."):]) if op.name.startswith("gradc.") else None
@@ -465,9 +485,13 @@ def double_backward_reads_saved(func: Function, wrt, outputs) -> dict:
         if op not in live:
             continue
         for token in opdef.saves:
-            if token.startswith("out"):     # its own result: every gradient through it runs through this node
-                for j in reached:
-                    frees[j] = frees.get(j, frozenset()) | {reached}
+            if token in _COMPARED_ONLY.get(opdef.name, ()):
+                continue
+            if token.startswith("out"):     # its own result: a gradient reading it runs through this node
+                for i, d in enumerate(flowing):
+                    if d and _read_for(opdef.name, token, i):
+                        for j in d:
+                            frees[j] = frees.get(j, frozenset()) | {reached}
                 continue
             first = int(token[2:].rstrip("+"))
             for k in (range(first, len(op.operands)) if token.endswith("+") else [first]):
@@ -476,18 +500,26 @@ def double_backward_reads_saved(func: Function, wrt, outputs) -> dict:
                     continue
                 beyond = _saves_on_the_way(v, args, deps)
                 for i, d in enumerate(flowing):
-                    if beyond and d and _read_for(opdef.name, k, i):
+                    if beyond and d and _read_for(opdef.name, f"in{k}", i):
                         for j in d:
                             frees[j] = frees.get(j, frozenset()) | beyond
     return frees
 
 
-def _read_for(name, k, i) -> bool:
-    """Whether the VJP of op ``name`` reads its saved operand ``k`` for operand ``i``'s gradient."""
+# saved values a VJP reads only in comparisons (a mask): no graph runs through them
+_COMPARED_ONLY = {"relu": ("out0",), "maximum": ("in0", "in1"), "minimum": ("in0", "in1"),
+                  "amax": ("in0", "out0"), "amin": ("in0", "out0")}
+
+
+def _read_for(name, token, i) -> bool:
+    """Whether the VJP of op ``name`` reads its saved value ``token`` ("in0", "out0") for operand
+    ``i``'s gradient."""
     if name in ("mul", "matmul"):
-        return i != k
+        return token != f"in{i}"
     if name == "div":
-        return k == 1 or i == 1
+        return token == "in1" or i == 1
+    if name == "pow" and token == "out0":
+        return i == 1               # a ** b: for b's gradient only
     return True
 
 
@@ -572,14 +604,15 @@ class _FreedGuard(Node):
 
     def release(self):
         if self._touched:
-            from .autograd.engine import release_after_pass
-            release_after_pass(self._owner)
+            from .autograd.engine import after_pass
+            after_pass(self._owner.release)
 
 
 class CompiledFunctionBackward(Node):
     """grad_fn of a compiled function's outputs: runs the compiled backward."""
     __module__ = "builtins"   # printed <CompiledFunctionBackward object at 0x...> like PyTorch's nodes
     _single_node_ok = True    # the engine may run a hook-free graph of just this node directly
+    _replayed = None          # (outputs, hooks moved) of an eager replay: _replayed_gradients
 
     def __init__(self, spec: _Specialization, inputs, residuals, next_functions, out_types):
         self._seq = next(_node_seq)     # (Node.__init__, inlined: one node per compiled call)
@@ -660,6 +693,8 @@ class CompiledFunctionBackward(Node):
         hooks again; so does an output given no gradient: eagerly its part of the graph does not
         run, while the compiled gradient function, given zeros for it, would make the gradients
         depend on the inputs it reads."""
+        if self._replayed is not None:
+            return True         # replayed before: that graph stands for this node
         if grad_mode.is_grad_enabled() and any(grads.get(k) is None for k in self._spec.graph_outputs):
             return True         # create_graph=True with an output given no gradient (below)
         if not (self._tensor_pre_hooks or self._retains_grad):
@@ -677,38 +712,69 @@ class CompiledFunctionBackward(Node):
     def _replayed_gradients(self, grads, retain_graph):
         """The gradients of the ``wrt`` inputs, from an eager replay of the traced function on
         the saved inputs, with this node's output hooks and retained grads moved onto the
-        replayed outputs: PyTorch's order and values where hooks see internal gradients."""
+        replayed outputs: PyTorch's order and values where hooks see internal gradients. The
+        replayed graph then stands for this node: its edges lead to the replayed outputs, so
+        later backwards run that graph in their own pass, freed or not as eager autograd's."""
         from .autograd import grad as autograd_grad
-        from .autograd.engine import store_retained
+        from .autograd.engine import after_pass, gradient_needed
         spec = self._spec
         if spec.random or spec.written:
-            raise RuntimeError(f"@gradc.compile({spec.traced.name}): a hook or retain_grad on an output that the "
-                               "function also uses to compute another output is not supported for a function that "
+            raise RuntimeError(f"@gradc.compile({spec.traced.name}): this backward needs an eager replay of the "
+                               "function (a hook or retain_grad on an output it also uses, or create_graph=True "
+                               "with hooks or an output given no gradient), not supported for a function that "
                                + ("draws random numbers" if spec.random else "writes into tensors in place"))
         inputs = self._unpack()     # the replay reads every input: each must be as at the call
-        create_graph = grad_mode.is_grad_enabled()
         with grad_mode.enable_grad():
             wrt = set(spec.wrt)
             # (views of the inputs: the gradients are captured there, and connect to the inputs)
             starts = [t.view(tuple(t.shape)) if i in wrt else t.detach() for i, t in enumerate(inputs)]
             outs = _replay(spec.traced, starts)
+        moved = set()
+        self._move_hooks(outs, moved)
+        after_pass(lambda: self._stand_in(outs, moved))
+        # only toward the inputs this pass needs (eagerly no other node runs: no hook either)
+        needed = [j for j, (n, _) in enumerate(self._next) if n is not None and gradient_needed(n)]
+        pairs = [(outs[k], g) for k, g in enumerate(grads) if g is not None and outs[k].requires_grad]
+        result = [None] * len(spec.wrt)
+        if needed and pairs:
+            got = autograd_grad([o for o, _ in pairs], [starts[spec.wrt[j]] for j in needed], [g for _, g in pairs],
+                                allow_unused=True, create_graph=grad_mode.is_grad_enabled(), retain_graph=retain_graph)
+            for j, g in zip(needed, got):
+                result[j] = g
+        return result
+
+    def _stand_in(self, outs, moved):
+        """From now on pass gradients on to the replayed outputs ``outs`` (``_replayed_gradients``)."""
+        self._replayed = (outs, moved)
+        self._next = tuple(o._grad_edge() if o.requires_grad else (None, 0) for o in outs[:len(self._output_types)])
+        self._single_node_ok = self._unit_ok = False
+
+    def _move_hooks(self, outs, moved):
+        """Register this node's output hooks and retained grads not moved yet on the replayed
+        outputs ``outs`` (each runs only while still registered here)."""
+        from .autograd.engine import store_retained
         for k, hooks in self._tensor_pre_hooks.items():
-            for fn in hooks.values():
-                outs[k].register_hook(fn)
+            for hid, fn in hooks.items():
+                if (k, hid) not in moved:
+                    moved.add((k, hid))
+                    outs[k].register_hook(lambda g, k=k, hid=hid, fn=fn:
+                                          fn(g) if hid in self._tensor_pre_hooks.get(k, {}) else None)
         for k, ref in self._retains_grad.items():
             t = ref()
-            if t is not None:
+            if t is not None and (k, "retain") not in moved:
+                moved.add((k, "retain"))
                 outs[k].register_hook(lambda g, t=t: store_retained(t, g))
-        pairs = [(outs[k], g) for k, g in enumerate(grads) if g is not None and outs[k].requires_grad]
-        got = autograd_grad([o for o, _ in pairs], [starts[i] for i in spec.wrt], [g for _, g in pairs],
-                            allow_unused=True, create_graph=create_graph, retain_graph=retain_graph)
-        return list(got)
 
     def apply(self, grads, retain_graph=True):
+        if self._replayed is not None:      # its edges lead to the replayed outputs: pass the gradients on
+            outs, moved = self._replayed
+            self._move_hooks(outs, moved)
+            return list(grads[:len(self._next)])
         if self._residuals is None:
             raise RuntimeError(FREED_MESSAGE)
         spec = self._spec
-        if self._replays({k: g for k, g in enumerate(grads) if g is not None}):
+        if (self._tensor_pre_hooks or self._retains_grad or grad_mode._state.enabled or self._replayed) and \
+                self._replays({k: g for k, g in enumerate(grads) if g is not None}):
             return _unreached_as_none(spec, grads, self._replayed_gradients(grads, retain_graph))
         cts = []
         for g, t in zip(grads, self._output_types):
@@ -937,12 +1003,14 @@ class CompiledFunction:
         n_user, n_args = n_out - len(writes), len(key[0])
         # the user's outputs, and the new values of written arguments: those carry gradients too
         # (h.mul_(2) on a non-leaf argument, buf.add_(x * 2)); a captured tensor's do not
-        candidates = list(range(n_user)) + [n_user + j for j, (pos, _) in enumerate(writes) if pos < n_args]
+        view_outputs = _view_outputs(func, n_user)     # (eager views of the arguments: no part of the node)
+        candidates = [k for k in range(n_user) if k not in view_outputs] + \
+            [n_user + j for j, (pos, _) in enumerate(writes) if pos < n_args]
         wrt, grad_outputs = differentiable_reach(func, wrt, candidates)
         spec = _Specialization(func, wrt, self.memory, backend, n_out, self.backward,
                                written=[pos for pos, _ in writes])
         spec.n_state_outputs = len(writes)
-        spec.view_outputs = _view_outputs(func, n_user)
+        spec.view_outputs = view_outputs
         spec.float_outputs = [k for k in grad_outputs if k < n_user and k not in spec.view_outputs]
         spec.state_slots = [pos for pos, _ in writes]
         spec.arg_writes = [pos for pos, _ in writes if pos < n_args]

@@ -48,6 +48,7 @@ def test_an_input_no_output_given_a_gradient_depends_on_gets_none():
     def scenario(m, C):
         f = C(lambda a, b: (a * 2, b.sin()))
         x, y = _x(m), _x(m)
+        y.register_hook(lambda g: g * 2)      # (not called: no gradient reaches y)
         f(x, y)[0].sum().backward()
         unused = _outcome(lambda: m.autograd.grad(f(x, y)[0].sum(), [x, y]))
         return x.grad, y.grad is None, unused, m.autograd.grad(f(x, y)[0].sum(), [x, y], allow_unused=True)[1] is None
@@ -223,4 +224,71 @@ def test_a_function_that_saves_nothing_is_not_freed():
         h = m.autograd.grad((g * y.detach()).sum(), [x, y], allow_unused=True)
         loss.backward()
         return g, h, x.grad, y.grad
+    _agree(scenario)
+
+
+def test_a_replayed_graph_stands_for_the_node_in_later_backwards():
+    """After a create_graph=True backward that replayed the function (retain_grad on an output),
+    the replayed graph is the node's: a second-order pass frees it, and a later backward of the
+    loss is PyTorch's error, as eagerly."""
+    def f0(p0):
+        t0 = p0.tanh()
+        t1 = t0 * p0.sum()
+        return t1 * t0.mean(dim=-1, keepdim=True), t0
+
+    def scenario(m, C):
+        x = m.tensor([[-0.199, -0.534, 0.163], [0.039, 1.251, -0.369]], dtype=m.float64, requires_grad=True)
+        o = C(f0)(x)
+        o[0].retain_grad()
+        loss = o[0].sum() + (o[1] * 2).sum()
+        g, = m.autograd.grad(loss, [x], create_graph=True, retain_graph=True)
+        h = m.autograd.grad((g * g).sum(), [x])
+        return g, h, o[0].grad, _outcome(lambda: loss.backward())
+    _agree(scenario)
+
+
+def test_second_order_pass_reaching_a_replayed_node_twice():
+    """The gradient's graph runs through the replayed graph and, through an output an eager op
+    saved, through the node itself: one pass, each node once."""
+    def f0(p0):
+        t0 = p0.cos()
+        return t0.abs().sum(), t0.abs(), -t0.abs()
+
+    def scenario(m, C):
+        x = m.tensor([[1.266, 0.154], [-0.068, 0.131]], dtype=m.float64, requires_grad=True)
+        o = C(f0)(x)
+        loss = o[1].sin().sum() + o[2].sum()
+        g, = m.autograd.grad(loss, [x], create_graph=True, retain_graph=True)
+        (g * x.detach()).sum().backward()
+        return g, x.grad
+    _agree(scenario)
+
+
+def test_retained_grad_of_an_output_no_requested_input_depends_on():
+    """autograd.grad with respect to x only: eagerly the node of an output that depends on y alone
+    does not run, so its retain_grad stays None."""
+    def f0(p0, p1):
+        q = (p0 * 2).sigmoid()
+        return q.sum(), q * p1
+
+    def scenario(m, C):
+        x, y = _x(m), _x(m, (1.0, -2.0, 0.5))
+        o = C(f0)(y, x)
+        o[0].retain_grad()
+        g = m.autograd.grad(o[0] + o[1].sum(), [x], create_graph=True)
+        return g, o[0].grad is None
+    assert _agree(scenario)[1] is True
+
+
+@pytest.mark.parametrize("body", ["((-b) ** 2).sum()", "(a * (a * 2).abs().detach().mean()).sum()",
+                                  "(a.relu() * b).sum()", "(a.maximum(b) * a).sum()"])
+def test_double_backward_through_nodes_that_keep_no_graph(body):
+    """pow with a constant exponent reads its result only for the exponent's gradient; a no_grad
+    block's ops and relu's/maximum's masks keep no graph: no error after the first backward freed
+    the graph."""
+    def scenario(m, C):
+        f = C(eval("lambda a, b: " + body))
+        x, b = _x(m), _x(m, (1.0, -2.0, 0.5))
+        g = m.autograd.grad(f(x, b), [x, b], create_graph=True, retain_graph=False, allow_unused=True)
+        return _outcome(lambda: m.autograd.grad(sum(v.sum() for v in g if v is not None), [x, b], allow_unused=True))
     _agree(scenario)

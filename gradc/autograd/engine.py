@@ -66,10 +66,10 @@ def _run_leaf_hooks(leaf, grad):
 
 
 def _accumulate(node: AccumulateGrad, grad, create_graph: bool):
+    if grad is None:          # (no gradient reached the leaf: its hooks do not run)
+        return
     leaf = node.variable
     grad = _run_leaf_hooks(leaf, grad)
-    if grad is None:
-        return
     if leaf._grad is None:
         if create_graph:
             leaf._grad = grad
@@ -257,17 +257,18 @@ _CHECKPOINT_VALID: list = []
 _REACHING: list = []
 
 
-# One list per running backward pass: nodes to release when it ends (release_after_pass).
-_RELEASE_AFTER: list = []
+# One list per running backward pass: what to do when it ends (after_pass).
+_AFTER_PASS: list = []
 
 
-def release_after_pass(node) -> None:
-    """Release ``node`` when the running backward pass ends (at once outside one): a node freed
-    along with another must still run if this pass reaches it."""
-    if _RELEASE_AFTER:
-        _RELEASE_AFTER[-1].append(node)
+def after_pass(fn) -> None:
+    """Call ``fn()`` when the running backward pass ends (at once outside one): to free a node
+    along with another (it must still run if this pass reaches it), or to change a node's edges
+    (the pass routes gradients along the edges it started with)."""
+    if _AFTER_PASS:
+        _AFTER_PASS[-1].append(fn)
     else:
-        node.release()
+        fn()
 
 
 def gradient_needed(node) -> bool:
@@ -330,7 +331,7 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, c
     grad_mode._set(create_graph)
     _CHECKPOINT_VALID.append(capture is None)
     _REACHING.append(reaching if capture is not None else None)
-    _RELEASE_AFTER.append([])
+    _AFTER_PASS.append([])
     try:
         while ready:
             node = pop(ready)[2]
@@ -369,6 +370,6 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, c
         grad_mode._set(prev)
         _CHECKPOINT_VALID.pop()
         _REACHING.pop()
-        for n in _RELEASE_AFTER.pop():
-            n.release()
+        for fn in _AFTER_PASS.pop():
+            fn()
     return captured
