@@ -46,6 +46,9 @@ from .ir.core import Function
 from .ops import dispatch as _dispatch
 from .ops.registry import RANDOM
 from .codegen.cuda_driver import DeviceArray
+from .eager_graph import (differentiable_reach, double_backward_reads_saved, internal_outputs, output_dependencies,
+                          partition_free_inputs, read_arguments, repeated_outputs, replay, saved_by_eager_autograd,
+                          saves_anything)
 from .tensor import CPU, Tensor
 
 log = logging.getLogger("gradc.compile")
@@ -133,7 +136,7 @@ class _Specialization:
         # (its backward holds a copy of what it read), or read by nothing (set below)
         self.eager_saved = saved_by_eager_autograd(func)
         self.eager_saved_outputs = outputs_saved_by_eager_autograd(func, n_outputs - len(written))
-        self.eager_saves = _saves_anything(func)
+        self.eager_saves = saves_anything(func)
         self.precompute = (bool(self.wrt) and backward != "separate" and not self.random
                            and not self.written and is_scalar_loss(func))
         self.saved_inputs = {}     # residual index -> input index, for residuals that are inputs
@@ -147,7 +150,7 @@ class _Specialization:
             self.joint = joint
             self.unread_inputs = _unread_arguments(joint, len(func.args))
             self.unchecked_inputs = self.unread_inputs | self.written
-            self.grad_reads = _read_arguments(joint, joint.outputs[n_outputs:], len(func.args))
+            self.grad_reads = read_arguments(joint, joint.outputs[n_outputs:], len(func.args))
             fwd = optimize(with_unit_cotangent(joint))
             fuse(fwd)
             self.precomputed = fwd
@@ -158,7 +161,7 @@ class _Specialization:
             self.joint = joint
             self.unread_inputs = _unread_arguments(joint, len(func.args))
             self.unchecked_inputs = self.unread_inputs | self.written
-            self.grad_reads = _read_arguments(joint, joint.outputs[n_outputs:], len(func.args))
+            self.grad_reads = read_arguments(joint, joint.outputs[n_outputs:], len(func.args))
             # the inputs it may read at backward, version-checked as eager autograd checks them; it
             # saves a copy of any other input it needs (the caller may change one in place, legally)
             self.partition = partition(joint, memory, free_inputs=partition_free_inputs(func))
@@ -235,122 +238,6 @@ def _check_argument_writes(name, spec, tensors):
                                "rewrite the base tensor's history); pass the base tensor, or clone() the view")
 
 
-def differentiable_reach(func: Function, wrt, outputs):
-    """(the ``wrt`` arguments that some of the ``outputs`` (positions) depend on through
-    differentiable ops, those outputs).  As eagerly, an argument no output depends on gets no
-    gradient (None, not zeros), and an output that depends on no such argument does not
-    require grad."""
-    from .ops.registry import NONDIFF, _TABLE
-    deps = {func.args[i]: frozenset([i]) for i in wrt}
-    for op in func.body.ops:
-        opdef = _TABLE.get(op.name[len("gradc."):]) if op.name.startswith("gradc.") else None
-        if opdef is not None and opdef.has(NONDIFF):
-            continue
-        d = frozenset().union(*[deps.get(v, ()) for i, v in enumerate(op.operands)
-                                if opdef is None or opdef.input_is_differentiable(i)])
-        if d:
-            for r in op.results:
-                if r.type.dtype.is_floating_point:
-                    deps[r] = d
-    outputs = [k for k in outputs if deps.get(func.outputs[k])]
-    used = frozenset().union(*[deps[func.outputs[k]] for k in outputs])
-    return [i for i in wrt if i in used], outputs
-
-
-def _output_dependencies(func: Function, wrt, n_outputs: int):
-    """For each output position, the positions in ``wrt`` of the inputs it depends on through
-    differentiable ops (``differentiable_reach`` of that output alone); None when every output
-    depends on every input (the common case, nothing to mask)."""
-    deps = []
-    for k in range(n_outputs):
-        used, _ = differentiable_reach(func, wrt, [k])
-        deps.append(frozenset(wrt.index(i) for i in used))
-    everything = frozenset(range(len(wrt)))
-    return None if all(d == everything for d in deps) else deps
-
-
-def _internal_outputs(func: Function, outputs) -> dict:
-    """{output position: the other output positions computed from it through differentiable ops},
-    for the ``outputs`` that some other one depends on.  Eagerly a hook on such an output sees the
-    gradient flowing back from those others too (``CompiledFunctionBackward._replays``)."""
-    from .ops.registry import NONDIFF, _TABLE
-    found = {}
-    for k in outputs:
-        reach = {func.outputs[k]}
-        for op in func.body.ops:
-            opdef = _TABLE.get(op.name[len("gradc."):]) if op.name.startswith("gradc.") else None
-            if opdef is not None and opdef.has(NONDIFF):
-                continue
-            if any(v in reach for i, v in enumerate(op.operands) if opdef is None or opdef.input_is_differentiable(i)):
-                reach.update(r for r in op.results if r.type.dtype.is_floating_point)
-        others = frozenset(j for j in outputs if j != k and func.outputs[j] in reach
-                           and func.outputs[j] is not func.outputs[k])
-        if others:
-            found[k] = others
-    return found
-
-
-def _replay(func: Function, inputs) -> list:
-    """Run traced ``func`` eagerly on the tensors ``inputs`` (recording an eager graph): its
-    outputs as eager tensors, one object per traced value."""
-    from .ops import registry
-    env = dict(zip(func.args, inputs))
-    for op in func.body.ops:
-        if op.name == "func.return":
-            break
-        args = [env[v] for v in op.operands]
-        if args:
-            out = _dispatch.apply(op.short_name, *args, **op.attrs)
-        else:                   # a constant
-            out = Tensor._wrap(np.asarray(registry.get(op.short_name).forward(**op.attrs)))
-        for r, t in zip(op.results, out if isinstance(out, (tuple, list)) else (out,)):
-            env[r] = t
-    return [env[v] for v in func.outputs]
-
-
-def _repeated_outputs(func: Function, n_outputs: int) -> dict:
-    """{position: first position} for outputs that are the same traced value as an earlier
-    output (the function returned one tensor twice): the call returns one tensor object for
-    both, so a hook or ``retain_grad`` on one sees the gradients of every use."""
-    first, repeats = {}, {}
-    for k, v in enumerate(func.outputs[:n_outputs]):
-        if v in first:
-            repeats[k] = first[v]
-        else:
-            first[v] = k
-    return repeats
-
-
-def saved_by_eager_autograd(func: Function) -> frozenset:
-    """The argument positions of traced ``func`` whose tensors eager autograd's nodes would save
-    (an op whose VJP reads that operand, ``OpDef.saves``, reached directly or through views):
-    modifying one of those in place before backward is PyTorch's version-counter error."""
-    from .ops.registry import NONDIFF, VIEW, _TABLE
-    root = {a: i for i, a in enumerate(func.args)}
-    grad = {a for a, attrs in zip(func.args, func.arg_attrs) if attrs.get("gradc.requires_grad")}
-    saved = set()
-    live = _run_by_backward(func.outputs)
-    for op in func.body.ops:
-        opdef = _TABLE.get(op.name[len("gradc."):]) if op.name.startswith("gradc.") else None
-        if opdef is None or op not in live:
-            continue
-        if not opdef.has(NONDIFF) and any(v in grad for v in op.operands):
-            grad.update(r for r in op.results if r.type.dtype.is_floating_point)
-        if opdef.has(VIEW) and op.operands and op.operands[0] in root:
-            for r in op.results:
-                root[r] = root[op.operands[0]]
-            continue
-        for s in opdef.saves:
-            if not s.startswith("in"):
-                continue
-            first = int(s[2:].rstrip("+"))
-            positions = range(first, len(op.operands)) if s.endswith("+") else [first]
-            for k in positions:
-                if k < len(op.operands) and op.operands[k] in root and _vjp_reads(opdef.name, op.operands, k, grad):
-                    saved.add(root[op.operands[k]])
-    return frozenset(saved)
-
-
 def outputs_saved_by_eager_autograd(func: Function, n_outputs: int) -> dict:
     """``{output position: (grad_fn name, result index)}`` for the outputs of traced ``func``
     (of its first ``n_outputs``) that eager autograd's node would save as its own result
@@ -387,174 +274,6 @@ class _SavedOutput:
     def check(self):
         if self._version_counter.value != self.version:
             raise version_error(self, self.version, output_of=self, output_nr=self.output_nr)
-
-
-def partition_free_inputs(func: Function) -> list:
-    """The argument positions of traced ``func`` that the partition may save at no cost (read
-    from the caller's tensor at backward, version-checked): those eager autograd would save and
-    the call does not write."""
-    written = {pos for pos, _ in func.meta.get("state_writes", ())}
-    return sorted(saved_by_eager_autograd(func) - written)
-
-
-def _run_by_backward(values) -> set:
-    """The ops a backward from ``values`` runs eagerly: those the values depend on through
-    differentiable ops and operands (a ``no_grad`` block's ops, seen through its ``detach``, and
-    the ops that only compute an index or a mask are not)."""
-    from .ops.registry import NONDIFF
-    need, pending, seen = set(), list(values), set()
-    while pending:
-        v = pending.pop()
-        if v in seen:
-            continue
-        seen.add(v)
-        op = v.owner
-        opdef = getattr(op, "opdef", None)
-        if not hasattr(op, "operands") or opdef is None or opdef.has(NONDIFF):
-            continue
-        need.add(op)
-        pending.extend(x for i, x in enumerate(op.operands) if opdef.input_is_differentiable(i))
-    return need
-
-
-def _computing(ops, values) -> set:
-    """The ops among ``ops`` that ``values`` depend on."""
-    need, pending = set(), list(values)
-    seen = set()
-    while pending:
-        v = pending.pop()
-        if v in seen:
-            continue
-        seen.add(v)
-        op = v.owner
-        if hasattr(op, "operands"):
-            need.add(op)
-            pending.extend(op.operands)
-    return need
-
-
-def _read_arguments(func: Function, values, n_args: int) -> frozenset:
-    """Positions of the first ``n_args`` arguments of ``func`` that ``values`` depend on."""
-    read = set()
-    for op in _computing(func.body.ops, values):
-        read.update(op.operands)
-    read.update(values)
-    return frozenset(i for i, a in enumerate(func.args[:n_args]) if a in read)
-
-
-def _saves_anything(func: Function) -> bool:
-    """Whether eager autograd's nodes for traced ``func`` would save any tensor (a differentiable
-    op with ``saves`` reached from an argument requiring grad): only then does a backward that
-    does not retain the graph make a second one PyTorch's error."""
-    from .ops.registry import NONDIFF, _TABLE
-    grad = {a for a, attrs in zip(func.args, func.arg_attrs) if attrs.get("gradc.requires_grad")}
-    live = _run_by_backward(func.outputs)
-    for op in func.body.ops:
-        opdef = _TABLE.get(op.name[len("gradc."):]) if op.name.startswith("gradc.") else None
-        if opdef is None or opdef.has(NONDIFF) or not any(v in grad for v in op.operands):
-            continue
-        grad.update(r for r in op.results if r.type.dtype.is_floating_point)
-        if opdef.saves and op in live:
-            return True
-    return False
-
-
-def double_backward_reads_saved(func: Function, wrt, outputs) -> dict:
-    """{position j in ``wrt``: a set of sets of positions in ``wrt``}: the gradient of input j,
-    taken eagerly with create_graph=True, has a graph running through a node of ``func`` that
-    saves tensors, for each set the inputs that node leads to: a VJP reads a saved value computed
-    inside the function that requires grad (not an argument), and that node lies between the
-    value and the arguments (exp, saving its own result, is one). Differentiating such a gradient
-    with respect to one of those inputs after a first backward that ran (and freed) the node is
-    PyTorch's error.  Only the graphs of the ``outputs`` (positions) count: those given a
-    gradient in the first backward."""
-    from .ops.registry import NONDIFF, _TABLE
-    args = set(func.args)
-    deps = {func.args[i]: frozenset([n]) for n, i in enumerate(wrt)}
-    live = _run_by_backward([func.outputs[k] for k in outputs])
-    frees = {}
-    for op in func.body.ops:
-        opdef = _TABLE.get(op.name[len("gradc."):]) if op.name.startswith("gradc.") else None
-        if opdef is None or opdef.has(NONDIFF):
-            continue
-        flowing = [deps.get(v, frozenset()) for v in op.operands]
-        reached = frozenset().union(*flowing)
-        if not reached:
-            continue
-        deps.update((r, reached) for r in op.results if r.type.dtype.is_floating_point)
-        if op not in live:
-            continue
-        for token in opdef.saves:
-            if token in _COMPARED_ONLY.get(opdef.name, ()):
-                continue
-            if token.startswith("out"):     # its own result: a gradient reading it runs through this node
-                for i, d in enumerate(flowing):
-                    if d and _read_for(opdef.name, token, i):
-                        for j in d:
-                            frees[j] = frees.get(j, frozenset()) | {reached}
-                continue
-            first = int(token[2:].rstrip("+"))
-            for k in (range(first, len(op.operands)) if token.endswith("+") else [first]):
-                v = op.operands[k] if k < len(op.operands) else None
-                if v is None or v in args or not deps.get(v):
-                    continue
-                beyond = _saves_on_the_way(v, args, deps)
-                for i, d in enumerate(flowing):
-                    if beyond and d and _read_for(opdef.name, f"in{k}", i):
-                        for j in d:
-                            frees[j] = frees.get(j, frozenset()) | beyond
-    return frees
-
-
-# saved values a VJP reads only in comparisons (a mask): no graph runs through them
-_COMPARED_ONLY = {"relu": ("out0",), "maximum": ("in0", "in1"), "minimum": ("in0", "in1"),
-                  "amax": ("in0", "out0"), "amin": ("in0", "out0")}
-
-
-def _read_for(name, token, i) -> bool:
-    """Whether the VJP of op ``name`` reads its saved value ``token`` ("in0", "out0") for operand
-    ``i``'s gradient."""
-    if name in ("mul", "matmul"):
-        return token != f"in{i}"
-    if name == "div":
-        return token == "in1" or i == 1
-    if name == "pow" and token == "out0":
-        return i == 1               # a ** b: for b's gradient only
-    return True
-
-
-def _saves_on_the_way(v, args, deps) -> frozenset:
-    """For each op that saves tensors between value ``v`` and the arguments (through values
-    carrying gradients), the ``wrt`` positions it leads to."""
-    pending, seen, found = [v], set(), set()
-    while pending:
-        v = pending.pop()
-        if v in seen or v in args or not deps.get(v):
-            continue
-        seen.add(v)
-        opdef = getattr(v.owner, "opdef", None)
-        if opdef is None:
-            continue
-        if opdef.saves:
-            found.add(deps[v])
-        pending.extend(v.owner.operands)
-    return frozenset(found)
-
-
-# operands that a product's VJP reads only for the other operands' gradients (a * 3 does not
-# save a; a / b reads a only for b's gradient)
-_READ_FOR_OTHERS = {"mul": None, "matmul": None, "div": (0,)}
-
-
-def _vjp_reads(name, operands, k, grad) -> bool:
-    """Whether eager autograd's node reads saved operand ``k`` in its backward, given which
-    operands carry gradients (``grad``)."""
-    if any(v in grad for j, v in enumerate(operands) if j != k):
-        return True
-    if operands[k] not in grad:
-        return False
-    only_for_others = _READ_FOR_OTHERS.get(name, ())
-    return not (only_for_others is None or k in only_for_others)
 
 
 def _unreached_as_none(spec, grads, inputs_grads):
@@ -728,7 +447,7 @@ class CompiledFunctionBackward(Node):
             wrt = set(spec.wrt)
             # (views of the inputs: the gradients are captured there, and connect to the inputs)
             starts = [t.view(tuple(t.shape)) if i in wrt else t.detach() for i, t in enumerate(inputs)]
-            outs = _replay(spec.traced, starts)
+            outs = replay(spec.traced, starts)
         moved = set()
         self._move_hooks(outs, moved)
         after_pass(lambda: self._stand_in(outs, moved))
@@ -1015,9 +734,9 @@ class CompiledFunction:
         spec.state_slots = [pos for pos, _ in writes]
         spec.arg_writes = [pos for pos, _ in writes if pos < n_args]
         spec.grad_writes = [(spec.state_slots[k - n_user], k) for k in grad_outputs if k >= n_user]
-        spec.output_deps = _output_dependencies(func, spec.wrt, n_out)
-        spec.repeats = _repeated_outputs(func, n_user)
-        spec.internal_outputs = _internal_outputs(func, spec.float_outputs)
+        spec.output_deps = output_dependencies(func, spec.wrt, n_out)
+        spec.repeats = repeated_outputs(func, n_user)
+        spec.internal_outputs = internal_outputs(func, spec.float_outputs)
         spec.graph_outputs = [k for k in spec.float_outputs if k not in spec.repeats]   # get this node as grad_fn
         spec.captured = captured
         spec.objects = [a for a in args if not isinstance(a, (Tensor, int, float, bool, str, type(None)))]

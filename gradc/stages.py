@@ -313,7 +313,7 @@ def _kernel_with_schedule(info) -> str:
 
 def default_pipeline(wrt, memory: str = "min-memory", free_inputs=None) -> str:
     """The pipeline text ``@gradc.compile`` runs after tracing (``free_inputs``: the partition's,
-    ``compile.partition_free_inputs``)."""
+    ``eager_graph.partition_free_inputs``)."""
     if not wrt:
         return f"{OPTIMIZE},fuse"
     return f"autodiff{{wrt={','.join(map(str, wrt))}}},{OPTIMIZE},{_partition_pass(memory, free_inputs)},fuse"
@@ -355,7 +355,7 @@ def build(fn, specs, *, name: str | None = None, memory: str = "min-memory", pip
         module = run(Module([clone_function(traced)]), pipeline)
         return Stages(traced.name, list(specs), memory, pipeline, traced, wrt, optimized=module, custom=True,
                       backward_mode=backward)
-    from .compile import partition_free_inputs
+    from .eager_graph import partition_free_inputs
     free = partition_free_inputs(traced)
     st = Stages(traced.name, list(specs), memory, default_pipeline(wrt, memory, free), traced, wrt,
                 backward_mode=backward)
