@@ -175,7 +175,7 @@ class _Specialization:
             fwd_func, grads_func = self.partition.forward, self.partition.backward
             grads = grads_func.outputs
         else:
-            fwd = optimize(clone_function(func))
+            fwd = optimize(_without_detach(clone_function(func)))
             fuse(fwd)
             self.forward_only = fwd
             self.forward = Executor(fwd, backend)
@@ -684,7 +684,9 @@ class CompiledFunction:
         for n, i in enumerate(tensor_pos):
             a = args[i]
             name = self._params[i] if i < len(self._params) else f"arg{i}"
-            specs.append(ArgSpec(name, tuple(a.shape), a.dtype, a.requires_grad and grad_mode.is_grad_enabled()))
+            # (under no_grad too: the tracer detaches what the function computes outside an
+            # enable_grad block, and what one computes requires grad, as eagerly)
+            specs.append(ArgSpec(name, tuple(a.shape), a.dtype, a.requires_grad))
         structure = {}
 
         def flat(*tensor_args):
@@ -707,7 +709,7 @@ class CompiledFunction:
         t0 = time.perf_counter()
         func, n_out, single = self._trace(args, key)
         captured = list(func.meta.get("captured", ()))
-        wrt = [i for i, k in enumerate(key[0]) if k[3] and key[2]]
+        wrt = [i for i, k in enumerate(key[0]) if k[3]]      # (pruned below to those the outputs depend on)
         wrt += [len(key[0]) + j for j, t in enumerate(captured) if t.requires_grad and key[2]]
         devices = {str(t.device) for t in list(args) + captured if isinstance(t, Tensor)}
         target = self.target
@@ -947,6 +949,16 @@ class CompiledFunction:
         if spec is None:
             raise RuntimeError(f"{self.__name__} has not been called yet")
         return spec
+
+
+def _without_detach(func: Function) -> Function:
+    """``func`` with its ``detach`` ops removed (their uses read the operand): in a function
+    compiled without gradients they only mark no_grad blocks, and would split its kernels."""
+    for op in list(func.body.ops):
+        if op.name == "gradc.detach":
+            op.results[0].replace_all_uses_with(op.operands[0])
+            op.erase()
+    return func
 
 
 def _unread_arguments(joint: Function, n_primals: int) -> frozenset:

@@ -83,8 +83,7 @@ BINARY = ["({a} + {b})", "({a} * {b})", "({a} - {b})", "({a} / ({b}.abs() + 1))"
 
 class Gen:
     """The random program of one seed. ``grad_mode_calls``: also call under ``no_grad`` with an
-    ``enable_grad`` block inside (not supported by the compiled code: its specialisation for
-    no_grad has no gradients at all)."""
+    ``enable_grad`` block around the call."""
 
     def __init__(self, seed, grad_mode_calls=True):
         self.r = random.Random(seed)
