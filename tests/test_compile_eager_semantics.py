@@ -124,6 +124,22 @@ def test_two_outputs_reducing_over_different_axes_compile():
     np.testing.assert_allclose(a.grad.numpy(), a2.grad.numpy(), rtol=1e-10)
 
 
+@pytest.mark.parametrize("shape", [(2, 2), (3, 5), (4, 1, 6)])
+def test_a_row_kernel_output_broadcast_from_per_row_values_is_written_whole(shape):
+    """The gradient of p1 in (p2 * p1.mean(-1, keepdim) + p1.sum(0, keepdim)).sum() is a splat
+    constant plus a per-row value: a full-shape output of the row kernel that varies along no
+    reduced axis. Every element is stored (only the first column was, the rest left as found)."""
+    def f(p1, p2):
+        return (p2 * p1.mean(dim=-1, keepdim=True) + p1.sum(dim=0, keepdim=True)).sum()
+    rng = np.random.default_rng(7)
+    x, y = (gradc.tensor(rng.standard_normal(shape), requires_grad=True) for _ in range(2))
+    for backward in ("auto", "separate"):
+        got = gradc.autograd.grad(gradc.compile(f, backward=backward)(x, y), [x, y])
+        want = gradc.autograd.grad(f(x, y), [x, y])
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12, err_msg=backward)
+
+
 def test_contiguous_of_a_transpose_is_row_major_so_view_works():
     """The attention idiom ``transpose(1, 2).contiguous().view(B, T, C)``, eagerly and compiled."""
     def f(x):

@@ -90,10 +90,20 @@ def lower_fused(op: Operation, name: str = "fused") -> Kernel:
             for k, v in enumerate(o.operands):
                 val, amap = get(v)
                 out = kb.output(f"out{k}", v.type.dtype, v.type.shape)
-                kb.store(out, val, index=_load_index(v.type.shape, amap, space))
+                kb.store(out, val, index=_load_index(v.type.shape, _stored_map(v.type.shape, amap, space), space))
             break
         env[o.results[0]] = (*_lower_op(kb, o, get, space), None)
     return kb.build()
+
+
+def _stored_map(shape, amap, space):
+    """The axis map to store a value of ``shape`` with: a dim the value is only broadcast along
+    (a splat constant plus a per-row value gives a full row) still runs along its axis, so every
+    element of that dim is written."""
+    if all(a is not None or s == 1 for a, s in zip(amap, shape)):
+        return amap
+    aligned = _right_aligned(shape, space)
+    return tuple(a if a is not None or s == 1 else aligned[d] for d, (a, s) in enumerate(zip(amap, shape)))
 
 
 def _load_index(shape, amap, space):
