@@ -838,8 +838,8 @@ class CompiledFunction:
                                        if k in spec.float_outputs]
         for k, (pos, chain) in spec.view_outputs.items():     # views of inputs, as eagerly
             t = tensors[pos]
-            for name, attrs in chain:
-                t = _dispatch.apply(name, t, **attrs)
+            for name, attrs in chain:     # (Tensor.detach: shares the version counter, as eagerly)
+                t = t.detach() if name == "detach" else _dispatch.apply(name, t, **attrs)
             result[k] = t
         for k, first in spec.repeats.items():     # return (y, y): the same tensor twice, as eagerly
             result[k] = result[first]

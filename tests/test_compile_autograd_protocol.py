@@ -321,3 +321,16 @@ def test_fuzzed_protocol_scenarios_compile_as_eagerly(first):
         chunks = fuzz.Gen(seed).scenario()
         found = fuzz.check(chunks, fuzz.tolerance(chunks), pairs=(("eager", "compiled"),))
         assert found is None, (seed, fuzz.short(found[1][1]), fuzz.short(found[1][2]))
+
+
+def test_a_detached_input_returned_shares_its_version_counter():
+    """p1.detach() returned by a compiled function is a view of the caller's tensor with its version
+    counter, as eagerly: an eager op that saved it sees the input's in-place change."""
+    def scenario(m, C):
+        x, y = _x(m), _x(m, (3.0, 4.0, 5.0))
+        o = C(lambda p0, p1: (p1.detach(), p0 * 2, p1.t().detach()))(x, y)
+        loss = (o[0] * y).sum() + o[1].sum() + o[2].sum()
+        with m.no_grad():
+            y.add_(0.5)
+        return o[0]._version == y._version == o[2]._version, _outcome(lambda: loss.backward())
+    assert _agree(scenario)[0] is True
