@@ -314,8 +314,9 @@ def test_an_enable_grad_block_inside_a_function_called_under_no_grad():
 def test_fuzzed_protocol_scenarios_compile_as_eagerly(first):
     """A few dozen programs of the seeded fuzzer (``autograd_protocol_fuzz``): the compiled run's
     record (values, flags, reached leaves, .grad, exceptions) is the eager run's. (Its known
-    limitation, a version error where a create_graph or replayed backward must read an input
-    changed in place, is skipped.)"""
+    limitations are skipped: a version error where a create_graph or replayed backward must read
+    an input changed in place; a create_graph gradient through relu, a pool or a pad that requires
+    grad eagerly, as PyTorch's, and not compiled: ``autograd_protocol_fuzz.known``.)"""
     import autograd_protocol_fuzz as fuzz
     for seed in range(first, first + 16):
         chunks = fuzz.Gen(seed).scenario()

@@ -72,7 +72,7 @@ def test_errors_are_one_line_and_exit_2(tmp_path, capsys):
     ("cse,", "gradc opt: error: empty pass name in pass pipeline 'cse,'"),
     ("cse{x=1}", "gradc opt: error: bad options for pass 'cse': unknown option x (it takes no options)"),
     ("partition{polcy=save-all}", "gradc opt: error: bad options for pass 'partition': unknown option polcy "
-                                  "(options: policy)"),
+                                  "(options: policy, free-inputs)"),
     ("autodiff{wrt=x}", "gradc opt: error: autodiff: wrt must be argument positions (integers, e.g. wrt=0,1), "
                         "got x"),
     ("autodiff{wrt=0,1.5}", "gradc opt: error: autodiff: wrt must be argument positions"),
