@@ -39,16 +39,16 @@ import numpy as np
 from . import capture_paths, dtypes
 from .autograd import anomaly_mode as _anomaly
 from .autograd import grad_mode
-from .autograd.node import FREED_MESSAGE, Node, version_error
+from .autograd.node import FREED_MESSAGE, Node, _InputTie, version_error
 from .autograd.node import _seq as _node_seq
 from .ir.clone import clone_function
 from .ir.core import Function
 from .ops import dispatch as _dispatch
 from .ops.registry import RANDOM
 from .codegen.cuda_driver import DeviceArray
-from .eager_graph import (differentiable_reach, double_backward_reads_saved, internal_outputs, output_dependencies,
-                          partition_free_inputs, read_arguments, repeated_outputs, replay, saved_by_eager_autograd,
-                          saves_anything)
+from .eager_graph import (differentiable_reach, double_backward_reads_saved, input_tied_gradients, internal_outputs,
+                          output_dependencies, partition_free_inputs, read_arguments, repeated_outputs, replay,
+                          saved_by_eager_autograd, saves_anything)
 from .tensor import CPU, Tensor
 
 log = logging.getLogger("gradc.compile")
@@ -107,6 +107,7 @@ class _Specialization:
     grad_writes = ()     # (position, output) of each written argument whose new value carries gradients
     copied_inputs = frozenset()   # inputs saved for backward as a copy taken at the call
     grad_reads = frozenset()      # inputs the gradients are computed from (create_graph=True reads them)
+    tied_inputs = None            # eager_graph.input_tied_gradients, worked out at the first create_graph
     _frees_cache = None          # outputs given a gradient -> double_backward_reads_saved
     output_deps = None   # per output position, the positions in ``wrt`` it depends on (None: all)
     repeats = {}         # output position -> an earlier position returning the same tensor
@@ -520,7 +521,7 @@ class CompiledFunctionBackward(Node):
             inputs = self._unpack(spec.eager_saved | spec.grad_reads)
             grads = list(spec.grad_function()(*inputs, *cts))
             self._check_release_on_double_backward(given, grads)
-            return grads
+            return self._tied_to_inputs(spec, grads)
         if spec.precompute:
             return self._scaled_precomputed(cts[0], retain_graph)
         inputs = self._unpack(spec.eager_saved)     # the errors eager autograd would raise
@@ -534,6 +535,21 @@ class CompiledFunctionBackward(Node):
             t = _wrap(a, self._device)
             t._fresh = fresh     # nobody else holds this array: AccumulateGrad may keep it
             grads.append(t)
+        return grads
+
+    def _tied_to_inputs(self, spec, grads):
+        """create_graph=True: a gradient that eagerly runs back through relu, threshold, ... (whose
+        PyTorch backward takes the op's input) requires grad and reaches the input, tied to it as
+        eagerly (``_InputTie``, with its derivative: zeros, none or PyTorch's error); the compiled
+        adjoint computes it through a comparison, which carries none.  (Only table ops named so:
+        composites such as hardtanh, a clamp, are not found in the traced function.)"""
+        if spec.tied_inputs is None:
+            spec.tied_inputs = input_tied_gradients(spec.traced, spec.wrt)
+        for j, (name, kind) in spec.tied_inputs.items():
+            g = grads[j] if j < len(grads) else None
+            edge = self._next[j] if j < len(self._next) else (None, 0)
+            if g is not None and edge[0] is not None and g.dtype.is_floating_point:
+                grads[j] = _InputTie.of(name, kind, g, edge, g)
         return grads
 
     def _precomputed_arrays(self, retain_graph):

@@ -302,3 +302,29 @@ def _vjp_reads(name, operands, k, grad) -> bool:
         return False
     only_for_others = _READ_FOR_OTHERS.get(name, ())
     return not (only_for_others is None or k in only_for_others)
+
+
+def input_tied_gradients(func: Function, wrt) -> dict:
+    """{position j in ``wrt``: (grad_fn name, kind)} for the inputs whose first-order gradient
+    eagerly runs back through a node whose PyTorch backward takes the op's input
+    (``autograd.node._TAKES_INPUT``: relu, threshold, hardtanh, ...): under create_graph=True that
+    gradient requires grad eagerly (``_InputTie``), where a compiled adjoint computes it through a
+    comparison that carries no derivative."""
+    from .autograd.node import _TAKES_INPUT
+    from .ops.registry import NONDIFF, _TABLE
+    deps = {func.args[i]: frozenset([n]) for n, i in enumerate(wrt)}
+    live = _computing(func.body.ops, func.outputs)
+    tied = {}
+    for op in func.body.ops:
+        opdef = _TABLE.get(op.name[len("gradc."):]) if op.name.startswith("gradc.") else None
+        if opdef is None or opdef.has(NONDIFF):
+            continue
+        reached = frozenset().union(*[deps.get(v, frozenset()) for v in op.operands])
+        if not reached:
+            continue
+        deps.update((r, reached) for r in op.results if r.type.dtype.is_floating_point)
+        name = opdef.grad_fn_name(op.attrs)
+        if op in live and name in _TAKES_INPUT:
+            for j in reached:
+                tied.setdefault(j, (name, _TAKES_INPUT[name]))
+    return tied

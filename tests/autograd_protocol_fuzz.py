@@ -378,41 +378,12 @@ def first_diff(la, lb, tol, superset=False):
     return None
 
 
-def _only_grad_flags_differ(a, b) -> bool:
-    """Two recorded tuples of tensor descriptions with equal values where some tensor requires grad
-    in ``a`` and not in ``b`` (is_leaf and grad_fn following)."""
-    if not (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)):
-        return False
-    differ = False
-    for x, y in zip(a, b):
-        if not (isinstance(x, tuple) and isinstance(y, tuple) and x[:1] == y[:1] == ("T",)):
-            if x != y:
-                return False
-            continue
-        if x[1:3] != y[1:3] or not np.allclose(x[6], y[6], rtol=1e-9, atol=1e-12, equal_nan=True):
-            return False
-        if x[3:6] != y[3:6]:
-            if not (x[3] and not y[3]):
-                return False
-            differ = True
-    return differ
-
-
-_TIED_OPS = ("relu", "max_pool", "avg_pool", "hardtanh", "leaky_relu", "threshold", "pad(")
-
-
 def known(chunks, d):
-    """Known limitations.  After an in-place change of an input eager autograd did not save, the
+    """A known limitation: after an in-place change of an input eager autograd did not save, the
     compiled code raises the version-counter error where eager computes when it must recompute
-    from that input (create_graph=True, or an eager replay for output hooks).  Under
-    create_graph=True a first-order gradient through relu, the pools or the pads requires grad
-    eagerly (PyTorch's backward takes the op's input: ThresholdBackwardBackward0, ...) and not
-    when a compiled function computed it (its adjoint's where/compare carries no derivative)."""
+    from that input (create_graph=True, or an eager replay for output hooks)."""
     a, b = d[1], d[2]
     src = "\n".join(chunks)
-    if (a is not None and b is not None and "create_graph=True" in src and any(op in src for op in _TIED_OPS)
-            and a[0] == b[0] and _only_grad_flags_differ(a[1], b[1])):
-        return True
     return (b is not None and isinstance(b[1], tuple) and b[1][:1] == ("exc",) and "modified by an inplace" in b[1][2]
             and (a is None or not (isinstance(a[1], tuple) and a[1][:1] == ("exc",) and "modified by" in a[1][2]))
             and ("create_graph=True" in src or "register_hook" in src or "retain_grad" in src))

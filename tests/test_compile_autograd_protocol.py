@@ -314,9 +314,8 @@ def test_an_enable_grad_block_inside_a_function_called_under_no_grad():
 def test_fuzzed_protocol_scenarios_compile_as_eagerly(first):
     """A few dozen programs of the seeded fuzzer (``autograd_protocol_fuzz``): the compiled run's
     record (values, flags, reached leaves, .grad, exceptions) is the eager run's. (Its known
-    limitations are skipped: a version error where a create_graph or replayed backward must read
-    an input changed in place; a create_graph gradient through relu, a pool or a pad that requires
-    grad eagerly, as PyTorch's, and not compiled: ``autograd_protocol_fuzz.known``.)"""
+    limitation, a version error where a create_graph or replayed backward must read an input
+    changed in place, is skipped.)"""
     import autograd_protocol_fuzz as fuzz
     for seed in range(first, first + 16):
         chunks = fuzz.Gen(seed).scenario()
@@ -335,3 +334,18 @@ def test_a_detached_input_returned_shares_its_version_counter():
             y.add_(0.5)
         return o[0]._version == y._version == o[2]._version, _outcome(lambda: loss.backward())
     assert _agree(scenario)[0] is True
+
+
+@pytest.mark.parametrize("body", ["(a + 1).relu().sum()", "F.leaky_relu(a - b).sum()", "(a.relu() * b).sum()"])
+def test_create_graph_gradient_through_relu_requires_grad_as_eagerly(body):
+    """PyTorch's backward of relu (threshold_backward) takes the input: under create_graph=True the
+    first-order gradient requires grad (ThresholdBackwardBackward0) and its derivative is zero;
+    the compiled adjoint's where carries none, so the node ties the gradient to the input."""
+    def scenario(m, C):
+        F = m.nn.functional
+        f = C(eval("lambda a, b: " + body, {"F": F}))
+        x, b = _x(m), _x(m, (1.0, -2.0, 0.5))
+        g = m.autograd.grad(f(x, b), [x], create_graph=True)[0]
+        h = m.autograd.grad((g * g).sum(), [x], allow_unused=True)[0]
+        return (g.requires_grad, g.is_leaf, g.grad_fn is None), h
+    _agree(scenario)
