@@ -194,9 +194,10 @@ def diagonal_index(x, offset, dim1, dim2, as_view, name):
             corner, shape=corner.shape[:-2] + (n,), strides=corner.strides[:-2] + (corner.strides[-2] + corner.strides[-1],),
             writeable=corner.flags.writeable)
         view_as_index_of(out, y, strided, key, tensors)
-    elif as_view and type(y).__name__ == "Proxy":        # traced: a view too, for the tracer's checks
-        from .ir.tracer import mark_view
-        mark_view(out, y, "index", {"key": key}, tensors)
+    elif as_view:
+        from .ir.tracer import Proxy, mark_view
+        if isinstance(y, Proxy):                        # traced: a view too, for the tracer's checks
+            mark_view(out, y, "index", {"key": key}, tensors)
     return out
 
 

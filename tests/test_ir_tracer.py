@@ -277,3 +277,14 @@ def test_lambda_names_are_valid_symbols():
     f = trace(lambda a: a, [ArgSpec("a", (1,))])
     assert f.name == "lambda"
     assert print_function(f).startswith("func.func @lambda(")
+
+
+@pytest.mark.parametrize("fn", [lambda x: round(x), lambda x: x * None, lambda x: None - x])
+def test_pythons_own_type_errors_name_a_traced_tensor_tensor(fn):
+    """Python's TypeError for an operation neither side defines names the traced tensor's type as
+    it names an eager tensor's."""
+    with pytest.raises(TypeError) as eager:
+        fn(gradc.ones(2))
+    with pytest.raises(TypeError) as compiled:
+        gradc.compile(fn)(gradc.ones(2))
+    assert str(eager.value) in str(compiled.value) and "Proxy" not in str(compiled.value)

@@ -562,6 +562,11 @@ class Proxy(IRTensor):
         self._eager_only("Tensor.resize_as_")
 
 
+# Python's own errors name a traced tensor's type as they name an eager one's ("unsupported operand
+# type(s) for *: 'Tensor' and 'NoneType'", "type Tensor doesn't define __round__ method")
+Proxy.__name__ = "Tensor"
+
+
 def mark_view(view: "Proxy", parent: "Proxy", op_name=None, attrs=None, operands=()) -> None:
     """Record that ``view`` is a view of ``parent`` made by ``op_name`` (eagerly it would share
     its memory): a write through it is a write into its base, and a write into the base is seen
