@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .ir.core import Function
+from .passes.partition import needed_ops
 from .ops import dispatch as _dispatch
 from .tensor import Tensor
 
@@ -164,26 +165,10 @@ def _run_by_backward(values) -> set:
     return need
 
 
-def _computing(ops, values) -> set:
-    """The ops among ``ops`` that ``values`` depend on."""
-    need, pending = set(), list(values)
-    seen = set()
-    while pending:
-        v = pending.pop()
-        if v in seen:
-            continue
-        seen.add(v)
-        op = v.owner
-        if hasattr(op, "operands"):
-            need.add(op)
-            pending.extend(op.operands)
-    return need
-
-
 def read_arguments(func: Function, values, n_args: int) -> frozenset:
     """Positions of the first ``n_args`` arguments of ``func`` that ``values`` depend on."""
     read = set()
-    for op in _computing(func.body.ops, values):
+    for op in needed_ops(func, values):
         read.update(op.operands)
     read.update(values)
     return frozenset(i for i, a in enumerate(func.args[:n_args]) if a in read)
@@ -313,7 +298,7 @@ def input_tied_gradients(func: Function, wrt) -> dict:
     from .autograd.node import _TAKES_INPUT
     from .ops.registry import NONDIFF, _TABLE
     deps = {func.args[i]: frozenset([n]) for n, i in enumerate(wrt)}
-    live = _computing(func.body.ops, func.outputs)
+    live = set(needed_ops(func, func.outputs))
     tied = {}
     for op in func.body.ops:
         opdef = _TABLE.get(op.name[len("gradc."):]) if op.name.startswith("gradc.") else None

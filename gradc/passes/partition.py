@@ -111,7 +111,7 @@ def _split_sets(joint: Function):
     return primals, n_out, tangent_dep, outputs
 
 
-def _needed_ops(joint: Function, roots):
+def needed_ops(joint: Function, roots):
     """Ops (in order) needed to compute ``roots``."""
     need = set()
     stack = [v for v in roots]
@@ -135,7 +135,7 @@ def partition(joint: Function, policy: str = DEFAULT_POLICY, free_inputs=None) -
     check_joint(joint)
     primals, n_out, tangent_dep, outputs = _split_sets(joint)
     primal_outputs, grads = outputs[:n_out], outputs[n_out:]
-    backward_ops = [op for op in _needed_ops(joint, grads) if any(r in tangent_dep for r in op.results)]
+    backward_ops = [op for op in needed_ops(joint, grads) if any(r in tangent_dep for r in op.results)]
     backward_set = set(backward_ops)
     # forward values read by backward ops (or returned directly as gradients)
     needed = []
@@ -146,7 +146,7 @@ def partition(joint: Function, policy: str = DEFAULT_POLICY, free_inputs=None) -
     for g in grads:
         if g not in tangent_dep and g not in needed:
             needed.append(g)
-    fwd_candidates = [op for op in _needed_ops(joint, list(primal_outputs) + needed) if op not in backward_set]
+    fwd_candidates = [op for op in needed_ops(joint, list(primal_outputs) + needed) if op not in backward_set]
 
     if policy == "save-all":
         saved = [v for v in needed if not _is_constant(v)]
@@ -155,7 +155,7 @@ def partition(joint: Function, policy: str = DEFAULT_POLICY, free_inputs=None) -
         saved = _min_cut(primals, fwd_candidates, needed, set(primal_outputs), free)
     recompute = _recompute_ops(saved, needed)
     # forward: ops needed for outputs and for the saved values (in joint order)
-    fwd_ops = [op for op in _needed_ops(joint, list(primal_outputs) + saved) if op not in backward_set]
+    fwd_ops = [op for op in needed_ops(joint, list(primal_outputs) + saved) if op not in backward_set]
 
     n_primal = len(primals)
     forward = Function(joint.name.replace("_joint", "") + "_forward", [a.type for a in primals],
