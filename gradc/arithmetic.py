@@ -8,6 +8,7 @@ import math
 from .autograd.node import grad_fn_named
 from . import factories
 from .compositions import beta_scaled, bind_methods, check_broadcast
+from .arg_parser import bool_arg, parses
 from .tensor_api import _named_return, cat, norm_dim, where
 
 
@@ -85,6 +86,7 @@ def _median_node_name(prefix):
     return lambda x, dim=None, keepdim=False: f"{prefix}Backward{0 if dim is None else 1}"
 
 
+@parses("median", "()", "(int dim, bool keepdim = False)")
 @grad_fn_named(_median_node_name("Median"))
 def median(x, dim=None, keepdim=False):
     """The lower median ((n - 1) // 2-th smallest), with its index when ``dim`` is given
@@ -93,6 +95,7 @@ def median(x, dim=None, keepdim=False):
     return _median(x, dim, keepdim, skip_nan=False)
 
 
+@parses("nanmedian", "()", "(int dim, bool keepdim = False)")
 @grad_fn_named(_median_node_name("Nanmedian"))
 def nanmedian(x, dim=None, keepdim=False):
     """The lower median of each slice's non-NaN values; a slice of NaNs only gives NaN and the
@@ -103,7 +106,10 @@ def nanmedian(x, dim=None, keepdim=False):
 def _median(x, dim, keepdim, skip_nan):
     from .tensor_api import return_types_median, return_types_nanmedian
     named = return_types_nanmedian if skip_nan else return_types_median
+    keepdim = bool_arg(keepdim)
     if dim is None:
+        if x.numel() == 0:         # PyTorch's median of nothing: NaN (an integer type's lowest value)
+            return _empty_median(x)
         return _lower_median(x.reshape(-1), 0, skip_nan)[0].reshape(())
     dim = norm_dim(dim, max(x.ndim, 1))
     if x.ndim == 0:
@@ -113,6 +119,14 @@ def _median(x, dim, keepdim, skip_nan):
     if not keepdim:
         values, indices = values.squeeze(dim), indices.squeeze(dim)
     return named(values, indices)
+
+
+def _empty_median(x):
+    """PyTorch's median of no elements: NaN, an integer type's lowest value (True for bool)."""
+    import numpy as np
+    kind = x.dtype.np.kind
+    fill = np.nan if kind == "f" else np.iinfo(x.dtype.np).min if kind in "iu" else True
+    return cat([x.reshape(-1), factories.full((1,), fill, dtype=x.dtype)])[0]
 
 
 def _lower_median(x, dim, skip_nan=False):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes, factories
+from .arg_parser import ArgumentError, int_arg, int_list, parses
 from .autograd.node import grad_fn_named
 from .compositions import _varargs, bind_methods, flip
 from .tensor_api import cat, norm_dim
@@ -58,9 +59,12 @@ def tile(x, dims):
     return x.repeat(*((1,) * (x.ndim - len(dims)) + dims))
 
 
+_MOVEDIM = ("(int source, int destination)", "(tuple of ints source, tuple of ints destination)")
+
+
+@parses("movedim", *_MOVEDIM)
 def movedim(x, source, destination):
-    src = [source] if isinstance(source, int) else list(source)
-    dst = [destination] if isinstance(destination, int) else list(destination)
+    src, dst = list(int_list((source,))), list(int_list((destination,)))
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
                            f"same number of dims as destination ({dst} dims)")
@@ -79,16 +83,20 @@ def movedim(x, source, destination):
     return x.permute(*[o if o is not None else next(rest) for o in order])
 
 
-moveaxis = movedim
+@parses("moveaxis", *_MOVEDIM)
+def moveaxis(x, source, destination):
+    return movedim(x, source, destination)
 
 
+@parses("swapdims", "(int dim0, int dim1)")
 def swapdims(x, dim0, dim1):
     return x.transpose(dim0, dim1)
 
 
+@parses("unflatten", "(int dim, tuple of ints sizes)")
 def unflatten(x, dim, sizes):
     dim = norm_dim(dim, x.ndim)
-    sizes = list(sizes)
+    sizes = list(int_list((sizes,)))
     if -1 in sizes:
         known = int(np.prod([s for s in sizes if s != -1]))
         sizes[sizes.index(-1)] = x.shape[dim] // known if known else 0
@@ -98,9 +106,13 @@ def unflatten(x, dim, sizes):
     return x.reshape(*x.shape[:dim], *sizes, *x.shape[dim + 1:])
 
 
+@parses("tensor_split", "(tuple of ints indices, int dim = 0)", "(Tensor tensor_indices_or_sections, int dim = 0)",
+        "(int sections, int dim = 0)")
 def tensor_split(x, indices_or_sections, dim=0):
     """Sections of near-equal size (the first ``n % sections`` one longer), or cuts at indices."""
     dim = norm_dim(dim, x.ndim)
+    if not isinstance(indices_or_sections, (int, tuple, list)) and not hasattr(indices_or_sections, "ndim"):
+        raise ArgumentError("tensor_split's indices_or_sections")
     n = x.shape[dim]
     if isinstance(indices_or_sections, int):
         k = indices_or_sections
@@ -143,10 +155,11 @@ def flipud(x):
     return flip(x, 0)
 
 
+@parses("eye", *factories._EYE, method=False)
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
-    from .factories import _int_argument
-    n = _int_argument("eye", "n", 1, n)
-    m = n if m is None else _int_argument("eye", "m", 2, m)
+    n = int_arg(n)
+    m = n if m is None else int_arg(m)
+    factories._options(dtype, device, requires_grad)
     for name, v in (("n", n), ("m", m)):
         if v < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")

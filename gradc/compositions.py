@@ -14,6 +14,7 @@ import numpy as np
 from .autograd.node import grad_fn_named
 from . import dtypes, factories
 from .tensor import mark_multi_output_views
+from .arg_parser import ArgumentError, bool_arg, check, int_arg, int_list, parses
 from .tensor_api import cat, norm_dim, where
 
 
@@ -46,13 +47,20 @@ def _as_input_kind(out, x):
     return out.to(dtypes.uint8) if x.dtype is dtypes.uint8 else out
 
 
+_ANY_ALL = ("()", "(tuple of ints dim = None, bool keepdim = False)", "(int dim, bool keepdim = False)")
+
+
+@parses("any", *_ANY_ALL)
 def any(x, dim=None, keepdim=False):
+    keepdim = bool_arg(keepdim)
     nonzero = x != 0
     out = nonzero if _reduces_nothing(dim) else nonzero.sum(dim, keepdim=keepdim) > 0
     return _as_input_kind(out, x)
 
 
+@parses("all", *_ANY_ALL)
 def all(x, dim=None, keepdim=False):
+    keepdim = bool_arg(keepdim)
     zero = x == 0
     out = ~zero if _reduces_nothing(dim) else zero.sum(dim, keepdim=keepdim) == 0
     return _as_input_kind(out, x)
@@ -150,25 +158,30 @@ def _triangle_mask(x, diagonal, lower):
     return (c - r <= diagonal) if lower else (c - r >= diagonal)
 
 
+@parses("tril", "(int diagonal = 0)")
 @grad_fn_named("TrilBackward0")
 def tril(x, diagonal=0):
+    diagonal = int_arg(diagonal)
     if x.ndim < 2:
         raise RuntimeError("tril: input tensor must have at least 2 dimensions")
     return where(_triangle_mask(x, diagonal, True), x, x._scalar(0, x.dtype))     # (a bool x stays bool)
 
 
+@parses("triu", "(int diagonal = 0)")
 @grad_fn_named("TriuBackward0")
 def triu(x, diagonal=0):
+    diagonal = int_arg(diagonal)
     if x.ndim < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
     return where(_triangle_mask(x, diagonal, False), x, x._scalar(0, x.dtype))     # (a bool x stays bool)
 
 
+@parses("diagonal", "(int offset = 0, int dim1 = 0, int dim2 = 1)")
 def diagonal(x, offset=0, dim1=0, dim2=1):
     """The diagonal of dims ``dim1``/``dim2`` as the last dim (PyTorch's layout): an index of the
     permuted input whose eager result is a view of the input's memory, as PyTorch's (writes
     through it reach the input, with CopySlices history)."""
-    return diagonal_index(x, offset, dim1, dim2, as_view=True, name="DiagonalBackward0")
+    return diagonal_index(x, int_arg(offset), dim1, dim2, as_view=True, name="DiagonalBackward0")
 
 
 def diagonal_index(x, offset, dim1, dim2, as_view, name):
@@ -245,6 +258,8 @@ def std_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 # ---- splitting, repeating, reordering ------------------------------------------------------------
 @grad_fn_named(lambda x, split_size_or_sections, dim=0:
                "SplitBackward0" if isinstance(split_size_or_sections, int) else "SplitWithSizesBackward0")
+@parses("split", "(Tensor input, int split_size, int dim = 0)",
+        "(Tensor input, tuple of ints split_size, int dim = 0)", method=False)
 def split(x, split_size_or_sections, dim=0):
     if x.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
@@ -262,7 +277,12 @@ def split(x, split_size_or_sections, dim=0):
         if not isinstance(split_size_or_sections, (tuple, list)):
             raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not "
                             f"{type(split_size_or_sections).__name__}")
-        sizes = list(split_size_or_sections)
+        try:
+            sizes = list(int_list((split_size_or_sections,)))
+        except ArgumentError:
+            check("split_with_sizes", ("(Tensor input, tuple of ints split_sizes, int dim = 0)",),
+                  (x, split_size_or_sections, dim))
+            raise
         if _builtin_any(v < 0 for v in sizes):
             raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
                                f"split_sizes={sizes}")
@@ -276,8 +296,10 @@ def split(x, split_size_or_sections, dim=0):
     return mark_multi_output_views(x, tuple(out))
 
 
+@parses("chunk", "(int chunks, int dim = 0)")
 @grad_fn_named("SplitBackward0")
 def chunk(x, chunks, dim=0):
+    chunks = int_arg(chunks)
     if x.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
@@ -288,15 +310,17 @@ def chunk(x, chunks, dim=0):
     return split(x, max(1, -(-x.shape[d] // chunks)), d)
 
 
+@parses("unbind", "(int dim = 0)")
 @grad_fn_named("UnbindBackward0")
 def unbind(x, dim=0):
     d = norm_dim(dim, x.ndim)
     return mark_multi_output_views(x, tuple(x.select(d, i) for i in range(x.shape[d])))
 
 
+@parses("repeat", "(tuple of ints repeats)")
 @grad_fn_named("RepeatBackward0")
 def repeat(x, *sizes):
-    sizes = _varargs(sizes)
+    sizes = int_list(sizes)
     if len(sizes) < x.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            "tensor")
@@ -359,6 +383,7 @@ def apply_copy(x):
     return apply("clone", x, _name="CopyBackwards")
 
 
+@parses("flip", "(tuple of ints dims)")
 @grad_fn_named("FlipBackward0")
 def flip(x, *dims, **kwargs):
     """Reverse ``dims`` (a list, several ints: ``x.flip(0, 1)``, or ``dims=``)."""
@@ -366,8 +391,7 @@ def flip(x, *dims, **kwargs):
         dims = (kwargs.pop("dims"),)
     if kwargs:
         raise TypeError(f"flip() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    dims = [dims[0]] if len(dims) == 1 and isinstance(dims[0], int) else (
-        list(dims[0]) if len(dims) == 1 else list(dims))
+    dims = list(int_list(dims))
     normalized = [norm_dim(d, x.ndim) for d in dims]
     for k, d in enumerate(normalized):
         if d in normalized[:k]:
@@ -379,14 +403,15 @@ def flip(x, *dims, **kwargs):
     return x
 
 
+@parses("roll", "(tuple of ints[1] shifts, tuple of ints[1] dims = ())")
 @grad_fn_named("RollBackward0")
 def roll(x, shifts, dims=None):
-    shifts = [shifts] if isinstance(shifts, int) else list(shifts)
+    shifts = list(int_list((shifts,)))
     if dims is None:
         if len(shifts) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
         return roll(x.reshape(-1), shifts, 0).reshape(*x.shape)
-    dims = [dims] if isinstance(dims, int) else list(dims)
+    dims = list(int_list((dims,)))
     if not shifts:
         raise RuntimeError("`shifts` required")
     if len(shifts) != len(dims):

@@ -12,6 +12,7 @@ import numpy as np
 from . import dtypes, factories
 from .autograd.node import grad_fn_named
 from .compositions import bind_methods
+from .arg_parser import bool_arg, parses
 from .tensor_api import norm_dim, where
 
 _ModeResult = namedtuple("mode", ["values", "indices"])
@@ -41,9 +42,11 @@ def _mode_indices(rows):
     return n - 1 - np.argmax(hits[:, ::-1], axis=1)
 
 
+@parses("mode", "(int dim = -1, bool keepdim = False)")
 def mode(input, dim=-1, keepdim=False):
     """(values, indices): the most frequent value along ``dim`` (the smallest of equally frequent
     ones) and the index of its last occurrence, as PyTorch's; values' gradient goes to that index."""
+    keepdim = bool_arg(keepdim)
     data = _host(input, "mode")
     if input.ndim == 0:
         idx = factories.zeros((), dtype=dtypes.int64, device=input.device)

@@ -9,43 +9,48 @@ import numpy as np
 from . import dtypes
 from .ops import dispatch
 from .tensor import Tensor, check_device
+from .arg_parser import ArgumentError, bool_arg, device_arg, dtype_arg, int_arg, number_arg, parses
 from .tensor_api import _shape_args as _any_shape_args
 
 
-def _shape_args(size, fn=None) -> tuple:
-    """A factory's size arguments as a shape, with PyTorch's errors for a size that is not ints
-    (``fn``: the factory's name, for the message) and for a negative size."""
-    if fn is not None:
-        _check_size_type(size, fn)
+def _shape_args(size) -> tuple:
+    """A factory's size arguments as a shape (an ``ArgumentError`` for a size that is not ints),
+    with PyTorch's error for a negative size."""
     shape = _any_shape_args(size)
     for n in shape:
         if n < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(shape)}")
     return shape
 
+
+def _options(dtype, device, requires_grad):
+    """The factories' dtype, device and requires_grad checked as PyTorch's parser checks them."""
+    dtype_arg(dtype)
+    device_arg(device)
+    bool_arg(requires_grad)
+
+
+# PyTorch's signatures of the factories (arg_parser)
+_OPTIONS = ("torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
+            "bool pin_memory = False, bool requires_grad = False")
+_SIZE = f"(tuple of ints size, *, Tensor out = None, {_OPTIONS})"
+_SIZE_DRAWN = (f"(tuple of ints size, *, torch.Generator? generator, Tensor out = None, {_OPTIONS})", _SIZE)
+_LIKE = f"(Tensor input, *, torch.memory_format memory_format = None, {_OPTIONS})"
+_LIKE_DRAWN = (f"(Tensor input, *, torch.Generator? generator, torch.memory_format memory_format = None, "
+               f"{_OPTIONS})", _LIKE)
+_ARANGE = (f"(Number end, *, Tensor out = None, {_OPTIONS})", f"(Number start, Number end, *, {_OPTIONS})",
+           f"(Number start, Number end, Number step = 1, *, Tensor out = None, {_OPTIONS})")
+_LINSPACE = tuple(f"({a} start, {b} end, int steps, *, Tensor out = None, {_OPTIONS})"
+                  for a, b in (("Tensor", "Tensor"), ("Number", "Tensor"), ("Tensor", "Number"), ("Number", "Number")))
+_RANDINT = tuple(f"({ints}tuple of ints size, *, {gen}Tensor out = None, {_OPTIONS})"
+                 for ints in ("int high, ", "int low, int high, ")
+                 for gen in ("torch.Generator? generator, ", ""))
+_EYE = (f"(int n, *, Tensor out = None, {_OPTIONS})", f"(int n, int m, *, Tensor out = None, {_OPTIONS})")
+_RANDPERM = (f"(int n, *, torch.Generator? generator, Tensor out = None, {_OPTIONS})",
+             f"(int n, *, Tensor out = None, {_OPTIONS})")
+
+
 from .random_state import Generator, manual_seed, numpy_rng, seed  # noqa: F401  (gradc.* names)
-
-
-def _is_size_int(n) -> bool:
-    if isinstance(n, Tensor):
-        return n.ndim == 0 and not n.dtype.is_floating_point and n.dtype is not dtypes.bool_
-    return isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))
-
-
-def _check_size_type(size, fn):
-    """PyTorch's TypeError for a size argument that is not ints: ``zeros(2.5)``, ``zeros((2.5,))``,
-    ``zeros(2, 2.5)``."""
-    if len(size) == 1 and not isinstance(size[0], (tuple, list)) and not _is_size_int(size[0]):
-        raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, not {type(size[0]).__name__}")
-    items = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else tuple(size)
-    for k, n in enumerate(items):
-        if not _is_size_int(n):
-            what = type(n).__name__
-            if k == 0:
-                raise TypeError(f"{fn}(): argument 'size' (position 1) must be tuple of ints, but found element of "
-                                f"type {what} at pos 0")
-            raise TypeError(f"{fn}(): argument 'size' failed to unpack the object at pos {k + 1} with error \"type "
-                            f"must be tuple of ints,but got {what}\"")
 
 
 def _finish(array, dtype, requires_grad, device):
@@ -228,8 +233,9 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor(array)
 
 
-def _filled(fill, size, dtype, requires_grad, device, default=None, fn=None):
-    shape = _shape_args(size, fn)
+def _filled(fill, size, dtype, requires_grad, device, default=None):
+    shape = _shape_args(size)
+    _options(dtype, device, requires_grad)
     dt = dtypes.as_dtype(dtype) if dtype is not None else (default or dtypes.default_float)
     try:
         array = np.full(shape, fill, dtype=dt.np)
@@ -238,26 +244,30 @@ def _filled(fill, size, dtype, requires_grad, device, default=None, fn=None):
     return _finish(array, dt, requires_grad, device)
 
 
+@parses("ones", _SIZE, method=False)
 def ones(*size, dtype=None, device=None, requires_grad=False):
-    return _filled(1, size, dtype, requires_grad, device, fn="ones")
+    return _filled(1, size, dtype, requires_grad, device)
 
 
+@parses("zeros", _SIZE, method=False)
 def zeros(*size, dtype=None, device=None, requires_grad=False):
-    return _filled(0, size, dtype, requires_grad, device, fn="zeros")
+    return _filled(0, size, dtype, requires_grad, device)
 
 
+@parses("empty", _SIZE, method=False)
 def empty(*size, dtype=None, device=None, requires_grad=False):
-    return _filled(0, size, dtype, requires_grad, device, fn="empty")
+    return _filled(0, size, dtype, requires_grad, device)
 
 
+@parses("full", f"(tuple of ints size, Number fill_value, *, Tensor out = None, {_OPTIONS})", method=False)
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
-    if not isinstance(fill_value, (numbers.Number, np.number, np.bool_)) and not (
-            isinstance(fill_value, Tensor) and fill_value.ndim == 0):
-        raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not {type(fill_value).__name__}")
+    if not isinstance(size, (tuple, list)):
+        raise ArgumentError("full's size is not a sequence")
+    number_arg(fill_value)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     default = dtypes.scalar_dtype(fill_value)
-    return _filled(fill_value, (size,), dtype, requires_grad, device, default, fn="full")
+    return _filled(fill_value, (size,), dtype, requires_grad, device, default)
 
 
 def _like_device(t, device, fn):
@@ -269,37 +279,48 @@ def _like_device(t, device, fn):
     return t.device if device is None else device
 
 
+@parses("ones_like", *(_LIKE,), method=False)
 def ones_like(t, dtype=None, device=None, requires_grad=False):
     device = _like_device(t, device, "ones_like")
     return ones(t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
 
 
+@parses("zeros_like", *(_LIKE,), method=False)
 def zeros_like(t, dtype=None, device=None, requires_grad=False):
     device = _like_device(t, device, "zeros_like")
     return zeros(t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
 
 
+@parses("empty_like", *(_LIKE,), method=False)
 def empty_like(t, dtype=None, device=None, requires_grad=False):
     device = _like_device(t, device, "empty_like")
     return empty(t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
 
 
+@parses("full_like", "(Tensor input, Number fill_value, *, torch.memory_format memory_format = None, "
+        f"{_OPTIONS})", method=False)
 def full_like(t, fill_value, dtype=None, device=None, requires_grad=False):
     device = _like_device(t, device, "full_like")
     return full(t.shape, fill_value, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
 
 
+@parses("rand_like", *_LIKE_DRAWN, method=False)
 def rand_like(t, dtype=None, device=None, requires_grad=False):
     device = _like_device(t, device, "rand_like")
     return rand(t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
 
 
+@parses("randn_like", *_LIKE_DRAWN, method=False)
 def randn_like(t, dtype=None, device=None, requires_grad=False):
     device = _like_device(t, device, "randn_like")
     return randn(t.shape, dtype=dtype or t.dtype, device=device, requires_grad=requires_grad)
 
 
+@parses("arange", *_ARANGE, method=False)
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
+    _options(dtype, device, requires_grad)
+    for v in (start, step) if end is None else (start, end, step):
+        number_arg(v)
     if end is None:
         start, end = 0, start
     values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -327,13 +348,16 @@ def _fma(a, b, c):
     return s + (serr + perr)
 
 
+@parses("linspace", *_LINSPACE, method=False)
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     """PyTorch's points: ``step = (end - start) / (steps - 1)`` in the result's float type,
     ``start + step * i`` for the first half and ``end - step * (steps - 1 - i)`` for the rest,
     each a fused multiply-add as PyTorch's CPU kernel computes it (integer results: from
     start and end cast to the integer type, in float64, truncated).  NumPy's ``linspace`` differs from it in the last bit at some points."""
+    _options(dtype, device, requires_grad)
+    number_arg(start), number_arg(end)
     dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
-    steps = int(steps)
+    steps = int_arg(steps)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     work = np.float32 if dt.np == np.float32 else np.float64
@@ -364,47 +388,50 @@ def _traced_generator_error(generator):
 
 
 def _random(op, sample, size, dtype, requires_grad, device, generator=None):
+    shape = _shape_args(size)
+    _options(dtype, device, requires_grad)
     dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
     if not dt.is_floating_point:
         raise RuntimeError(f"\"{sample.__name__}\" not implemented for '{dt.tensor_type[:-6]}'")
-    shape = _shape_args(size, op[:-len("_like")])
     if dispatch.capturing and not requires_grad:      # traced by @gradc.compile: a draw at every call
         _traced_generator_error(generator)
         return dispatch.capturing[-1].draw(op, shape, dt)
     return _finish(sample(shape).astype(dt.np), dt, requires_grad, device)
 
 
+@parses("rand", *_SIZE_DRAWN, method=False)
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
     return _random("rand_like", lambda shape: numpy_rng(generator).random(shape), size, dtype, requires_grad, device,
                    generator)
 
 
+@parses("randn", *_SIZE_DRAWN, method=False)
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     return _random("randn_like", lambda shape: numpy_rng(generator).standard_normal(shape), size, dtype,
                    requires_grad, device, generator)
 
 
+@parses("randint", *_RANDINT, method=False)
 def randint(low, high=None, size=(), *, generator=None, dtype=None, device=None, requires_grad=False):
     if high is None:
         low, high = 0, low
     elif isinstance(high, (tuple, list)) and size == ():      # randint(high, size)
         low, high, size = 0, low, high
+    low, high = int_arg(low), int_arg(high)
+    if not isinstance(size, (tuple, list)):
+        raise ArgumentError("randint's size is not a sequence")
+    _options(dtype, device, requires_grad)
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.int64
-    values = numpy_rng(generator).integers(low, high, size=_shape_args((size,)))
+    values = numpy_rng(generator).integers(low, high, size=_shape_args((tuple(size),)))
     return _finish(values.astype(dt.np), dt, requires_grad, device)
 
 
-def _int_argument(fn, name, position, value):
-    """``value`` checked to be an int as PyTorch's argument parser checks it."""
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
-        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be int, not {type(value).__name__}")
-    return int(value)
-
-
+@parses("randperm", *_RANDPERM, method=False)
 def randperm(n, *, generator=None, dtype=None, device=None):
-    n = _int_argument("randperm", "n", 1, n)
+    n = int_arg(n)
+    _options(dtype, device, False)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     return _finish(numpy_rng(generator).permutation(int(n)), dtype or dtypes.int64, False, device)

@@ -122,12 +122,25 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
 
 
 # ---- norms --------------------------------------------------------------------------------------
+_VECTOR_NORM = ("(Tensor input, Number ord = 2, tuple of ints[1]? dim = None, bool keepdim = False, *, "
+                "torch.dtype dtype = None)",)
+
+
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
-    if isinstance(ord, str):
-        raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str")
-    if dtype is not None:
-        x = x.to(dtype)
-    return x.norm(ord, dim=dim, keepdim=keepdim)
+    from .arg_parser import ArgumentError, bool_arg, check, dtype_arg
+    from .tensor_api import reduction_dims
+    try:
+        if isinstance(ord, str) or ord is None:
+            raise ArgumentError("ord")
+        x = x if dtype is None else x.to(dtype_arg(dtype))
+        dims, keepdim = reduction_dims(dim, x.ndim), bool_arg(keepdim)
+    except ArgumentError:
+        check("linalg_vector_norm", _VECTOR_NORM, (x, ord, dim, keepdim), {"dtype": dtype} if dtype else {})
+        raise
+    if not x.dtype.is_floating_point:
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{x.dtype.scalar_type}")
+    return apply("norm", x, p=float(ord), dims=dims, keepdim=keepdim, _name="LinalgVectorNormBackward0")
 
 
 def _matrix_norm_ord(ord):

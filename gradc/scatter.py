@@ -10,6 +10,7 @@ from . import dtypes, factories
 from .autograd.node import grad_fn_named
 from .compositions import bind_methods
 from .ops.dispatch import apply
+from .arg_parser import bool_arg, parses
 from .tensor_api import is_tensor_like, norm_dim, where
 
 
@@ -282,9 +283,11 @@ def masked_select(x, mask):
     return x.expand(*shape).reshape(-1)[mask.expand(*shape).reshape(-1)]
 
 
+@parses("nonzero", "()", "(*, bool as_tuple)")
 def nonzero(x, *, as_tuple=False):
     """Indices of the nonzero elements, one row each; a 0-d tensor is read as 1-D for as_tuple and
     gives (1, 0) or (0, 0) otherwise, as PyTorch's."""
+    as_tuple = bool_arg(as_tuple)
     data = _values(x, "nonzero")
     idx = np.nonzero(np.atleast_1d(data))
     if as_tuple:

@@ -10,6 +10,7 @@ import math
 from . import dtypes, factories
 from .autograd.node import grad_fn_named
 from .compositions import bind_methods, logaddexp
+from .arg_parser import bool_arg, int_arg, parses
 from .tensor_api import _named_return, cat, is_tensor_like, norm_dim, stack, where
 
 _KTHVALUE = _named_return("kthvalue")
@@ -35,8 +36,10 @@ def aminmax(input, *, dim=None, keepdim=False):
     return _MinMax(input.amin(() if dim is None else dim, keepdim), input.amax(() if dim is None else dim, keepdim))
 
 
+@parses("kthvalue", "(int k, int dim = -1, bool keepdim = False)")
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The k-th smallest value along ``dim`` and its index."""
+    k, keepdim = int_arg(k), bool_arg(keepdim)
     d = norm_dim(dim, max(input.ndim, 1))
     n = input.shape[d] if input.ndim else 1
     if not 1 <= k <= n:

@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from . import _printing, dtypes
+from .arg_parser import bool_arg, parses
 from .autograd import grad_mode
 from .autograd.engine import run_unit_backward
 from .autograd.node import AccumulateGrad, Node, RemovableHandle, node_class, version_error_label
@@ -187,7 +188,9 @@ class Tensor(TensorAPI):
     def requires_grad(self, value):
         self.requires_grad_(value)
 
+    @parses("requires_grad_", "(bool requires_grad = True)")
     def requires_grad_(self, requires_grad=True):
+        requires_grad = bool_arg(requires_grad)
         if self._grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(

@@ -16,6 +16,7 @@ from numbers import Number
 import numpy as np
 
 from . import dtypes
+from .arg_parser import ArgumentError, bool_arg, check, dtype_arg, int_arg, int_list, parses
 from .ops.dispatch import TensorLikeMeta, apply, grad_fn_name
 
 
@@ -93,9 +94,16 @@ def _can_cast(src, dst) -> bool:
     return True
 
 
+_ALL_DIMS = object()        # squeeze's default (an explicit None is PyTorch's TypeError)
+
+
 def norm_dim(dim: int, ndim: int) -> int:
+    """``dim`` in ``range(ndim)``: PyTorch's IndexError out of range, an ``ArgumentError`` for a
+    dim that is not an int (a float, a bool, None)."""
     lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
-    if not isinstance(dim, (int, np.integer)) or not lo <= dim <= hi:
+    if type(dim) is not int:
+        dim = int_arg(dim)
+    if not lo <= dim <= hi:
         raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
     return int(dim) % builtins.max(ndim, 1)
 
@@ -104,11 +112,11 @@ def norm_dims(dim, ndim: int) -> tuple:
     """Normalise a reduction's ``dim`` argument to a sorted tuple; None means all dims."""
     if dim is None:
         return tuple(range(ndim))
-    if isinstance(dim, (int, np.integer)):
-        dim = (dim,)
+    if not isinstance(dim, (tuple, list)):
+        dim = (dim,)                    # (norm_dim refuses what is not an int)
     seen = set()
-    for d in dim:
-        d = norm_dim(d, ndim)           # (a 0-d tensor takes dims 0 and -1, and has none to reduce)
+    for k, d in enumerate(dim):         # (PyTorch reads a bool past the first as an int)
+        d = norm_dim(int(d) if k and isinstance(d, bool) else d, ndim)   # (a 0-d tensor: dims 0, -1)
         if d in seen:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
         seen.add(d)
@@ -129,9 +137,8 @@ def reduction_dims(dim, ndim: int) -> list:
 
 
 def _shape_args(args) -> tuple:
-    if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
-        args = tuple(args[0])
-    return tuple(int(a) for a in args)
+    """Sizes given as ints or one tuple of them (an ``ArgumentError`` for any other)."""
+    return int_list(args)
 
 
 def _cast_operand(x, dt):
@@ -569,11 +576,12 @@ class TensorAPI(TensorLikeMeta):
     def bool(self): return self.to(dtypes.bool_)
 
     # ---- reductions ----------------------------------------------------------------------
+    @parses("sum", "(*, torch.dtype dtype = None)", "(tuple of ints[1]? dim, bool keepdim = False, *, torch.dtype dtype = None)")
     def sum(self, dim=None, keepdim=False, dtype=None):
-        x = self.to(dtype) if dtype is not None else self
+        x = self.to(dtype_arg(dtype)) if dtype is not None else self
         if dtype is None and not x.dtype.is_floating_point:
             x = x.to(dtypes.int64)
-        return _in_dtype(apply("sum", x, dims=reduction_dims(dim, self.ndim), keepdim=bool(keepdim),
+        return _in_dtype(apply("sum", x, dims=reduction_dims(dim, self.ndim), keepdim=bool_arg(keepdim),
                                _name="SumBackward0" if dim is None else "SumBackward1"), dtype)
 
     def _float_reduction_input(self, what):
@@ -587,17 +595,20 @@ class TensorAPI(TensorLikeMeta):
             raise RuntimeError("std and var only support floating point and complex dtypes")
         return self
 
+    @parses("mean", "(*, torch.dtype dtype = None)", "(tuple of ints[1]? dim, bool keepdim = False, *, torch.dtype dtype = None)")
     def mean(self, dim=None, keepdim=False, dtype=None):
-        x = self.to(dtype) if dtype is not None else self._float_reduction_input("mean")
-        return apply("mean", x, dims=reduction_dims(dim, self.ndim), keepdim=bool(keepdim),
+        x = self.to(dtype_arg(dtype)) if dtype is not None else self._float_reduction_input("mean")
+        return apply("mean", x, dims=reduction_dims(dim, self.ndim), keepdim=bool_arg(keepdim),
                      _name="MeanBackward0" if dim is None else "MeanBackward1")
 
+    @parses("prod", "(*, torch.dtype dtype = None)", "(int dim, bool keepdim = False, *, torch.dtype dtype = None)")
     def prod(self, dim=None, keepdim=False, dtype=None):
         if dtype is not None:
-            x = self.to(dtype)
+            x = self.to(dtype_arg(dtype))
         else:
             x = self if self.dtype.is_floating_point else self.to(dtypes.int64)
-        return apply("prod", x, dims=reduction_dims(dim, self.ndim), keepdim=bool(keepdim),
+        dims = reduction_dims(None if dim is None else int_arg(dim), self.ndim)
+        return apply("prod", x, dims=dims, keepdim=bool_arg(keepdim),
                      _name="ProdBackward0" if dim is None else "ProdBackward1")
 
     def amax(self, dim=(), keepdim=False):
@@ -627,89 +638,110 @@ class TensorAPI(TensorLikeMeta):
             return apply("amax" if kind == "max" else "amin", self, dims=list(range(self.ndim)),
                          keepdim=False, nan_shares=True, _name=f"{kind.capitalize()}Backward1")
         d = norm_dim(dim, self.ndim)
-        values, indices = apply(f"{kind}_dim", self, dim=d, keepdim=bool(keepdim),
+        values, indices = apply(f"{kind}_dim", self, dim=d, keepdim=bool_arg(keepdim),
                                 _name=f"{kind.capitalize()}Backward0")
         cls = return_types_max if kind == "max" else return_types_min
         return cls(values, indices)
 
+    @parses("max", "()", "(Tensor other)", "(int dim, bool keepdim = False)")
     def max(self, dim=None, keepdim=False): return self._extremum("max", dim, keepdim)
+
+    @parses("min", "()", "(Tensor other)", "(int dim, bool keepdim = False)")
     def min(self, dim=None, keepdim=False): return self._extremum("min", dim, keepdim)
 
+    @parses("argmax", "(int dim = None, bool keepdim = False)")
     def argmax(self, dim=None, keepdim=False):
         if self.dtype is dtypes.bool_:
             raise RuntimeError("argmax(): does not support bool input")
         if dim is None:
             _check_specified("argmax", self)
             flat = apply("argmax", self.reshape(-1), dim=0, keepdim=False)
-            return flat.reshape(*[1] * self.ndim) if keepdim else flat
-        return apply("argmax", self, dim=norm_dim(dim, self.ndim), keepdim=bool(keepdim))
+            return flat.reshape(*[1] * self.ndim) if bool_arg(keepdim) else flat
+        return apply("argmax", self, dim=norm_dim(dim, self.ndim), keepdim=bool_arg(keepdim))
 
+    @parses("argmin", "(int dim = None, bool keepdim = False)")
     def argmin(self, dim=None, keepdim=False):
         if self.dtype is dtypes.bool_:
             raise RuntimeError("argmin(): does not support bool input")
         if dim is None:
             _check_specified("argmin", self)
             flat = apply("argmin", self.reshape(-1), dim=0, keepdim=False)
-            return flat.reshape(*[1] * self.ndim) if keepdim else flat
-        return apply("argmin", self, dim=norm_dim(dim, self.ndim), keepdim=bool(keepdim))
+            return flat.reshape(*[1] * self.ndim) if bool_arg(keepdim) else flat
+        return apply("argmin", self, dim=norm_dim(dim, self.ndim), keepdim=bool_arg(keepdim))
 
-    def norm(self, p=2, dim=None, keepdim=False, dtype=None):
-        if dtype is not None:
-            return self.to(dtype).norm(p, dim, keepdim)
-        if p == "nuc":      # torch.norm: the nuclear norm over dim (all dims when None: a matrix)
-            from .linalg import matrix_norm
-            return matrix_norm(self, "nuc", tuple(range(self.ndim)) if dim is None else dim, keepdim)
-        if not self.dtype.is_floating_point:
-            raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-                               f"{self.dtype.scalar_type}")
-        x = self
-        if p == "fro":
+    def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+        """torch.norm: a matrix norm for a string ``p`` ('fro' only over more than two dims), else a
+        vector norm (PyTorch's torch.functional.norm, whose errors these are)."""
+        from .linalg import matrix_norm, vector_norm
+        if isinstance(p, str):
+            if p != "fro" or not (dim is None or isinstance(dim, int) or len(dim) <= 2):
+                return matrix_norm(self, p, list(range(self.ndim)) if dim is None else dim, keepdim, dtype=dtype)
             p = 2
-        return apply("norm", x, p=float(p), dims=reduction_dims(dim, self.ndim), keepdim=bool(keepdim),
-                     _name="LinalgVectorNormBackward0")
+        return vector_norm(self, 2.0 if p is None else p, dim, keepdim, dtype=dtype)
 
+    @parses("var", "(tuple of ints[1]? dim, bool unbiased = True, bool keepdim = False)",
+            "(tuple of ints[1] dim = None, *, Number correction = None, bool keepdim = False)", "(bool unbiased = True)")
     def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
         correction = _correction(unbiased, correction)
         x = self._var_std_input()
         return apply("var", x, dims=reduction_dims(dim, self.ndim), correction=correction,
-                     keepdim=bool(keepdim), _name="VarBackward0")
+                     keepdim=bool_arg(keepdim), _name="VarBackward0")
 
+    @parses("std", "(tuple of ints[1]? dim, bool unbiased = True, bool keepdim = False)",
+            "(tuple of ints[1] dim = None, *, Number correction = None, bool keepdim = False)", "(bool unbiased = True)")
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
         correction = _correction(unbiased, correction)
         x = self._var_std_input()
         return apply("std", x, dims=reduction_dims(dim, self.ndim), correction=correction,
-                     keepdim=bool(keepdim), _name="StdBackward0")
+                     keepdim=bool_arg(keepdim), _name="StdBackward0")
 
+    @parses("logsumexp", "(tuple of ints[1] dim, bool keepdim = False)")
     def logsumexp(self, dim, keepdim=False):
         x = self if self.dtype.is_floating_point else self.to(dtypes.default_float)
-        return apply("logsumexp", x, dims=reduction_dims(dim, self.ndim), keepdim=bool(keepdim))
+        if dim is None:
+            raise ArgumentError("logsumexp's dim is None")
+        return apply("logsumexp", x, dims=reduction_dims(dim, self.ndim), keepdim=bool_arg(keepdim))
 
+    @parses("sort", "(*, bool? stable, int dim = -1, bool descending = False)", "(int dim = -1, bool descending = False)")
     def sort(self, dim=-1, descending=False, stable=False):
         """Stable whatever ``stable`` says (PyTorch's unstable sort may order ties differently)."""
-        values, indices = apply("sort", self, dim=norm_dim(dim, max(self.ndim, 1)), descending=bool(descending))
+        if stable is not None:
+            bool_arg(stable)
+        values, indices = apply("sort", self, dim=norm_dim(dim, max(self.ndim, 1)),
+                                descending=bool_arg(descending))
         return return_types_sort(values, indices)
 
+    @parses("argsort", "(*, bool? stable, int dim = -1, bool descending = False)", "(int dim = -1, bool descending = False)")
     def argsort(self, dim=-1, descending=False, stable=False):
+        if stable is not None:
+            bool_arg(stable)
         return self.detach().sort(dim, descending).indices
 
+    @parses("topk", "(int k, int dim = -1, bool largest = True, bool sorted = True)")
     def topk(self, k, dim=-1, largest=True, sorted=True):
-        values, indices = apply("topk", self, k=int(k), dim=norm_dim(dim, max(self.ndim, 1)), largest=bool(largest))
+        bool_arg(sorted)
+        values, indices = apply("topk", self, k=int_arg(k), dim=norm_dim(dim, max(self.ndim, 1)),
+                                largest=bool_arg(largest))
         return return_types_topk(values, indices)
 
+    @parses("cumsum", "(int dim, *, torch.dtype dtype = None)")
     def cumsum(self, dim, dtype=None):
-        x = self.to(dtype) if dtype is not None else self
+        x = self.to(dtype_arg(dtype)) if dtype is not None else self
         return _in_dtype(apply("cumsum", x, dim=norm_dim(dim, max(self.ndim, 1)), reverse=False), dtype)
 
+    @parses("cumprod", "(int dim, *, torch.dtype dtype = None)")
     def cumprod(self, dim, dtype=None):
-        x = self.to(dtype) if dtype is not None else self
+        x = self.to(dtype_arg(dtype)) if dtype is not None else self
         return _in_dtype(apply("cumprod", x, dim=norm_dim(dim, max(self.ndim, 1))), dtype)
 
+    @parses("softmax", "(int dim, torch.dtype dtype = None)")
     def softmax(self, dim, dtype=None):
-        x = self.to(dtype) if dtype is not None else self._float_kernel_input("softmax")
+        x = self.to(dtype_arg(dtype)) if dtype is not None else self._float_kernel_input("softmax")
         return apply("softmax", x, dim=norm_dim(dim, self.ndim))
 
+    @parses("log_softmax", "(int dim, torch.dtype dtype = None)")
     def log_softmax(self, dim, dtype=None):
-        x = self.to(dtype) if dtype is not None else self._float_kernel_input("log_softmax")
+        x = self.to(dtype_arg(dtype)) if dtype is not None else self._float_kernel_input("log_softmax")
         return apply("log_softmax", x, dim=norm_dim(dim, self.ndim))
 
     def _float_kernel_input(self, kernel):
@@ -723,7 +755,11 @@ class TensorAPI(TensorLikeMeta):
 
     # ---- shape -------------------------------------------------------------------------
     def reshape(self, *shape):
-        shape = _infer_shape(_shape_args(shape), self.numel(), self.shape)
+        try:
+            shape = _infer_shape(_shape_args(shape), self.numel(), self.shape)
+        except ArgumentError:
+            check("reshape", ("(tuple of ints shape)",), shape)
+            raise
         return apply("reshape", self, shape=list(shape), _name="ViewBackward0")
 
     def view(self, *shape):
@@ -733,6 +769,11 @@ class TensorAPI(TensorLikeMeta):
                 raise TraceError("view(dtype) reinterprets a tensor's memory, which @gradc.compile does not model; "
                                    "call it outside the compiled function")
             return self._view_as_dtype(shape[0])
+        try:
+            _shape_args(shape)
+        except ArgumentError:
+            check("view", ("(torch.dtype dtype)", "(tuple of ints size)"), shape)
+            raise
         data = getattr(self, "_data", None)
         if (isinstance(data, np.ndarray) and not data.flags.c_contiguous and data.size
                 and getattr(self, "_base", None) is not None):
@@ -753,6 +794,7 @@ class TensorAPI(TensorLikeMeta):
     def view_as(self, other): return self.view(_tensor_argument("view_as", other, 1).shape)
     def reshape_as(self, other): return self.reshape(other.shape)
 
+    @parses("flatten", "(int start_dim = 0, int end_dim = -1)")
     def flatten(self, start_dim=0, end_dim=-1):
         s, e = norm_dim(start_dim, self.ndim), norm_dim(end_dim, self.ndim)
         if self.ndim == 0:
@@ -764,22 +806,25 @@ class TensorAPI(TensorLikeMeta):
         shape = tuple(self.shape[:s]) + (math.prod(self.shape[s:e + 1]),) + tuple(self.shape[e + 1:])
         return self.reshape(shape)
 
-    def squeeze(self, dim=None):
-        if dim is None:
+    @parses("squeeze", "()", "(int dim)", "(tuple of ints dim)")
+    def squeeze(self, dim=_ALL_DIMS):
+        if dim is _ALL_DIMS:
             shape = [s for s in self.shape if s != 1]
             name = "SqueezeBackward0"
         else:
-            dims = norm_dims(dim, self.ndim)
+            dims = norm_dims(dim, self.ndim) if dim is not None else int_arg(dim)
             shape = [s for i, s in enumerate(self.shape) if not (i in dims and s == 1)]
             name = "SqueezeBackward1" if isinstance(dim, int) else "SqueezeBackward2"
         return apply("reshape", self, shape=shape, _name=name)
 
+    @parses("unsqueeze", "(int dim)")
     def unsqueeze(self, dim):
         d = norm_dim(dim, self.ndim + 1)
         shape = list(self.shape)
         shape.insert(d, 1)
         return apply("reshape", self, shape=shape, _name="UnsqueezeBackward0")
 
+    @parses("transpose", "(int dim0, int dim1)")
     def transpose(self, dim0, dim1):
         d0, d1 = norm_dim(dim0, self.ndim), norm_dim(dim1, self.ndim)
         if self.ndim == 0:
@@ -788,7 +833,8 @@ class TensorAPI(TensorLikeMeta):
         perm[d0], perm[d1] = perm[d1], perm[d0]
         return apply("permute", self, dims=perm, _name="TransposeBackward0")
 
-    swapaxes = transpose
+    @parses("swapaxes", "(int axis0, int axis1)")
+    def swapaxes(self, axis0, axis1): return self.transpose(axis0, axis1)
 
     def t(self):
         if self.ndim > 2:
@@ -809,6 +855,7 @@ class TensorAPI(TensorLikeMeta):
             raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
         return self.transpose(-2, -1)
 
+    @parses("permute", "(tuple of ints dims)")
     def permute(self, *dims):
         dims = _shape_args(dims)
         if len(dims) != self.ndim:
@@ -820,6 +867,7 @@ class TensorAPI(TensorLikeMeta):
             raise RuntimeError("permute(): duplicate dims are not allowed.")
         return apply("permute", self, dims=perm)
 
+    @parses("expand", "(tuple of ints size, *, bool implicit = False)")
     def expand(self, *sizes):
         sizes = _shape_args(sizes)
         if len(sizes) < self.ndim:
@@ -1022,13 +1070,18 @@ class TensorAPI(TensorLikeMeta):
     def _check_view_write(self, result=None, via=None):
         """Refuse an in-place write to a view as PyTorch does (eager tensors: ``Tensor``)."""
 
+    @parses("gather", "(int dim, Tensor index, *, bool sparse_grad = False)")
     def gather(self, dim, index):
+        norm_dim(dim, max(self.ndim, 1))
         if not is_tensor_like(index) or index.dtype is not dtypes.int64:
             raise RuntimeError("gather(): Expected dtype int32/int64 for index")
         return apply("gather", self, index, dim=norm_dim(dim, self.ndim))
 
+    @parses("index_select", "(int dim, Tensor index)")
     def index_select(self, dim, index):
         d = norm_dim(dim, self.ndim)
+        if not is_tensor_like(index):
+            raise ArgumentError("index_select's index is not a tensor")
         if is_tensor_like(index) and index.dtype is dtypes.int32:
             index = index.to(dtypes.int64)
         if not is_tensor_like(index) or index.dtype is not dtypes.int64:
@@ -1045,8 +1098,9 @@ class TensorAPI(TensorLikeMeta):
         key = [_FULL] * d + [["tensor", 0]]
         return apply("index", self, index, key=key, _name="IndexSelectBackward0")
 
+    @parses("select", "(int dim, int index)")
     def select(self, dim, index):
-        d = norm_dim(dim, self.ndim)
+        d, index = norm_dim(dim, self.ndim), int_arg(index)
         size = self.shape[d]
         if not -size <= index < size:
             raise IndexError(f"select(): index {index} out of range for tensor of size {list(self.shape)} at "
@@ -1058,7 +1112,11 @@ class TensorAPI(TensorLikeMeta):
         from .autograd.node import grad_fn_named
         return grad_fn_named("NarrowCopyBackward0")(lambda: self.narrow(dim, start, length).clone())()
 
+    @parses("narrow", "(int dim, Tensor start, int length)", "(int dim, int start, int length)")
     def narrow(self, dim, start, length):
+        dim, length = int_arg(dim), int_arg(length)
+        if not is_tensor_like(start):
+            start = int_arg(start)
         if length < 0:
             raise RuntimeError("narrow(): length must be non-negative.")
         if self.ndim == 0:
@@ -1291,10 +1349,12 @@ def _grad_enabled() -> bool:
 
 def _correction(unbiased, correction):
     if correction is not None:
+        if not isinstance(correction, Number) or isinstance(correction, bool):
+            raise ArgumentError(f"expected a number, got {type(correction).__name__}")
         return int(correction)
     if unbiased is None:
         return 1
-    return 1 if unbiased else 0
+    return 1 if bool_arg(unbiased) else 0
 
 
 def _infer_shape(shape, numel, old_shape):
@@ -1702,9 +1762,9 @@ def dot(input, other):
 
 
 def tensor_sequence(fn, tensors) -> list:
-    """``tensors`` (cat's, stack's argument) as a list, with PyTorch's TypeErrors for a tensor or
-    a non-sequence in its place and for an element that is not a tensor."""
-    if is_tensor_like(tensors) or not hasattr(tensors, "__iter__"):
+    """``tensors`` (cat's, stack's argument) as a list, with PyTorch's TypeErrors for anything but
+    a tuple or list in its place (a tensor, a generator) and for an element that is not a tensor."""
+    if not isinstance(tensors, (tuple, list)):
         what = "Tensor" if is_tensor_like(tensors) else type(tensors).__name__
         raise TypeError(f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, not {what}")
     tensors = list(tensors)
@@ -1714,6 +1774,7 @@ def tensor_sequence(fn, tensors) -> list:
     return tensors
 
 
+@parses("cat", "(tuple of Tensors tensors, int dim = 0, *, Tensor out = None)", method=False)
 def cat(tensors, dim=0):
     tensors = tensor_sequence("cat", tensors)
     if not tensors:
@@ -1723,6 +1784,7 @@ def cat(tensors, dim=0):
     return apply("cat", *tensors, dim=d)
 
 
+@parses("stack", "(tuple of Tensors tensors, int dim = 0, *, Tensor out = None)", method=False)
 def stack(tensors, dim=0):
     tensors = tensor_sequence("stack", tensors)
     if not tensors:

@@ -1034,6 +1034,108 @@ ERRORS = [
     ("", "m.nn.functional.linear(m.ones(2, 3), m.ones(4, 3), m.ones(5))"),
     ("", "m.nn.functional.linear(m.ones(2, 2, 3), m.ones(4, 3), m.ones(5))"),
     ("", "m.nn.functional.linear(m.ones(3), m.ones(4, 3), m.ones(5))"),
+    # PyTorch's argument parser: a wrong-typed argument's TypeError (gradc.arg_parser)
+    ("x = m.ones(2, 3)", "x.reshape(2.0, 3)"), ("x = m.ones(2, 3)", "x.reshape((2.0, 3))"),
+    ("x = m.ones(2, 3)", "x.reshape(2, 3.0)"), ("x = m.ones(2, 3)", "x.reshape('a')"),
+    ("x = m.ones(2, 3)", "x.reshape(None)"), ("x = m.ones(2, 3)", "x.reshape(True, 6)"),
+    ("x = m.ones(2, 3)", "x.reshape(3, m.tensor(2.))"),
+    ("x = m.ones(2, 3)", "x.reshape(np.float64(3), 2)"), 
+    ("x = m.ones(2, 3)", "x.view(2.0, 3)"), ("x = m.ones(2, 3)", "x.view(2, 3.0)"),
+    ("x = m.ones(2, 3)", "x.view('a')"), ("x = m.ones(2, 3)", "x.view(None)"),
+    ("x = m.ones(2, 3)", "x.view(True, 6)"), ("x = m.ones(2, 3)", "x.view((2, 3.5))"),
+    ("x = m.ones(2, 3)", "x.view((2.0, 3))"), 
+    ("x = m.ones(2, 3)", "x.expand(2.0, 3)"),
+    ("x = m.ones(2, 3)", "x.expand(2, 3.0)"), ("x = m.ones(2, 3)", "x.expand(None)"),
+    ("x = m.ones(2, 3)", "x.expand('a')"), ("x = m.ones(2, 3)", "x.permute(1.0, 0)"),
+    ("x = m.ones(2, 3)", "x.permute(1, 0.0)"), ("x = m.ones(2, 3)", "x.permute('a')"),
+    ("x = m.ones(2, 3)", "x.permute(True, False)"), ("x = m.ones(2, 3)", "x.repeat(2.0, 1)"),
+    ("x = m.ones(2, 3)", "x.repeat(2, 1.0)"), ("x = m.ones(2, 3)", "x.repeat('a')"),
+    ("x = m.ones(2, 3)", "x.repeat(None)"), ("x = m.ones(2, 3)", "x.repeat(True)"),
+    ("x = m.ones(2, 3)", "x.transpose(0.0, 1)"), ("x = m.ones(2, 3)", "x.transpose(0, 1.0)"),
+    ("x = m.ones(2, 3)", "x.transpose('a', 1)"), ("x = m.ones(2, 3)", "x.transpose(None, 1)"),
+    ("x = m.ones(2, 3)", "x.transpose(True, 0)"), ("x = m.ones(2, 3)", "x.transpose(0)"),
+    ("x = m.ones(2, 3)", "x.swapaxes(0.0, 1)"), ("x = m.ones(2, 3)", "x.swapdims(0, 'a')"),
+    ("x = m.ones(2, 3)", "x.squeeze(0.0)"), ("x = m.ones(2, 3)", "x.squeeze('a')"),
+    ("x = m.ones(2, 3)", "x.squeeze(None)"), ("x = m.ones(2, 3)", "x.squeeze(True)"),
+    ("x = m.ones(2, 3)", "x.squeeze((0.0,))"), ("x = m.ones(2, 3)", "x.squeeze(dim=0.0)"),
+    ("x = m.ones(2, 3)", "x.squeeze(dim=(0, 1.0))"), ("x = m.ones(2, 3)", "x.unsqueeze(0.0)"),
+    ("x = m.ones(2, 3)", "x.unsqueeze('a')"), ("x = m.ones(2, 3)", "x.unsqueeze(None)"),
+    ("x = m.ones(2, 3)", "x.unsqueeze(True)"), ("x = m.ones(2, 3)", "x.unsqueeze(dim=0.0)"),
+    ("x = m.ones(2, 3)", "x.flatten(0.0)"), ("x = m.ones(2, 3)", "x.flatten(0, 1.0)"),
+    ("x = m.ones(2, 3)", "x.flatten('a')"), ("x = m.ones(2, 3)", "x.flatten(None)"),
+    ("x = m.ones(2, 3)", "x.flatten(True)"), ("x = m.ones(2, 3)", "x.sum(0.0)"), ("x = m.ones(2, 3)", "x.sum('a')"),
+    ("x = m.ones(2, 3)", "x.sum(dim=0.0)"), ("x = m.ones(2, 3)", "x.sum(dim=(0.0,))"),
+    ("x = m.ones(2, 3)", "x.sum(dim=[0, 1.0])"), ("x = m.ones(2, 3)", "x.sum((0, 1.0))"),
+    ("x = m.ones(2, 3)", "x.sum(True)"), ("x = m.ones(2, 3)", "x.sum(0, keepdim=1)"),
+    ("x = m.ones(2, 3)", "x.sum(0, keepdim='a')"), ("x = m.ones(2, 3)", "x.sum(0, keepdim=None)"),
+    ("x = m.ones(2, 3)", "x.sum(0, keepdim=np.bool_(True), dtype='x')"), ("x = m.ones(2, 3)", "x.sum(dtype='x')"),
+    ("x = m.ones(2, 3)", "x.sum(dtype=1)"), ("x = m.ones(2, 3)", "x.sum(dim=0, keepdim=True, foo=1)"),
+    ("x = m.ones(2, 3)", "x.mean(0.0)"), ("x = m.ones(2, 3)", "x.mean('a')"),
+    ("x = m.ones(2, 3)", "x.mean(0, keepdim='a')"), ("x = m.ones(2, 3)", "x.mean(dtype='x')"),
+    ("x = m.ones(2, 3)", "x.prod(0.0)"), ("x = m.ones(2, 3)", "x.prod((0, 1))"), ("x = m.ones(2, 3)", "x.max(0.0)"),
+    ("x = m.ones(2, 3)", "x.max('a')"), ("x = m.ones(2, 3)", "x.max(0, keepdim='a')"),
+    ("x = m.ones(2, 3)", "x.min(0.0)"), ("x = m.ones(2, 3)", "x.argmax(0.0)"),
+    ("x = m.ones(2, 3)", "x.argmax('a')"), ("x = m.ones(2, 3)", "x.argmax(0, keepdim='a')"),
+    ("x = m.ones(2, 3)", "x.argmin(dim=0.5)"), ("x = m.ones(2, 3)", "x.std(0.0)"),
+    ("x = m.ones(2, 3)", "x.std(0, unbiased='a')"), ("x = m.ones(2, 3)", "x.var(0.0)"),
+    ("x = m.ones(2, 3)", "x.var(correction='a')"), ("x = m.ones(2, 3)", "x.cumsum(0.0)"),
+    ("x = m.ones(2, 3)", "x.cumsum('a')"), ("x = m.ones(2, 3)", "x.cumsum(None)"),
+    ("x = m.ones(2, 3)", "x.cumsum(0, dtype='a')"), ("x = m.ones(2, 3)", "x.cumprod(0.5)"),
+    ("x = m.ones(2, 3)", "x.softmax(0.0)"), ("x = m.ones(2, 3)", "x.softmax('a')"),
+    ("x = m.ones(2, 3)", "x.softmax(None)"), ("x = m.ones(2, 3)", "x.softmax(dim=0.0)"),
+    ("x = m.ones(2, 3)", "x.log_softmax(0.5)"), ("x = m.ones(2, 3)", "x.any(0.0)"),
+    ("x = m.ones(2, 3)", "x.all('a')"), ("x = m.ones(2, 3)", "x.any(0, keepdim=1)"),
+    ("x = m.ones(2, 3)", "x.logsumexp(0.0)"), ("x = m.ones(2, 3)", "x.logsumexp(None)"),
+    ("x = m.ones(2, 3)", "x.norm(p='foo')"), ("x = m.ones(2, 3)", "x.norm(dim=0.0)"),
+    ("x = m.ones(2, 3)", "x.norm(p=2, dim='a')"), ("x = m.ones(2, 3)", "m.linalg.vector_norm(x, 'fro')"),
+    ("x = m.ones(2, 3)", "x.sort(stable='x')"), ("x = m.ones(2, 3)", "x.sort(0.0)"),
+    ("x = m.ones(2, 3)", "x.sort(descending='a')"), ("x = m.ones(2, 3)", "x.argsort(0.0)"),
+    ("x = m.ones(2, 3)", "x.argsort(descending='a')"), ("x = m.ones(2, 3)", "x.topk(1.0)"),
+    ("x = m.ones(2, 3)", "x.topk('a')"), ("x = m.ones(2, 3)", "x.topk(1, dim=0.0)"),
+    ("x = m.ones(2, 3)", "x.topk(1, largest='a')"), ("x = m.ones(2, 3)", "x.kthvalue(1.0)"),
+    ("x = m.ones(2, 3)", "x.median(0.0)"), ("x = m.ones(2, 3)", "x.median(0, keepdim='a')"),
+    ("x = m.ones(2, 3)", "x.nanmedian(0.0)"), ("x = m.ones(2, 3)", "x.mode(0.0)"),
+    ("x = m.ones(2, 3)", "m.nonzero(x, as_tuple=3)"), ("x = m.ones(2, 3)", "x.nonzero(as_tuple='a')"),
+    ("x = m.ones(2, 3)", "x.requires_grad_('yes')"), ("x = m.ones(2, 3)", "x.requires_grad_(1)"),
+    ("x = m.ones(2, 3)", "x.requires_grad_(None)"), ("x = m.ones(2, 3)", "x.requires_grad_(0.0)"),
+    ("x = m.ones(2, 3)", "x.index_select(0.0, m.tensor([0]))"), ("x = m.ones(2, 3)", "x.index_select(0, [0, 1])"),
+    ("x = m.ones(2, 3)", "x.gather(0.0, m.tensor([[0]]))"), ("x = m.ones(2, 3)", "x.narrow(0.0, 0, 1)"),
+    ("x = m.ones(2, 3)", "x.narrow(0, 0.0, 1)"), ("x = m.ones(2, 3)", "x.narrow(0, 0, 1.0)"),
+    ("x = m.ones(2, 3)", "x.select(0.0, 0)"), ("x = m.ones(2, 3)", "x.select(0, 0.5)"),
+    ("x = m.ones(2, 3)", "x.roll(1.0)"), ("x = m.ones(2, 3)", "x.roll(1, 0.0)"),
+    ("x = m.ones(2, 3)", "x.flip(0.0)"), ("x = m.ones(2, 3)", "x.flip((0.0,))"),
+    ("x = m.ones(2, 3)", "x.tril(0.5)"), ("x = m.ones(2, 3)", "x.triu('a')"),
+    ("x = m.ones(2, 3)", "x.diagonal(0.5)"), ("x = m.ones(2, 3)", "m.cat(t for t in [x])"),
+    ("x = m.ones(2, 3)", "m.stack(t for t in [x])"), ("x = m.ones(2, 3)", "m.cat([x, x], 0.0)"),
+    ("x = m.ones(2, 3)", "m.cat([x, x], dim='a')"), ("x = m.ones(2, 3)", "m.stack([x, x], 0.5)"),
+    ("x = m.ones(2, 3)", "x.split([1, 1.5], 1)"), ("x = m.ones(2, 3)", "x.split(1, 0.0)"),
+    ("x = m.ones(2, 3)", "x.chunk(2.0)"), ("x = m.ones(2, 3)", "x.chunk(2, 0.0)"),
+    ("x = m.ones(2, 3)", "x.chunk('a')"), ("x = m.ones(2, 3)", "x.unbind(0.0)"),
+    ("x = m.ones(2, 3)", "x.tensor_split(2.0)"), ("x = m.ones(2, 3)", "x.unflatten(0.0, (1, 2))"),
+    ("x = m.ones(2, 3)", "x.unflatten(0, (1, 2.0))"), ("x = m.ones(2, 3)", "x.movedim(0.0, 1)"),
+    ("x = m.ones(2, 3)", "x.movedim(0, 1.0)"), ("x = m.ones(2, 3)", "x.moveaxis(0.0, 1)"),
+    ("x = m.ones(2, 3)", "m.full(2, 1.0)"), ("x = m.ones(2, 3)", "m.full((2.0,), 1.0)"),
+    ("x = m.ones(2, 3)", "m.full((2,), 'a')"), ("x = m.ones(2, 3)", "m.full((2,), None)"),
+    ("x = m.ones(2, 3)", "m.full((2,), 1.0, dtype='a')"),
+    ("x = m.ones(2, 3)", "m.full((2,), 1.0, requires_grad=1)"), ("x = m.ones(2, 3)", "m.zeros(2.0, 3)"),
+    ("x = m.ones(2, 3)", "m.zeros(2, 3.0)"), ("x = m.ones(2, 3)", "m.zeros('a')"),
+    ("x = m.ones(2, 3)", "m.zeros(None)"), ("x = m.ones(2, 3)", "m.zeros(True)"),
+    ("x = m.ones(2, 3)", "m.ones((2, 3), dtype='float')"), ("x = m.ones(2, 3)", "m.ones(2, dtype=1)"),
+    ("x = m.ones(2, 3)", "m.ones(2, requires_grad='a')"), ("x = m.ones(2, 3)", "m.ones(2, device=1.5)"),
+    ("x = m.ones(2, 3)", "m.empty(2.5)"), ("x = m.ones(2, 3)", "m.empty(2, 'a')"),
+    ("x = m.ones(2, 3)", "m.rand(2.5)"), ("x = m.ones(2, 3)", "m.rand(2, 3.5)"),
+    ("x = m.ones(2, 3)", "m.rand(2.5, 3)"), ("x = m.ones(2, 3)", "m.rand(2, dtype='a')"),
+    ("x = m.ones(2, 3)", "m.randn(2, requires_grad='a')"), ("x = m.ones(2, 3)", "m.arange('a')"),
+    ("x = m.ones(2, 3)", "m.arange(0, 5, 'a')"), ("x = m.ones(2, 3)", "m.arange(5, dtype='x')"),
+    ("x = m.ones(2, 3)", "m.arange(5, requires_grad='a')"), ("x = m.ones(2, 3)", "m.linspace(0, 1, 2.5)"),
+    ("x = m.ones(2, 3)", "m.linspace(0, 1, 'a')"), ("x = m.ones(2, 3)", "m.linspace(0, 1, 5, dtype='a')"),
+    ("x = m.ones(2, 3)", "m.eye(2.0)"), ("x = m.ones(2, 3)", "m.eye('a')"), ("x = m.ones(2, 3)", "m.eye(2, 3.0)"),
+    ("x = m.ones(2, 3)", "m.eye(2, dtype='a')"), ("x = m.ones(2, 3)", "m.randint(0, 5, 3)"),
+    ("x = m.ones(2, 3)", "m.randint(0, 5, (3.0,))"), ("x = m.ones(2, 3)", "m.randint(0.5, 5, (3,))"),
+    ("x = m.ones(2, 3)", "m.randint(5, (2,), dtype='a')"), ("x = m.ones(2, 3)", "m.randperm(3.0)"),
+    ("x = m.ones(2, 3)", "m.randperm(3, dtype='a')"), ("x = m.ones(2, 3)", "m.zeros_like(x, dtype='a')"),
+    ("x = m.ones(2, 3)", "m.full_like(x, 'a')"), ("x = m.ones(2, 3)", "m.ones_like(x, requires_grad='a')"),
+    ("x = m.ones(2, 3)", "m.rand_like(x, dtype=1)"),
 ]
 
 
@@ -1059,6 +1161,41 @@ def test_error_messages(setup, expr):
     tm = re.sub(r" \(Triggered internally at .*\)$", "", tm)
     assert gm == tm or (gm.startswith(tm + " (") and gm.endswith(")")), f"\ntorch: {tm}\ngradc: {gm}"
 
+
+
+ACCEPTED_ARGUMENTS = [
+    # what PyTorch's parser takes where an int is asked for: a bool past a list's first element, a
+    # NumPy integer, a 0-d integer tensor; Python types as dtypes
+    "x.view(6, True)", "x.view((6, True))", "x.reshape(6, True)", "x.reshape(3, np.int64(2))",
+    "x.reshape(np.int64(3), 2)", "x.reshape(m.tensor(3), 2)", "x.reshape(3, m.tensor(2))", "x.sum(np.int64(0))",
+    "x.sum(m.tensor(0))", "x.sum((0, True))", "x.transpose(np.int64(0), 1)", "x.transpose(m.tensor(0), 1)",
+    "m.ones(2, True)", "x.sum(axis=0, keepdims=True)", "x.squeeze()", "x.squeeze(dim=(0, 1))", "x.flip(0)",
+    "x.flip(0, 1)", "x.flip([1])", "x.roll(1)", "x.roll((1, 1), (0, 1))", "x.movedim((0, 1), (1, 0))",
+    "x.narrow(1, m.tensor(1), 2)", "x.split([1, 2], 1)", "x.tensor_split((1,), 1)", "m.full([2], 1.5)",
+    "m.cat((x, x), np.int64(1))", "m.randint(3, (2,)) * 0", "x.norm(2, 1)", "x.norm('fro', (0, 1))",
+    "x.std(0, True)", "x.var(0, correction=0)", "x.sort(stable=True)[0]", "x.nonzero(as_tuple=True)[0]",
+]
+
+
+@pytest.mark.parametrize("expr", ACCEPTED_ARGUMENTS)
+def test_arguments_pytorch_accepts(expr):
+    got = []
+    for m in (torch, gradc):
+        ns = {"m": m, "np": np, "x": m.arange(6.).reshape(2, 3)}
+        out = eval(expr, ns)
+        got.append((str(out.dtype), out.tolist()) if hasattr(out, "tolist") else [t.tolist() for t in out])
+    assert got[1] == got[0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "uint8", "bool"])
+def test_median_of_no_elements(dtype):
+    """PyTorch's median of an empty tensor: NaN (an integer type's lowest value), not an error."""
+    got = []
+    for m in (torch, gradc):
+        x = m.ones(2, 0, dtype=getattr(m, dtype), requires_grad=dtype == "float32")
+        y = m.median(x)
+        got.append((str(y.dtype), str(y.item()), y.grad_fn.name() if y.grad_fn else None, x.nanmedian().shape))
+    assert got[1] == got[0]
 
 
 def test_adaptive_pools_of_zero_size_and_their_1d_graphs_match_pytorch():

@@ -62,6 +62,7 @@ def _mean_vjp(ctx, g):
 
 def _prod_vjp(ctx, g):
     from ..tensor_api import where
+    from .dispatch import apply
     dims, keep, shape = _dims(ctx)
     x = ctx.input(0)
     out = keep_reduced(ctx.output(0), shape, dims, keep)
@@ -73,7 +74,7 @@ def _prod_vjp(ctx, g):
     # (so double backward is exact there too); with three or more zeros both are 0.
     is_zero = x == 0
     nonzero_x = where(is_zero, 1.0, x)
-    nonzeros = nonzero_x.prod(dims, keepdim=True) if dims else nonzero_x
+    nonzeros = apply("prod", nonzero_x, dims=list(dims), keepdim=True) if dims else nonzero_x
     zeros = is_zero.sum(dims, keepdim=True) if dims else is_zero.long()
     zero_x = where(is_zero, x, 0.0)
     zero_sum = zero_x.sum(dims, keepdim=True) if dims else zero_x
