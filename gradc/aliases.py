@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from . import dtypes, factories
+from .arg_parser import ArgumentError, parses
 from .compositions import _varargs, bind_methods, outer
 from .autograd.node import grad_fn_named
 from .ops.dispatch import apply, grad_fn_name
@@ -98,8 +101,11 @@ def two_operand_op(op, node, input, other, operands=float_operands):
     return apply(op, x, y)
 
 
+@parses("copysign", "(Tensor other)", "(Number other)")
 def copysign(input, other):
     """|input| with the sign of ``other`` (-0.0 counts as negative), as a float tensor."""
+    if not (is_tensor_like(other) or isinstance(other, (int, float, np.number))):
+        raise ArgumentError(f"copysign() of {type(other).__name__}")
     x, y = float_operands(input, other)
     if not is_tensor_like(other):
         return apply("copysign", x, y, _name=grad_fn_name("CopysignBackward1", (0,)))
@@ -199,10 +205,23 @@ def _nan_ignoring(a, b, first_wins):
     return where(first_wins(a, b) | (b != b), a, b)       # PyTorch's masks: ties go to a
 
 
+def _tensor_other(b):
+    if not is_tensor_like(b):
+        raise ArgumentError(f"a {type(b).__name__} for a tensor")
+
+
+@parses("fmax", "(Tensor other)")
 @grad_fn_named("FmaxBackward0")
-def fmax(a, b): return _nan_ignoring(a, b, lambda p, q: p >= q)
+def fmax(a, b):
+    _tensor_other(b)
+    return _nan_ignoring(a, b, lambda p, q: p >= q)
+
+
+@parses("fmin", "(Tensor other)")
 @grad_fn_named("FminBackward0")
-def fmin(a, b): return _nan_ignoring(a, b, lambda p, q: p <= q)
+def fmin(a, b):
+    _tensor_other(b)
+    return _nan_ignoring(a, b, lambda p, q: p <= q)
 
 
 def float_power(x, exponent):

@@ -23,10 +23,14 @@ import numpy as np
 
 from .dtypes import bool_, dtype
 
-__all__ = ["ArgumentError", "check", "parses", "int_arg", "bool_arg", "dtype_arg", "device_arg", "number_arg",
+__all__ = ["ArgumentError", "check", "parses", "reparse", "function_signatures", "int_arg", "bool_arg", "dtype_arg", "device_arg", "number_arg",
            "int_list", "typename"]
 
 _ALIASES = {"dim": "axis", "keepdim": "keepdims"}      # PyTorch's NumPy-style keyword names
+# functions whose Tensor parameters also take a number (PyTorch's should_allow_numbers_as_tensors)
+_NUMBERS_AS_TENSORS = frozenset(f"{name}{tail}" for name in (
+    "add", "sub", "mul", "div", "divide", "multiply", "subtract", "true_divide", "floor_divide")
+    for tail in ("", "_")) | {"to", "copy_"}
 
 
 class ArgumentError(TypeError):
@@ -196,8 +200,10 @@ class _Param:
         if type_name != "tuple of ints" and type_name not in _CHECKS:
             raise ValueError(f"unknown parameter type {type_name!r}")
 
-    def check(self, obj):
+    def check(self, obj, numbers_as_tensors=False):
         """Whether ``obj`` fits, and the index of a list's element that does not (PyTorch's failed_idx)."""
+        if numbers_as_tensors and self.type_name == "Tensor" and _is_number(obj):
+            return True, -1
         if self.type_name != "tuple of ints":
             return _CHECKS[self.type_name](obj), -1
         if isinstance(obj, (tuple, list)):
@@ -247,7 +253,7 @@ class _Signature:
                 key = p.name if p.name in remaining else _ALIASES.get(p.name)
                 found, is_kwd = key in remaining, True
                 obj = remaining.pop(key) if found else None
-            ok, failed_idx = p.check(obj) if found and obj is not None else (False, -1)
+            ok, failed_idx = p.check(obj, name in _NUMBERS_AS_TENSORS) if found and obj is not None else (False, -1)
             varargs_eligible = self.varargs and arg_pos == 0 and not is_kwd
             if (not found and p.optional) or (found and obj is None and p.allow_none):
                 pass
@@ -351,21 +357,30 @@ def parses(name, *signatures, method=True):
             try:
                 return fn(*args, **kwargs)
             except ArgumentError:
-                _reparse(name, signatures, args[skip:], kwargs)
+                reparse(name, signatures, args[skip:], kwargs)
                 raise
             except TypeError as error:
                 if error.__traceback__.tb_next is None:     # Python's own: fn's parameters do not bind
-                    _reparse(name, signatures, args[skip:], kwargs)
+                    reparse(name, signatures, args[skip:], kwargs)
                 raise
+        call.signatures = signatures        # (for forms that take the same arguments: x.eq_ of x.eq)
         return call
     return decorate
 
 
-def _reparse(name, signatures, args, kwargs):
+def reparse(name, signatures, args, kwargs=None):
+    """``parses``'s work inline (``except ArgumentError: reparse(...); raise``): PyTorch's TypeError
+    for the call as a ``ParsedError`` (which a parsed caller replaces where its own arguments are
+    wrong); nothing where the call fits a signature."""
     try:
         check(name, signatures, args, kwargs)
     except TypeError as error:      # (an outer parsed call may find its own arguments wrong)
         raise ParsedError(str(error)) from None
+
+
+def function_signatures(signatures) -> tuple:
+    """A method's signatures as its torch.* function's: ``Tensor input`` first."""
+    return tuple("(Tensor input" + (", " + s[1:] if s != "()" else ")") for s in signatures)
 
 
 # ---- "received an invalid combination of arguments" (invalid_arguments.cpp) ------------------

@@ -8,12 +8,14 @@ import math
 from .autograd.node import grad_fn_named
 from . import factories
 from .compositions import beta_scaled, bind_methods, check_broadcast
-from .arg_parser import bool_arg, parses
+from .arg_parser import bool_arg, number_arg, parses
 from .tensor_api import _named_return, cat, norm_dim, where
 
 
+@parses("addcmul", "(Tensor tensor1, Tensor tensor2, *, Number value = 1)")
 @grad_fn_named("AddcmulBackward0")
 def addcmul(input, tensor1, tensor2, *, value=1):
+    number_arg(value)
     check_broadcast("addcmul", input, tensor1, tensor2)
     product = tensor1 * tensor2
     if not product.dtype.is_floating_point and not input.dtype.is_floating_point:
@@ -21,8 +23,10 @@ def addcmul(input, tensor1, tensor2, *, value=1):
     return input + value * product
 
 
+@parses("addcdiv", "(Tensor tensor1, Tensor tensor2, *, Number value = 1)")
 @grad_fn_named("AddcdivBackward0")
 def addcdiv(input, tensor1, tensor2, *, value=1):
+    number_arg(value)
     check_broadcast("addcdiv", input, tensor1, tensor2)
     return input + value * (tensor1 / tensor2)
 

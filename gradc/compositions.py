@@ -104,8 +104,11 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
     return where(out == -math.inf, -big if neginf is None else neginf, out)
 
 
+@parses("lerp", "(Tensor end, Tensor weight)", "(Tensor end, Number weight)")
 @grad_fn_named(lambda start, end, weight: "LerpBackward1" if hasattr(weight, "dtype") else "LerpBackward0")
 def lerp(start, end, weight):
+    if not hasattr(end, "dtype") or not (hasattr(weight, "dtype") or isinstance(weight, (int, float, np.number))):
+        raise ArgumentError("lerp's end or weight")
     for name, t in (("end", end), ("weight", weight)):
         if hasattr(t, "dtype") and t.dtype is not start.dtype:
             raise RuntimeError(f"expected dtype {start.dtype.c_type} for `{name}` but got dtype {t.dtype.c_type}")
@@ -279,7 +282,7 @@ def split(x, split_size_or_sections, dim=0):
                             f"{type(split_size_or_sections).__name__}")
         try:
             sizes = list(int_list((split_size_or_sections,)))
-        except ArgumentError:
+        except ArgumentError:       # (Tensor.split hands a list to split_with_sizes: its message)
             check("split_with_sizes", ("(Tensor input, tuple of ints split_sizes, int dim = 0)",),
                   (x, split_size_or_sections, dim))
             raise

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import builtins
 
+from .arg_parser import ArgumentError, function_signatures, reparse
 from .tensor_api import bmm, cat, dot, is_tensor_like, matmul, mm, stack, where  # noqa: F401
 
 
@@ -27,7 +28,13 @@ def _method(name):
                 input = args[0]._scalar(input, _scalar_dtype(input))
         if not is_tensor_like(input):
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
-        return getattr(input, name)(*args, **kwargs)
+        try:
+            return getattr(input, name)(*args, **kwargs)
+        except ArgumentError:       # the method's message: PyTorch's function counts input too
+            signatures = getattr(getattr(type(input), name, None), "signatures", None)
+            if signatures:
+                reparse(name, function_signatures(signatures), (input, *args), kwargs)
+            raise
     fn.__name__ = name
     fn.__doc__ = f"gradc.{name}(input, ...) is input.{name}(...)"
     fn._takes_out = True            # (out= handled here: no second wrapper, _accepts_out)

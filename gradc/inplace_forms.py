@@ -6,6 +6,8 @@ grad_fn is the out-of-place op's node). Bound once, after every module has added
 a form a class already defines is left alone."""
 from __future__ import annotations
 
+from .arg_parser import parses
+
 # PyTorch's in-place Tensor methods whose out-of-place form gradc has, in addition to those
 # tensor_api.py writes out
 NAMES = (
@@ -29,10 +31,17 @@ def _inplace_form(name):
     return method
 
 
+def _parsed_inplace_form(name, base):
+    """The in-place form, with the out-of-place method's argument errors in its own name."""
+    method = _inplace_form(name)
+    signatures = getattr(base, "signatures", None)
+    return parses(name + "_", *signatures)(method) if signatures else method
+
+
 def bind(classes):
     """Add each missing ``name_`` to the first class (the shared tensor API) where the
     out-of-place method exists and no class in ``classes`` defines ``name_`` already."""
     api = classes[0]
     for name in NAMES:
         if hasattr(api, name) and not any(hasattr(c, name + "_") for c in classes):
-            setattr(api, name + "_", _inplace_form(name))
+            setattr(api, name + "_", _parsed_inplace_form(name, getattr(api, name)))

@@ -127,7 +127,7 @@ _VECTOR_NORM = ("(Tensor input, Number ord = 2, tuple of ints[1]? dim = None, bo
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
-    from .arg_parser import ArgumentError, bool_arg, check, dtype_arg
+    from .arg_parser import ArgumentError, bool_arg, dtype_arg, reparse
     from .tensor_api import reduction_dims
     try:
         if isinstance(ord, str) or ord is None:
@@ -135,7 +135,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         x = x if dtype is None else x.to(dtype_arg(dtype))
         dims, keepdim = reduction_dims(dim, x.ndim), bool_arg(keepdim)
     except ArgumentError:
-        check("linalg_vector_norm", _VECTOR_NORM, (x, ord, dim, keepdim), {"dtype": dtype} if dtype else {})
+        reparse("linalg_vector_norm", _VECTOR_NORM, (x, ord, dim, keepdim), {"dtype": dtype} if dtype else {})
         raise
     if not x.dtype.is_floating_point:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. Got "

@@ -259,6 +259,7 @@ def index_fill_(x, dim, index, value):
     return x._inplace(index_fill(x, dim, index, value))
 
 
+@parses("masked_fill_", "(Tensor mask, Tensor value)", "(Tensor mask, Number value)")
 def masked_fill_(x, mask, value):
     return x._inplace(x.masked_fill(mask, value))
 

@@ -16,7 +16,7 @@ from numbers import Number
 import numpy as np
 
 from . import dtypes
-from .arg_parser import ArgumentError, bool_arg, check, dtype_arg, int_arg, int_list, parses
+from .arg_parser import ArgumentError, bool_arg, dtype_arg, int_arg, int_list, parses, reparse
 from .ops.dispatch import TensorLikeMeta, apply, grad_fn_name
 
 
@@ -141,6 +141,34 @@ def _shape_args(args) -> tuple:
     return int_list(args)
 
 
+_OTHER = ("(Tensor other)", "(Number other)")
+_CLAMP = ("(Tensor min = None, Tensor max = None)", "(Number min = None, Number max = None)")
+_WHERE = ("(Tensor condition)", "(Tensor condition, Tensor input, Tensor other, *, Tensor out = None)",
+          "(Tensor condition, Number self, Tensor other)", "(Tensor condition, Tensor input, Number other)",
+          "(Tensor condition, Number self, Number other)")
+_TENSOR_OTHER = ("(Tensor other)",)
+
+
+def _method_form(name, operator, signatures=_OTHER):
+    """``x.name(other)`` of an operator (``x.mul(y)`` of ``x * y``), with PyTorch's TypeError
+    where the operator has no answer for ``other`` (it returns NotImplemented to Python)."""
+    @parses(name, *signatures)
+    def method(self, other):
+        out = operator(self, other)
+        if out is NotImplemented:
+            raise ArgumentError(f"{name}() of {type(other).__name__}")
+        return out
+    method.__name__ = name
+    return method
+
+
+def _tensor_other(name, operator):
+    """``x.name(other)`` of an op whose ``other`` PyTorch takes as a tensor only (``maximum``)."""
+    def operate(self, other):
+        return operator(self, other) if is_tensor_like(other) else NotImplemented
+    return _method_form(name, operate, _TENSOR_OTHER)
+
+
 def _cast_operand(x, dt):
     """``x.to(dt)``; a 0-d float tensor cast to float16 keeps its float32 value for the ops that
     compute with it (PyTorch's float16 mul/div)."""
@@ -229,15 +257,19 @@ class TensorAPI(TensorLikeMeta):
         (a, b), _ = promote_operands([self, other])
         return apply(name, a, b)
 
+    @parses("add", "(Tensor other, *, Number alpha = 1)")
     def add(self, other, alpha=1):
         return self._with_alpha("add", other, alpha)
 
+    @parses("sub", "(Tensor other, *, Number alpha = 1)")
     def sub(self, other, alpha=1):
         return self._with_alpha("sub", other, alpha)
 
     def _with_alpha(self, name, other, alpha):
         """add/sub with PyTorch's ``alpha``: for two floating point tensors one op with an
         ``alpha`` attr (PyTorch's node, with an edge to each); otherwise ``other * alpha`` first."""
+        if not (is_tensor_like(other) or _is_scalar(other)) or not _is_scalar(alpha):
+            raise ArgumentError(f"{name}(): other or alpha")
         if name == "sub":
             self._check_sub(other)
         if alpha == 1 and not isinstance(alpha, builtins.bool):
@@ -291,15 +323,16 @@ class TensorAPI(TensorLikeMeta):
             return self._binary("remainder", other, reverse=True)
         (a, b), _ = promote_operands([other, self])
         return apply("remainder", a, b, scalar_self=True)
-    def remainder(self, other): return self % other
+    remainder = _method_form("remainder", __mod__)
 
-    def fmod(self, other):
+    def _fmod(self, other):
         return self._binary("fmod", other, node_name=None if is_tensor_like(other)
                             else grad_fn_name("FmodBackward0", (0,)))
 
     def __floordiv__(self, other): return self._binary("floor_divide", other)
     def __rfloordiv__(self, other): return self._binary("floor_divide", other, reverse=True)
-    def floor_divide(self, other): return self // other
+    floor_divide = _method_form("floor_divide", __floordiv__)
+    fmod = _method_form("fmod", _fmod)
 
     def __pow__(self, other):   # pow(Tensor, Scalar) has one edge, pow(Tensor, Tensor) two
         if (isinstance(other, (int, np.integer)) and not isinstance(other, bool) and other < 0
@@ -325,13 +358,15 @@ class TensorAPI(TensorLikeMeta):
     def __pos__(self): return self
     def __abs__(self): return self.abs()
 
-    mul = __mul__
-    multiply = __mul__
-    pow = __pow__
+    mul = _method_form("mul", __mul__, _TENSOR_OTHER)
+    multiply = _method_form("multiply", __mul__)
+    pow = _method_form("pow", __pow__, ("(Tensor exponent)", "(Number exponent)"))
+    true_divide = _method_form("true_divide", __truediv__)
 
-    def true_divide(self, other): return self.__truediv__(other)
-
+    @parses("div", "(Tensor other, *, str? rounding_mode = None)")
     def div(self, other, *, rounding_mode=None):
+        if not (is_tensor_like(other) or _is_scalar(other)):
+            raise ArgumentError(f"div() of {type(other).__name__}")
         if rounding_mode is None:
             return self / other
         if rounding_mode not in ("trunc", "floor"):
@@ -346,15 +381,11 @@ class TensorAPI(TensorLikeMeta):
     neg = __neg__
     negative = __neg__
 
-    def atan2(self, other):
-        if not is_tensor_like(other):
-            raise TypeError(f"atan2(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
-        return self._binary("atan2", other, float_only=True)
+    atan2 = _tensor_other("atan2", lambda self, other: self._binary("atan2", other, float_only=True))
+    arctan2 = _tensor_other("arctan2", lambda self, other: self._binary("atan2", other, float_only=True))
 
-    arctan2 = atan2
-
-    def maximum(self, other): return self._binary("maximum", other)
-    def minimum(self, other): return self._binary("minimum", other)
+    maximum = _tensor_other("maximum", lambda self, other: self._binary("maximum", other))
+    minimum = _tensor_other("minimum", lambda self, other: self._binary("minimum", other))
 
     # comparisons (no gradient)
     def __eq__(self, other):
@@ -367,12 +398,12 @@ class TensorAPI(TensorLikeMeta):
     def __le__(self, other): return self._compare("le", other)
     def __gt__(self, other): return self._compare("gt", other)
     def __ge__(self, other): return self._compare("ge", other)
-    eq = __eq__
-    ne = __ne__
-    lt = __lt__
-    le = __le__
-    gt = __gt__
-    ge = __ge__
+    eq = _method_form("eq", __eq__)
+    ne = _method_form("ne", __ne__)
+    lt = _method_form("lt", __lt__)
+    le = _method_form("le", __le__)
+    gt = _method_form("gt", __gt__)
+    ge = _method_form("ge", __ge__)
     __hash__ = object.__hash__
 
     def _logical(self, name, other):
@@ -381,9 +412,9 @@ class TensorAPI(TensorLikeMeta):
             other.ne(0) if is_tensor_like(other) else self._scalar(bool(other), dtypes.bool_))
         return apply(name, a, b)
 
-    def logical_and(self, other): return self._logical("logical_and", other)
-    def logical_or(self, other): return self._logical("logical_or", other)
-    def logical_xor(self, other): return self._logical("ne", other)
+    logical_and = _tensor_other("logical_and", lambda self, other: self._logical("logical_and", other))
+    logical_or = _tensor_other("logical_or", lambda self, other: self._logical("logical_or", other))
+    logical_xor = _tensor_other("logical_xor", lambda self, other: self._logical("ne", other))
 
     def logical_not(self):
         return apply("logical_not", self if self.dtype is dtypes.bool_ else self.ne(0))
@@ -403,16 +434,16 @@ class TensorAPI(TensorLikeMeta):
             return apply(self._BOOL_BITWISE[name], a, b)
         return apply(name, a, b)
 
-    def bitwise_and(self, other): return self._bitwise("bitwise_and", other)
-    def bitwise_or(self, other): return self._bitwise("bitwise_or", other)
-    def bitwise_xor(self, other): return self._bitwise("bitwise_xor", other)
-    def bitwise_left_shift(self, other): return self._bitwise("bitwise_left_shift", other)
-    def bitwise_right_shift(self, other): return self._bitwise("bitwise_right_shift", other)
-    __and__ = bitwise_and
-    __or__ = bitwise_or
-    __xor__ = bitwise_xor
-    __lshift__ = bitwise_left_shift
-    __rshift__ = bitwise_right_shift
+    def __and__(self, other): return self._bitwise("bitwise_and", other)
+    def __or__(self, other): return self._bitwise("bitwise_or", other)
+    def __xor__(self, other): return self._bitwise("bitwise_xor", other)
+    def __lshift__(self, other): return self._bitwise("bitwise_left_shift", other)
+    def __rshift__(self, other): return self._bitwise("bitwise_right_shift", other)
+    bitwise_and = _method_form("bitwise_and", __and__)
+    bitwise_or = _method_form("bitwise_or", __or__)
+    bitwise_xor = _method_form("bitwise_xor", __xor__)
+    bitwise_left_shift = _method_form("bitwise_left_shift", __lshift__)
+    bitwise_right_shift = _method_form("bitwise_right_shift", __rshift__)
     def __rand__(self, other): return self._bitwise("bitwise_and", other, reverse=True)
     def __ror__(self, other): return self._bitwise("bitwise_or", other, reverse=True)
     def __rxor__(self, other): return self._bitwise("bitwise_xor", other, reverse=True)
@@ -510,7 +541,11 @@ class TensorAPI(TensorLikeMeta):
         (one, x), _ = promote_operands([1.0, self], float_only=True)
         return apply("div", one, x, _name=grad_fn_name("ReciprocalBackward0", (1,)))
 
+    @parses("clamp", *_CLAMP)
     def clamp(self, min=None, max=None):
+        for bound in (min, max):
+            if not (bound is None or is_tensor_like(bound) or _is_scalar(bound)):
+                raise ArgumentError(f"clamp() bound of {type(bound).__name__}")
         if min is None and max is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
         if is_tensor_like(min) or is_tensor_like(max):
@@ -539,9 +574,13 @@ class TensorAPI(TensorLikeMeta):
         return apply("clamp", x, min=None if min is None else float(min),
                      max=None if max is None else float(max), _name="ClampBackward1")
 
-    clip = clamp
+    @parses("clip", *_CLAMP)
+    def clip(self, min=None, max=None): return self.clamp(min, max)
 
+    @parses("clamp_min", "(Tensor min)", "(Number min)")
     def clamp_min(self, min): return self.clamp(min=min)
+
+    @parses("clamp_max", "(Tensor max)", "(Number max)")
     def clamp_max(self, max): return self.clamp(max=max)
 
     def to(self, *args, **kwargs):
@@ -758,7 +797,7 @@ class TensorAPI(TensorLikeMeta):
         try:
             shape = _infer_shape(_shape_args(shape), self.numel(), self.shape)
         except ArgumentError:
-            check("reshape", ("(tuple of ints shape)",), shape)
+            reparse("reshape", ("(tuple of ints shape)",), shape)
             raise
         return apply("reshape", self, shape=list(shape), _name="ViewBackward0")
 
@@ -772,7 +811,7 @@ class TensorAPI(TensorLikeMeta):
         try:
             _shape_args(shape)
         except ArgumentError:
-            check("view", ("(torch.dtype dtype)", "(tuple of ints size)"), shape)
+            reparse("view", ("(torch.dtype dtype)", "(tuple of ints size)"), shape)
             raise
         data = getattr(self, "_data", None)
         if (isinstance(data, np.ndarray) and not data.flags.c_contiguous and data.size
@@ -1130,6 +1169,7 @@ class TensorAPI(TensorLikeMeta):
         return apply("index", self, key=[_FULL] * d + [["slice", int(start), int(start + length), None]],
                      _name="SliceBackward0")
 
+    @parses("where", "(Tensor condition, Tensor other)", "(Tensor condition, Number other)")
     def where(self, condition, other): return where(condition, self, other)
 
     def type(self, dtype=None):
@@ -1148,7 +1188,10 @@ class TensorAPI(TensorLikeMeta):
                     return self.to(want) if device is None else self.to(device, want)
         raise ValueError(f"invalid type: '{name}'")
 
+    @parses("masked_fill", "(Tensor mask, Tensor value)", "(Tensor mask, Number value)")
     def masked_fill(self, mask, value):
+        if not _is_scalar(value) and not is_tensor_like(value):
+            raise ArgumentError(f"masked_fill() of {type(value).__name__}")
         if not is_tensor_like(mask) or mask.dtype is not dtypes.bool_:
             raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
                                + (mask.dtype.tensor_type[:-6].lower() if is_tensor_like(mask) else "None"))
@@ -1196,12 +1239,22 @@ class TensorAPI(TensorLikeMeta):
             _check_no_partial_overlap(self, None, [], other)
         return other
 
+    @parses("add_", *add.signatures)
     def add_(self, other, alpha=1): return self._inplace(self.add(self._overlap_checked(other), alpha=alpha))
+
+    @parses("sub_", *sub.signatures)
     def sub_(self, other, alpha=1): return self._inplace(self.sub(self._overlap_checked(other), alpha=alpha))
-    def mul_(self, other): return self._inplace(self * self._overlap_checked(other))
+
+    @parses("mul_", *mul.signatures)
+    def mul_(self, other): return self._inplace(self.mul(self._overlap_checked(other)))
+
+    @parses("div_", *div.signatures)
     def div_(self, other, *, rounding_mode=None):
         return self._inplace(self.div(self._overlap_checked(other), rounding_mode=rounding_mode))
-    def pow_(self, other): return self._inplace(self ** self._overlap_checked(other))
+
+    @parses("pow_", *pow.signatures)
+    def pow_(self, other): return self._inplace(self.pow(self._overlap_checked(other)))
+    @parses("clamp_", *_CLAMP)
     def clamp_(self, min=None, max=None): return self._inplace(self.clamp(min, max))
     def neg_(self): return self._inplace(-self)
     def exp_(self): return self._inplace(self.exp())
@@ -1221,7 +1274,10 @@ class TensorAPI(TensorLikeMeta):
     def sign_(self): return self._inplace(self.sign())
     def reciprocal_(self): return self._inplace(self.reciprocal())
     def square_(self): return self._inplace(self.square())
+    @parses("clamp_min_", *clamp_min.signatures)
     def clamp_min_(self, min): return self._inplace(self.clamp(min=min))
+
+    @parses("clamp_max_", *clamp_max.signatures)
     def clamp_max_(self, max): return self._inplace(self.clamp(max=max))
     def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
         return self._inplace(self.nan_to_num(nan, posinf, neginf))
@@ -1296,7 +1352,10 @@ class TensorAPI(TensorLikeMeta):
 
     def zero_(self): return self._fill(0, "ZeroBackward0")
 
+    @parses("fill_", "(Tensor value)", "(Number value)")
     def fill_(self, value):
+        if not _is_scalar(value) and not is_tensor_like(value):
+            raise ArgumentError(f"fill_() of {type(value).__name__}")
         if is_tensor_like(value):
             if value.ndim != 0:
                 raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
@@ -1671,6 +1730,13 @@ def where(condition, input=None, other=None):
     if input is None or other is None:
         raise TypeError("where() missing 1 required positional argument: 'other'" if input is not None
                         else "where() missing 1 required positional argument: 'input'")
+    for v in (condition, input, other):
+        if not (is_tensor_like(v) or _is_scalar(v)):
+            try:
+                raise ArgumentError(f"where() of {type(v).__name__}")
+            except ArgumentError:
+                reparse("where", _WHERE, (condition, input, other))
+                raise
     like = _first_tensor(input, other, condition)
     if not is_tensor_like(condition):
         condition = like._scalar(bool(condition), dtypes.bool_)
