@@ -724,6 +724,11 @@ def _pad_node_name(x, pad, mode="constant", value=None):
 def pad(x, pad, mode="constant", value=None):
     """``nn.functional.pad``: ``pad`` lists (before, after) pairs from the last dim backwards; negative
     amounts crop.  Modes: constant (``value``, default 0), reflect, replicate, circular."""
+    if not (isinstance(pad, (tuple, list)) and not _builtin_any(type(p) is not int for p in pad)
+            and isinstance(mode, str)
+            and (value is None or isinstance(value, (int, float)))):
+        check("pad", ('(Tensor input, tuple of ints pad, str mode = "constant", float? value = None)',),
+              (x, pad, mode, value))
     if len(pad) % 2 or len(pad) // 2 > x.ndim:
         raise RuntimeError("Padding length must be divisible by 2" if len(pad) % 2 else
                            "Padding length should be less than or equal to two times the input dimension but got "

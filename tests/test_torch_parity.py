@@ -655,6 +655,7 @@ def test_tensor_infers_the_dtype_of_numpy_scalars(data):
 
 
 # ---- error messages ---------------------------------------------------------------------------
+_NN = "x = m.ones(2, 3); i = m.tensor([1, 0]); p = [m.ones(2, requires_grad=True)]"  # (the nn cases)
 ERRORS = [
     # (setup statements, failing expression)
     ("x = m.ones(2, 3); y = m.ones(4)", "x + y"),
@@ -1167,6 +1168,22 @@ ERRORS = [
     ("x = m.ones(2, 3)", "m.transpose(x, 0.0, 1)"),
     ("x = m.ones(2, 3)", "m.softmax(x, 'a')"), ("x = m.ones(2, 3)", "x.lerp(x, 'a')"),
     ("x = m.ones(2, 3)", "x.addcmul(x, x, value='a')"),
+    # ... of nn.functional's, the modules' and the optimizers' (PyTorch's native function's name)
+    (_NN, "m.nn.functional.cross_entropy(x, i, ignore_index=1.5)"),
+    (_NN, "m.nn.functional.cross_entropy(x, i, label_smoothing='a')"),
+    (_NN, "m.nn.functional.cross_entropy(x, i, weight=[1, 2, 3])"),
+    (_NN, "m.nn.functional.nll_loss(x, i, ignore_index=1.5)"), (_NN, "m.nn.functional.gelu(x, approximate=1)"),
+    (_NN, "m.nn.functional.leaky_relu(x, 'a')"), (_NN, "m.nn.functional.elu(x, alpha='a')"),
+    (_NN, "m.nn.functional.dropout(x, training='a')"), (_NN, "m.nn.functional.dropout(x, p='a')"),
+    (_NN, "m.nn.functional.linear(x, 'a')"), (_NN, "m.nn.functional.linear(x, m.ones(4, 3), 'a')"),
+    (_NN, "m.nn.functional.pad(x, (1.5, 1))"), (_NN, "m.nn.functional.pad(x, 1)"),
+    (_NN, "m.nn.functional.pad(x, (1, 1), mode=1)"), (_NN, "m.nn.functional.pad(x, (1, 1), value='a')"),
+    (_NN, "m.nn.functional.one_hot(i, 2.5)"), (_NN, "m.nn.functional.embedding(i, 'a')"),
+    (_NN, "m.nn.functional.layer_norm(x, 3)"), (_NN, "m.nn.functional.layer_norm(x, (3.0,))"),
+    (_NN, "m.nn.functional.layer_norm(x, (3,), eps='a')"), (_NN, "m.nn.functional.smooth_l1_loss(x, x, beta='a')"),
+    (_NN, "m.nn.Linear(3, 'a')"), (_NN, "m.nn.Embedding(3.0, 2)"), (_NN, "m.nn.Dropout(p='a')"),
+    (_NN, "m.optim.SGD(p, lr='a')"), (_NN, "m.optim.SGD(p, lr=0.1, momentum='a')"),
+    (_NN, "m.optim.Adam(p, betas=0.9)"), (_NN, "m.optim.Adam(p, lr='a')"),
 ]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from ..arg_parser import check
 from ..autograd.node import grad_fn_named
 from ..compositions import (avg_pool2d, avg_pool3d, conv1d, conv2d, conv3d, conv_transpose1d,  # noqa: F401
                             conv_transpose2d, conv_transpose3d, fold, max_pool2d, max_pool3d, pad, unfold)
@@ -26,8 +27,30 @@ def _linear_node_name(x, weight, bias=None):
     return "ViewBackward0" if bias is not None else "UnsafeViewBackward0"
 
 
+def _native(name, signature, args, fits):
+    """PyTorch's TypeError where the native function ``name`` (one ``signature``) that its Python
+    function hands ``args`` to refuses one of them; ``fits``: the caller's quick test, that they do."""
+    if not fits:
+        check(name, (signature,), args)
+
+
+def _is_int(value) -> bool:
+    return type(value) is int
+
+
+def _is_float(value) -> bool:
+    return type(value) in (float, int)
+
+
+def _optional_tensor(value) -> bool:
+    from ..tensor_api import is_tensor_like
+    return value is None or is_tensor_like(value)
+
+
 @grad_fn_named(_linear_node_name)
 def linear(x, weight, bias=None):
+    _native("linear", "(Tensor input, Tensor weight, Tensor? bias = None)", (x, weight, bias),
+            _optional_tensor(weight) and weight is not None and _optional_tensor(bias))
     y = x @ weight.t()
     if bias is None:
         return y
@@ -77,6 +100,8 @@ def silu(x, inplace=False):
 
 def leaky_relu(x, negative_slope=0.01, inplace=False):
     from ..ops.dispatch import apply
+    _native("leaky_relu", "(Tensor input, Number negative_slope = 0.01)", (x, negative_slope),
+            _is_float(negative_slope))
     if inplace:
         return leaky_relu_(x, negative_slope)
     return apply("leaky_relu", x, negative_slope=float(negative_slope))
@@ -95,12 +120,16 @@ def softplus(x, beta=1.0, threshold=20.0):
 
 
 def elu(x, alpha=1.0, inplace=False):
+    _native("elu", "(Tensor input, Number alpha = 1, Number scale = 1, Number input_scale = 1)", (x, alpha),
+            _is_float(alpha))
     if inplace:
         return elu_(x, alpha)
     return _float_activation("elu", "elu_cpu", x, alpha=float(alpha))
 
 
 def gelu(x, approximate="none"):
+    if not isinstance(approximate, str):
+        check("gelu", ("(Tensor input, *, str approximate = 'none')",), (x,), {"approximate": approximate})
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     return _float_activation("gelu", "GeluKernelImpl", x, approximate=approximate)
@@ -301,6 +330,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(x - mean) / sqrt(var + eps) over the trailing ``normalized_shape`` dims (biased variance),
     then ``* weight + bias``: a composition that ``@gradc.compile`` fuses into one row kernel
     (PyTorch records one NativeLayerNormBackward0 node)."""
+    _native("layer_norm", "(Tensor input, tuple of ints normalized_shape, Tensor? weight = None, Tensor? bias = "
+            "None, float eps = 1e-05, bool cudnn_enable = True)", (input, normalized_shape, weight, bias, eps),
+            isinstance(normalized_shape, (tuple, list)) and all(_is_int(n) for n in normalized_shape)
+            and _is_float(eps))
     dims = _trailing_dims(input, normalized_shape, weight=weight, bias=bias)
     _check_param_dtypes(input, weight, bias=bias)
     _, centered, var = _moments(input, dims)
@@ -465,8 +498,9 @@ def dropout(input, p=0.5, training=True, inplace=False):
     (PyTorch's MulBackward0 with no edge to the mask); the input itself when not training or p == 0.
     The mask comes from ``rand_like`` (``ops/random.py``), so under ``@gradc.compile`` each call
     draws a new one and backward uses the mask its forward drew."""
-    if not 0 <= p <= 1:
+    if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    _native("dropout", "(Tensor input, float p, bool train)", (input, p, training), isinstance(training, bool))
     if not training or p == 0:
         return input
     from ..ops import apply
@@ -478,6 +512,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
 def one_hot(tensor, num_classes=-1):
     """int64 ``tensor.shape + (num_classes,)``: 1 at each value's position (``num_classes`` -1: max + 1)."""
     from .. import dtypes, factories
+    _native("one_hot", "(Tensor input, int num_classes = -1)", (tensor, num_classes), _is_int(num_classes))
     if tensor.dtype is not dtypes.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     data = getattr(tensor, "_data", None)          # eager tensors only: a tracer proxy has no values
@@ -607,6 +642,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     ``scale_grad_by_freq``: each position's gradient divided by its index's count in ``input``."""
     from ..ops.dispatch import apply
     from ..tensor_api import where
+    _native("embedding", "(Tensor weight, Tensor indices, int padding_idx = -1, bool scale_grad_by_freq = False, "
+            "bool sparse = False)", (weight, input), _optional_tensor(weight) and weight is not None)
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
     if input.dtype.is_floating_point or input.dtype.name == "bool":
@@ -716,6 +753,8 @@ def l1_loss(input, target, reduction="mean"):
 def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (beta = 0: l1_loss)."""
     _warn_size_mismatch(input, target)
+    _native("smooth_l1_loss", "(Tensor input, Tensor target, int reduction = 1, float beta = 1.0)",
+            (input, target, 1, beta), _is_float(beta))
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     if beta == 0:
@@ -814,6 +853,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     from ..tensor_api import where
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
+    _native("nll_loss_nd", "(Tensor input, Tensor target, Tensor? weight = None, int reduction = 1, int ignore_index "
+            "= -100)", (input, target, weight, 1, ignore_index), _is_int(ignore_index) and _optional_tensor(weight))
     _class_targets(input, target, weight, ignore_index)
     class_dim = 1 if input.ndim > 1 else 0
     ignored = target == ignore_index
@@ -854,10 +895,14 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     """``nll_loss(log_softmax(input))`` for class-index targets; for a ``target`` of the
     input's shape, class probabilities: ``-(target * log_softmax(input) * weight)`` summed
     over the classes.  ``label_smoothing`` mixes in the uniform distribution as PyTorch's."""
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
+    _native("cross_entropy_loss", "(Tensor input, Tensor target, Tensor? weight = None, int reduction = 1, int "
+            "ignore_index = -100, float label_smoothing = 0.0)", (input, target, weight, 1, ignore_index,
+                                                                  label_smoothing),
+            _is_int(ignore_index) and _is_float(label_smoothing) and _optional_tensor(weight))
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     class_dim = 1 if input.ndim > 1 else 0
     logp = input.log_softmax(class_dim)
     c = input.shape[class_dim]

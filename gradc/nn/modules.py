@@ -389,7 +389,7 @@ def _default_parameters(weight_shape, n_bias, bias, dtype):
     """(weight, bias or None) initialised as PyTorch's Linear and convolutions do: kaiming
     uniform with a = sqrt(5), then the bias uniform in +-1/sqrt(fan_in) (the weight first, so
     the generator's draws are PyTorch's order)."""
-    weight = Parameter(factories.empty(*weight_shape, dtype=dtype))
+    weight = Parameter(factories.empty(tuple(weight_shape), dtype=dtype))
     init.kaiming_uniform_(weight, a=math.sqrt(5))
     if not bias:
         return weight, None
@@ -906,7 +906,7 @@ class PairwiseDistance(Module):
 class Dropout(Module):
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
-        if not 0 <= p <= 1:
+        if p < 0 or p > 1:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p, self.inplace = p, inplace
 
@@ -929,7 +929,7 @@ class Embedding(Module):
         self.padding_idx = padding_idx + num_embeddings if padding_idx is not None and padding_idx < 0 else padding_idx
         self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = max_norm, norm_type, scale_grad_by_freq, sparse
         if _weight is None:
-            self.weight = Parameter(factories.empty(num_embeddings, embedding_dim, dtype=dtype))
+            self.weight = Parameter(factories.empty((num_embeddings, embedding_dim), dtype=dtype))
             init.normal_(self.weight)
             if self.padding_idx is not None:
                 with _no_grad():
@@ -975,7 +975,7 @@ class EmbeddingBag(Module):
                 padding_idx = num_embeddings + padding_idx
         self.padding_idx = padding_idx
         if _weight is None:
-            self.weight = Parameter(factories.empty(num_embeddings, embedding_dim, dtype=dtype))
+            self.weight = Parameter(factories.empty((num_embeddings, embedding_dim), dtype=dtype))
             init.normal_(self.weight)
             if padding_idx is not None:
                 with _no_grad():

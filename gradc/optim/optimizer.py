@@ -15,10 +15,18 @@ def _check_nonnegative(**values):
                              else f"Invalid {name} value: {value}")
 
 
+def _check_below_zero(**values):
+    """SGD's form of the check (``value < 0.0``, so a non-number's TypeError reads as PyTorch's)."""
+    for name, value in values.items():
+        if value < 0.0:
+            raise ValueError(f"Invalid learning rate: {value}" if name == "learning_rate"
+                             else f"Invalid {name} value: {value}")
+
+
 def _check_betas(betas):
-    for k, b in enumerate(betas):
-        if not 0.0 <= b < 1.0:
-            raise ValueError(f"Invalid beta parameter at index {k}: {b}")
+    for k in range(2):                  # (indexed, as PyTorch's: a float's TypeError is its)
+        if not 0.0 <= betas[k] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {k}: {betas[k]}")
 
 
 class Optimizer:
@@ -120,7 +128,7 @@ class Optimizer:
 class SGD(Optimizer):
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False,
                  maximize=False):
-        _check_nonnegative(learning_rate=lr, momentum=momentum, weight_decay=weight_decay)
+        _check_below_zero(learning_rate=lr, momentum=momentum, weight_decay=weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
