@@ -23,7 +23,7 @@ import numpy as np
 
 from .dtypes import bool_, dtype
 
-__all__ = ["ArgumentError", "check", "parses", "reparse", "function_signatures", "int_arg", "bool_arg", "dtype_arg", "device_arg", "number_arg",
+__all__ = ["ArgumentError", "check", "match", "parses", "reparse", "function_signatures", "int_arg", "bool_arg", "dtype_arg", "device_arg", "number_arg",
            "int_list", "typename"]
 
 _ALIASES = {"dim": "axis", "keepdim": "keepdims"}      # PyTorch's NumPy-style keyword names
@@ -102,10 +102,19 @@ def _slow_int_list(values) -> tuple:
 
 
 # ---- PyTorch's type tests ---------------------------------------------------------------------
+_TORCH_TYPE_NAMES = {"dtype": "torch.dtype", "device": "torch.device", "Size": "torch.Size",
+                     "Generator": "torch._C.Generator"}
+
+
 def typename(obj) -> str:
-    """The name PyTorch's messages give ``obj``'s type (its C type name: ``numpy.float64``)."""
+    """The name PyTorch's messages give ``obj``'s type (its C type name: ``numpy.float64``,
+    ``torch.dtype``)."""
     t = type(obj)
-    return f"numpy.{t.__name__}" if t.__module__ == "numpy" else t.__name__
+    if t.__module__ == "numpy":
+        return f"numpy.{t.__name__}"
+    if t.__module__.startswith("gradc.") and t.__name__ in _TORCH_TYPE_NAMES:
+        return _TORCH_TYPE_NAMES[t.__name__]
+    return t.__name__
 
 
 def _is_tensor(obj) -> bool:
@@ -328,13 +337,19 @@ def _unpack_int_lists(name, sig, values):
 def check(name, signatures, args, kwargs=None):
     """Raise PyTorch's TypeError for a call of ``name`` (``args`` without self) that fits none of
     ``signatures``; return quietly where the call fits one."""
+    match(name, signatures, args, kwargs)
+
+
+def match(name, signatures, args, kwargs=None):
+    """The index of the first of ``signatures`` the call fits and its arguments by name (those
+    given); PyTorch's TypeError where it fits none."""
     kwargs = kwargs or {}
     sigs = _signatures(tuple(signatures))
-    for sig in sigs:
+    for k, sig in enumerate(sigs):
         values = sig.parse(name, args, kwargs, False)
         if values is not None:
             _unpack_int_lists(name, sig, values)
-            return
+            return k, values
     if len(sigs) == 1:
         sigs[0].parse(name, args, kwargs, True)
     n = len(args) + len(kwargs)

@@ -104,8 +104,8 @@ def as_dtype(d) -> dtype:
     """Accept a gradc dtype, a name ('float32'), a NumPy dtype or a Python type."""
     if isinstance(d, dtype):
         return d
-    if d is float:
-        return default_float
+    if d is float:                  # (Python's float is a double, as in PyTorch)
+        return float64
     if d is int:
         return int64
     if d is bool:

@@ -86,8 +86,10 @@ def _infer_dtype(data):
             found.add(dtypes.int64)
         elif isinstance(x, numbers.Real):
             found.add(dtypes.default_float)
+        elif isinstance(x, str):        # (PyTorch reads a str as a sequence, then refuses it)
+            raise TypeError("new(): invalid data type 'str'")
         else:
-            raise TypeError(f"Could not infer dtype of {type(x).__name__}")
+            raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
     walk(data)
     if not found:
         return dtypes.default_float

@@ -60,6 +60,11 @@ class _InternalCounter(_VersionCounter):
 counter_factory = [_VersionCounter]
 
 
+# PyTorch's device types, which its message for another lists
+_TORCH_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
+                       "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+
+
 class device:
     """torch.device: a type ('cpu' or 'cuda') and an optional index."""
 
@@ -71,7 +76,10 @@ class device:
             spec, idx = spec.split(":", 1)
             index = int(idx)
         if spec not in ("cpu", "cuda"):
-            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {spec}")
+            if spec in _TORCH_DEVICE_TYPES:
+                raise RuntimeError(f"gradc has cpu and cuda devices only, not {spec}")
+            raise RuntimeError(f"Expected one of {', '.join(_TORCH_DEVICE_TYPES)} device type at start of device "
+                               f"string: {spec}")
         self.type = spec
         self.index = index
         self._hash = hash((spec, index or 0))

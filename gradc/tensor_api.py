@@ -16,7 +16,7 @@ from numbers import Number
 import numpy as np
 
 from . import dtypes
-from .arg_parser import ArgumentError, bool_arg, dtype_arg, int_arg, int_list, parses, reparse
+from .arg_parser import ArgumentError, bool_arg, dtype_arg, int_arg, int_list, match, parses, reparse
 from .ops.dispatch import TensorLikeMeta, apply, grad_fn_name
 
 
@@ -142,6 +142,9 @@ def _shape_args(args) -> tuple:
 
 
 _OTHER = ("(Tensor other)", "(Number other)")
+_TO = tuple(f"({first}bool non_blocking = False, bool copy = False, *, torch.memory_format memory_format = None)"
+            for first in ("torch.device device = None, torch.dtype dtype = None, ", "torch.dtype dtype, ",
+                          "Tensor tensor, "))
 _CLAMP = ("(Tensor min = None, Tensor max = None)", "(Number min = None, Number max = None)")
 _WHERE = ("(Tensor condition)", "(Tensor condition, Tensor input, Tensor other, *, Tensor out = None)",
           "(Tensor condition, Number self, Tensor other)", "(Tensor condition, Tensor input, Number other)",
@@ -167,6 +170,11 @@ def _tensor_other(name, operator):
     def operate(self, other):
         return operator(self, other) if is_tensor_like(other) else NotImplemented
     return _method_form(name, operate, _TENSOR_OTHER)
+
+
+def _number_dtype(value):
+    """The dtype of a tensor PyTorch makes of a number argument (a Python float is a double)."""
+    return dtypes.from_numpy(value.dtype) if isinstance(value, np.generic) else dtypes.as_dtype(type(value))
 
 
 def _cast_operand(x, dt):
@@ -584,16 +592,16 @@ class TensorAPI(TensorLikeMeta):
     def clamp_max(self, max): return self.clamp(max=max)
 
     def to(self, *args, **kwargs):
-        dt = kwargs.get("dtype")
-        device = kwargs.get("device")
-        for a in args:
-            if isinstance(a, dtypes.dtype):
-                dt = a
-            elif is_tensor_like(a):             # another tensor's dtype and device
-                dt, device = a.dtype, a.device
+        if len(args) == 1 and not kwargs and isinstance(args[0], dtypes.dtype):     # x.to(dtype): no parse
+            dt, device = args[0], None
+        else:
+            k, given = match("to", _TO, args, kwargs)
+            if k == 2:                          # another tensor's dtype and device (a number's dtype)
+                other = given["tensor"]
+                dt, device = (other.dtype, other.device) if is_tensor_like(other) else (_number_dtype(other), None)
+            else:
+                dt, device = given.get("dtype"), given.get("device")
         out = self
-        device = device or next((a for a in args if isinstance(a, str) or (hasattr(a, "type") and not
-                                                                          is_tensor_like(a))), None)
         if device is not None:
             out = out._to_device(device)
         if dt is not None and dtypes.as_dtype(dt) is not out.dtype:
@@ -802,12 +810,12 @@ class TensorAPI(TensorLikeMeta):
         return apply("reshape", self, shape=list(shape), _name="ViewBackward0")
 
     def view(self, *shape):
-        if len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
+        if len(shape) == 1 and (isinstance(shape[0], dtypes.dtype) or shape[0] in (float, int, bool)):
             if not _holds_values(self):
                 from .ir.errors import TraceError
                 raise TraceError("view(dtype) reinterprets a tensor's memory, which @gradc.compile does not model; "
                                    "call it outside the compiled function")
-            return self._view_as_dtype(shape[0])
+            return self._view_as_dtype(dtypes.as_dtype(shape[0]))
         try:
             _shape_args(shape)
         except ArgumentError:
@@ -966,7 +974,7 @@ class TensorAPI(TensorLikeMeta):
         return getitem(self, key)
 
     def __setitem__(self, key, value):
-        if isinstance(value, (list, tuple, np.ndarray)):
+        if not (is_tensor_like(value) or _is_scalar(value)):
             raise TypeError(f"can't assign a {'numpy.ndarray' if isinstance(value, np.ndarray) else type(value).__name__} "
                             f"to a torch.{self.dtype.tensor_type}")
         self._check_setitem_leaf(key)
@@ -1464,6 +1472,8 @@ def encode_index(key, tensor):
         elif is_tensor_like(k):
             enc.append(["tensor", len(tensors)])
             tensors.append(_index_dtype(k))
+        elif isinstance(k, str):            # (PyTorch reads a str as a sequence, then refuses it)
+            raise TypeError("new(): invalid data type 'str'")
         elif isinstance(k, (list, np.ndarray)):
             t = tensor._index_tensor(k)
             enc.append(["tensor", len(tensors)])

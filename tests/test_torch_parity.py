@@ -1184,6 +1184,15 @@ ERRORS = [
     (_NN, "m.nn.Linear(3, 'a')"), (_NN, "m.nn.Embedding(3.0, 2)"), (_NN, "m.nn.Dropout(p='a')"),
     (_NN, "m.optim.SGD(p, lr='a')"), (_NN, "m.optim.SGD(p, lr=0.1, momentum='a')"),
     (_NN, "m.optim.Adam(p, betas=0.9)"), (_NN, "m.optim.Adam(p, lr='a')"),
+    # ... of indexing, item assignment, tensor() and to()
+    ("x = m.ones(2, 3)", "x['a']"), ("x = m.ones(2, 3)", "x[None, 'a']"),
+    ("x = m.ones(2, 3)", "x.__setitem__('a', 1.0)"),
+    ("x = m.ones(2, 3)", "x.__setitem__(0, 'a')"), ("x = m.ones(2, 3)", "x.__setitem__(0, None)"),
+    ("x = m.ones(2, 3)", "x.__setitem__(0, object())"), ("", "m.tensor([1, 'a'])"), ("", "m.tensor(None)"),
+    ("", "m.tensor([1, None])"), ("", "m.tensor(object())"), ("x = m.ones(2, 3)", "x.to(dtype='float32')"),
+    ("x = m.ones(2, 3)", "x.to(x, 'a')"), ("x = m.ones(2, 3)", "x.to('a')"),
+    ("x = m.ones(2, 3)", "x.to(device='nope')"),
+    ("x = m.ones(2, 3)", "x.to(m.float64, 'a')"),
 ]
 
 
@@ -1222,6 +1231,10 @@ ACCEPTED_ARGUMENTS = [
     "x.narrow(1, m.tensor(1), 2)", "x.split([1, 2], 1)", "x.tensor_split((1,), 1)", "m.full([2], 1.5)",
     "m.cat((x, x), np.int64(1))", "m.randint(3, (2,)) * 0", "x.norm(2, 1)", "x.norm('fro', (0, 1))",
     "x.std(0, True)", "x.var(0, correction=0)", "x.sort(stable=True)[0]", "x.nonzero(as_tuple=True)[0]",
+    # Python types as dtypes: float is float64, int int64
+    "x.to(int)", "x.to(float)", "x.to(bool)", "x.to(dtype=float)", "x.sum(dtype=float)", "m.tensor([1], dtype=float)",
+    "m.zeros(1, dtype=int)", "x.to('cpu', float)", "x.new_ones(2, dtype=float)", "m.arange(3, dtype=float)",
+    "x.reshape(6).view(float)", "x.to(1.5)", "x.to(m.ones(1, dtype=m.int32))", "x.to(device='cpu', dtype=m.float16)",
 ]
 
 
