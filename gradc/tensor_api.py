@@ -276,12 +276,15 @@ class TensorAPI(TensorLikeMeta):
     def _with_alpha(self, name, other, alpha):
         """add/sub with PyTorch's ``alpha``: for two floating point tensors one op with an
         ``alpha`` attr (PyTorch's node, with an edge to each); otherwise ``other * alpha`` first."""
-        if not (is_tensor_like(other) or _is_scalar(other)) or not _is_scalar(alpha):
-            raise ArgumentError(f"{name}(): other or alpha")
         if name == "sub":
             self._check_sub(other)
-        if alpha == 1 and not isinstance(alpha, builtins.bool):
-            return self._binary(name, other)
+        if type(alpha) is int and alpha == 1:
+            out = self._binary(name, other)
+            if out is NotImplemented:
+                raise ArgumentError(f"{name}() of {type(other).__name__}")
+            return out
+        if not (is_tensor_like(other) or _is_scalar(other)) or not _is_scalar(alpha):
+            raise ArgumentError(f"{name}(): other or alpha")
         (a, b), dt = promote_operands([self, other])
         if isinstance(alpha, builtins.bool) and dt is not dtypes.bool_:
             raise RuntimeError("Boolean alpha only supported for Boolean results.")
