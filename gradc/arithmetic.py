@@ -70,6 +70,7 @@ def signbit(x):
     return (x < 0) | ((x == 0) & ((1.0 / x) < 0))
 
 
+@parses("nansum", "(tuple of ints[1]? dim = None, bool keepdim = False, *, torch.dtype dtype = None)")
 @grad_fn_named("NansumBackward0")
 def nansum(x, dim=None, keepdim=False, *, dtype=None):
     kept = where(x.isnan(), 0.0, x) if x.dtype.is_floating_point else x
@@ -244,11 +245,13 @@ def _running_extremum(x, dim, kind):
 _CUMMAX, _CUMMIN = _named_return("cummax"), _named_return("cummin")
 
 
+@parses("cummax", "(int dim)")
 @grad_fn_named("CummaxBackward0")
 def cummax(input, dim):
     return _CUMMAX(*_running_extremum(input, dim, "cummax"))
 
 
+@parses("cummin", "(int dim)")
 def cummin(input, dim):
     return _CUMMIN(*_running_extremum(input, dim, "cummin"))
 

@@ -222,6 +222,7 @@ def kron(a, b):
     return out.reshape(*[p * q for p, q in zip(a.shape, b.shape)])
 
 
+@parses("unfold", "(int dimension, int size, int step)")
 @grad_fn_named("UnfoldBackward0")
 def unfold(x, dimension, size, step):
     """``Tensor.unfold``: the windows of ``size`` elements every ``step`` along ``dimension``, as

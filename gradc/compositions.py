@@ -66,6 +66,7 @@ def all(x, dim=None, keepdim=False):
     return _as_input_kind(out, x)
 
 
+@parses("count_nonzero", "(int dim = None)", "(tuple of ints dim)")
 def count_nonzero(x, dim=None):
     return (x != 0).sum(dim)
 

@@ -186,6 +186,7 @@ def _check_index_add(x, dim, index, source):
         raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
 
 
+@parses("index_add", "(int dim, Tensor index, Tensor source, *, Number alpha = 1)")
 def index_add(x, dim, index, source, *, alpha=1):
     dim = norm_dim(dim, max(x.ndim, 1))
     _check_index_add(x, dim, index, source)

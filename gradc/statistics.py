@@ -219,6 +219,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     return terms.cumsum(d)
 
 
+@parses("logcumsumexp", "(int dim)")
 @grad_fn_named("LogcumsumexpBackward0")
 def logcumsumexp(input, dim):
     """log(cumsum(exp(x))) without overflow or early underflow: a log-depth scan of logaddexp."""

@@ -661,11 +661,13 @@ class TensorAPI(TensorLikeMeta):
         return apply("prod", x, dims=dims, keepdim=bool_arg(keepdim),
                      _name="ProdBackward0" if dim is None else "ProdBackward1")
 
+    @parses("amax", "(tuple of ints[1] dim = (), bool keepdim = False)")
     def amax(self, dim=(), keepdim=False):
-        return apply("amax", self, dims=self._extremum_dims("amax", dim), keepdim=bool(keepdim))
+        return apply("amax", self, dims=self._extremum_dims("amax", dim), keepdim=bool_arg(keepdim))
 
+    @parses("amin", "(tuple of ints[1] dim = (), bool keepdim = False)")
     def amin(self, dim=(), keepdim=False):
-        return apply("amin", self, dims=self._extremum_dims("amin", dim), keepdim=bool(keepdim))
+        return apply("amin", self, dims=self._extremum_dims("amin", dim), keepdim=bool_arg(keepdim))
 
     def _extremum_dims(self, name, dim):
         if self.numel() == 0 and (dim is None or isinstance(dim, (tuple, list)) and not dim):

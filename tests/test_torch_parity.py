@@ -1184,6 +1184,11 @@ ERRORS = [
     (_NN, "m.nn.Linear(3, 'a')"), (_NN, "m.nn.Embedding(3.0, 2)"), (_NN, "m.nn.Dropout(p='a')"),
     (_NN, "m.optim.SGD(p, lr='a')"), (_NN, "m.optim.SGD(p, lr=0.1, momentum='a')"),
     (_NN, "m.optim.Adam(p, betas=0.9)"), (_NN, "m.optim.Adam(p, lr='a')"),
+    ("x = m.ones(2, 3)", "x.logcumsumexp(0.5)"), ("x = m.ones(2, 3)", "x.cummax(0.5)"),
+    ("x = m.ones(2, 3)", "x.cummin('a')"), ("x = m.ones(2, 3)", "x.index_add(0.5, m.tensor([0]), m.ones(1, 3))"),
+    ("x = m.ones(2, 3)", "x.unfold(0.5, 1, 1)"), ("x = m.ones(2, 3)", "x.nansum(0.5)"),
+    ("x = m.ones(2, 3)", "x.amax(0.5)"), ("x = m.ones(2, 3)", "x.amin(0, keepdim=1)"),
+    ("x = m.ones(2, 3)", "x.count_nonzero(0.5)"),
     # ... of indexing, item assignment, tensor() and to()
     ("x = m.ones(2, 3)", "x['a']"), ("x = m.ones(2, 3)", "x[None, 'a']"),
     ("x = m.ones(2, 3)", "x.__setitem__('a', 1.0)"),
