@@ -80,6 +80,10 @@ def _run_step(step, pool, constants):
             return x.var(dims, keepdim=keep, correction=0)
         if name == "norm":
             return x.norm(2, dims, keepdim=keep)
+        if name == "prod" and not isinstance(dims, int):    # (PyTorch's prod takes one dim)
+            for d in sorted({d % x.dim() for d in dims}, reverse=True):
+                x = x.prod(d, keepdim=keep)
+            return x
         return getattr(x, name)(dims, keepdim=keep)
     if kind == "softmax":
         name, i, d = args
