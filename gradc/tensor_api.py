@@ -84,6 +84,13 @@ def _is_scalar(x) -> bool:
     return isinstance(x, (Number, np.number, np.bool_)) and not is_tensor_like(x)
 
 
+def _scalar_operand(key, x) -> dict:
+    """``{key: x}`` as a float attr when ``x`` is a real Python (or NumPy) number, else nothing."""
+    if not _is_scalar(x) or isinstance(x, (complex, np.complexfloating)):
+        return {}
+    return {key: float(x)}
+
+
 def _can_cast(src, dst) -> bool:
     """PyTorch's canCast for in-place results: no float into an integer or bool tensor, no
     integer into a bool tensor."""
@@ -245,11 +252,11 @@ class TensorAPI(TensorLikeMeta):
         return self.dtype.is_floating_point
 
     # ---- binary arithmetic ---------------------------------------------------------------
-    def _binary(self, name, other, *, reverse=False, node_name=None, float_only=False):
+    def _binary(self, name, other, *, reverse=False, node_name=None, float_only=False, **attrs):
         if type(other) is type(self) and not reverse:    # two tensors of one class: often one dtype too
             dt = self.dtype
             if other.dtype is dt and (dt.is_floating_point or not float_only):
-                return apply(name, self, other, _name=node_name)
+                return apply(name, self, other, _name=node_name, **attrs)
         if not (is_tensor_like(other) or _is_scalar(other)):
             return NotImplemented
         a, b = (other, self) if reverse else (self, other)
@@ -257,7 +264,7 @@ class TensorAPI(TensorLikeMeta):
         if reverse and node_name is None:
             # PyTorch runs 2 + x as x.__radd__(2) = add(x, 2): its node's edges are (x, None).
             node_name = grad_fn_name(apply_name(name), (1, 0))
-        return apply(name, a, b, _name=node_name)
+        return apply(name, a, b, _name=node_name, **attrs)
 
     def _compare(self, name, other):
         if not (is_tensor_like(other) or _is_scalar(other)):
@@ -349,11 +356,16 @@ class TensorAPI(TensorLikeMeta):
         if (isinstance(other, (int, np.integer)) and not isinstance(other, bool) and other < 0
                 and not self.dtype.is_floating_point):
             raise RuntimeError("Integers to negative integer powers are not allowed.")
-        return self._binary("pow", other, node_name="PowBackward1" if is_tensor_like(other)
-                            else grad_fn_name("PowBackward0", (0,)))
+        if is_tensor_like(other):
+            return self._binary("pow", other, node_name="PowBackward1")
+        # (the number itself goes to the op too: PyTorch's derivative of pow(Tensor, Scalar) is
+        # written with the Scalar, grad * (exponent * self.pow(exponent - 1)))
+        return self._binary("pow", other, node_name=grad_fn_name("PowBackward0", (0,)),
+                            **_scalar_operand("exponent", other))
 
     def __rpow__(self, other):   # pow(Scalar, Tensor): one edge
-        return self._binary("pow", other, reverse=True, node_name=grad_fn_name("PowBackward2", (1,)))
+        return self._binary("pow", other, reverse=True, node_name=grad_fn_name("PowBackward2", (1,)),
+                            **_scalar_operand("base", other))
 
     def __matmul__(self, other): return matmul(self, other)
     def matmul(self, other): return matmul(self, other)

@@ -642,10 +642,17 @@ def _(rng):
     return (lambda a: a.sum_to_size(small)), [T(normal(rng, full))]
 
 
-@case("sum_to", "broadcast backward")
+@case("sum", "broadcast backward")     # (PyTorch's sum_to: a kept sum, then a view)
 def _(rng):
     sa, sb = bcast_shapes(rng)
     return (lambda a, b: (a + b) * (a + b)), [T(normal(rng, sa)), T(normal(rng, sb))]
+
+
+@case("sum_to", "sum_to")      # (an IR op: no tensor method applies it)
+def _(rng):
+    small, _ = bcast_shapes(rng)
+    full = (2,) + tuple(2 if s == 1 else s for s in small)
+    return (lambda a: gradc.ops.apply("sum_to", a * a, shape=list(small))), [T(normal(rng, full))]
 
 
 @case("cat", "cat")

@@ -1319,7 +1319,7 @@ def sc_retain_graph_autograd_grad(m):
 
 def values_repr(t):
     """repr without the grad_fn name: gradients built with create_graph=True come from gradc's
-    VJP rules, whose top node can differ from PyTorch's derivative formulas (see the xfail below)."""
+    VJP rules, whose top node can still differ from PyTorch's derivative formulas."""
     return re.sub(r"grad_fn=<\w+>", "grad_fn=<...>", repr(t))
 
 
@@ -1354,18 +1354,54 @@ def sc_double_backward(m):
     return out
 
 
-@pytest.mark.xfail(strict=True, reason="first-derivative graphs come from gradc's VJP rules, not PyTorch's "
-                                       "derivative formulas: e.g. the gradient of x ** 3 is WhereBackward0 (PyTorch "
-                                       "MulBackward0)")
-def test_first_derivative_grad_fn_names():
-    names = []
+# First-order gradients taken with create_graph=True: their graphs come from gradc's VJP rules,
+# written with the ops of PyTorch's derivative formulas, so their nodes are PyTorch's.
+FIRST_DERIVATIVES = [
+    ("x ** 3", dict(x=normal(2, 3))),
+    ("x ** -1.5", dict(x=positive(4))),
+    ("x ** 0", dict(x=normal(3))),
+    ("x.square() + x.pow(2)", dict(x=normal(2, 3))),
+    ("x ** y", dict(x=positive(2, 3), y=normal(3))),
+    ("x ** y", dict(x=positive(3), y=normal(2, 3))),
+    ("m.pow(x, y)", dict(x=positive(1, 3), y=normal(2, 1))),
+    ("2.5 ** x", dict(x=normal(2, 3))),
+    ("0.0 ** x", dict(x=lambda r: np.array([-1.0, 0.0, 2.0]))),
+    ("x + y", dict(x=normal(2, 3), y=normal(3))),
+    ("x * y", dict(x=normal(4, 1, 3), y=normal(2, 1))),
+    ("(x - y) * x", dict(x=normal(3, 1), y=normal())),
+    ("x / y", dict(x=normal(2, 3), y=away(1, 3, margin=0.5))),
+]
+
+
+@pytest.mark.parametrize("expr,inputs", FIRST_DERIVATIVES, ids=[c[0] for c in FIRST_DERIVATIVES])
+def test_first_derivative_graphs(expr, inputs):
+    """The gradient's grad_fn graph (names and next_functions) is PyTorch's, and so are its
+    values and those of the second derivative."""
+    arrays = {k: np.asarray(make(rng_for(expr, k))) for k, make in inputs.items()}
+    results = []
+    for m in (torch, gradc):
+        ns = build(m, arrays, "float64")
+        leaves = list(ns.values())
+        out = eval(expr, {"m": m, **ns})
+        grads = m.autograd.grad(out.sum(), leaves, create_graph=True)
+        tracked = [g for g in grads if g.requires_grad]
+        second = m.autograd.grad(sum((g * g).sum() for g in tracked), leaves, allow_unused=True) if tracked else []
+        results.append(([(tree(g.grad_fn), g.requires_grad) for g in grads], [to_np(g) for g in grads],
+                        [to_np(h) if h is not None else h for h in second]))
+    (t_trees, t_grads, t_second), (g_trees, g_grads, g_second) = results
+    assert g_trees == t_trees
+    assert [h is None for h in g_second] == [h is None for h in t_second]
+    for t, g in zip(t_grads + t_second, g_grads + g_second):
+        if t is not None:
+            np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-12)
+
+
+def test_first_derivative_of_relu_requires_grad():
+    flags = []
     for m in (torch, gradc):
         x = m.tensor([1.0, -2.0], requires_grad=True)
-        g1 = m.autograd.grad((x ** 3).sum(), x, create_graph=True)[0]
-        g2 = m.autograd.grad(x.relu().sum(), x, create_graph=True)[0]
-        names.append((type(g1.grad_fn).__name__, g2.requires_grad))
-    assert names[0] == names[1]
-
+        flags.append(m.autograd.grad(x.relu().sum(), x, create_graph=True)[0].requires_grad)
+    assert flags[0] is flags[1] is True
 
 
 # First-order gradients under create_graph=True whose PyTorch backward takes the op's input

@@ -8,7 +8,7 @@ import numpy as np
 from .. import dtypes
 from .quiet import quiet
 from .registry import ELEMENTWISE, NONDIFF, PURE, ShapeError, TypeInfo, defop
-from .rules import broadcast_shapes, elementwise_rule, same_dtype, unbroadcast, zero_grad
+from .rules import broadcast_shapes, elementwise_rule, same_dtype, scalar_mul, scalar_sub, unbroadcast, zero_grad
 
 EW = frozenset({PURE, ELEMENTWISE})
 
@@ -64,22 +64,45 @@ _binary("div", np.true_divide, _div_vjp, saves=("in0", "in1"))
 
 
 def _pow_vjp(ctx, g):
+    """PyTorch's derivatives of pow (FunctionsManual.cpp), op for op, so that gradients taken
+    with create_graph=True have PyTorch's nodes: for pow(Tensor, Scalar) (the ``exponent`` attr)
+    ``grad * (exponent * self.pow(exponent - 1))``, zeros for exponent 0; for pow(Scalar, Tensor)
+    (``base``) ``grad * (result * log(base))``; for two tensors
+    ``where(exponent == 0, 0, grad * (exponent * self.pow(exponent - 1)))`` and
+    ``grad * where((self == 0) & (exponent >= 0), 0, result * self.log())``."""
     from ..tensor_api import where
+    attrs = ctx.attrs
+    if "exponent" in attrs:
+        e = attrs["exponent"]
+        if not ctx.needs_input_grad[0]:
+            return [None, None]
+        return [zero_grad(g[0]) if e == 0 else g[0] * scalar_mul(ctx.input(0) ** (e - 1), e), None]
+    if "base" in attrs:
+        return [None, _pow_scalar_base_vjp(attrs["base"], ctx.input(1), ctx.output(0), g[0])
+                if ctx.needs_input_grad[1] else None]
     a, b = ctx.input(0), ctx.input(1)
     sa, sb = _shapes(ctx)
     ga = gb = None
     if ctx.needs_input_grad[0]:
-        # d/da a**b = b * a**(b-1); zero where b == 0 (PyTorch's convention)
-        ga = unbroadcast(where(b == 0, 0.0, g[0] * b * a ** (b - 1)), sa)
+        ga = unbroadcast(where(b == 0, 0.0, g[0] * (b * a ** scalar_sub(b, 1))), sa)
     if ctx.needs_input_grad[1]:
-        # d/db a**b = a**b * log(a); zero where a == 0 and b >= 0
-        gb = unbroadcast(where((a == 0) & (b >= 0), 0.0, g[0] * ctx.output(0) * a.log()), sb)
+        gb = unbroadcast(g[0] * where((a == 0) & (b >= 0), 0.0, ctx.output(0) * a.log()), sb)
     return [ga, gb]
 
 
-def _pow_forward(a, b):
+def _pow_scalar_base_vjp(base, exponent, result, g):
+    """d/db base**b = base**b * log(base); zero where base is 0 and b >= 0 (log(0) is -inf)."""
+    from ..tensor_api import where
+    with np.errstate(all="ignore"):
+        log_base = float(np.log(np.float64(base)))
+    scaled = scalar_mul(result, log_base)
+    return g * (where(exponent >= 0, 0.0, scaled) if base == 0 else scaled)
+
+
+def _pow_forward(a, b, exponent=None, base=None):
     """np.power, except integer powers with negative exponents, which PyTorch defines as
-    1 for a base of 1, +-1 for -1 and 0 otherwise (NumPy raises)."""
+    1 for a base of 1, +-1 for -1 and 0 otherwise (NumPy raises). (``exponent``/``base``: the
+    Python number ``b``/``a`` holds, for the VJP.)"""
     if a.dtype.kind in "iu" and b.dtype.kind in "iu" and np.any(b < 0):
         neg = b < 0
         out = np.power(a, np.where(neg, 0, b))
@@ -89,7 +112,7 @@ def _pow_forward(a, b):
     return np.power(a, b)
 
 
-_binary("pow", _pow_forward, _pow_vjp, saves=("in0", "in1", "out0"))
+_binary("pow", _pow_forward, _pow_vjp, saves=("in0", "in1", "out0"), attr_names=("exponent", "base"))
 
 
 def _minmax_vjp(pick_first):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from .. import dtypes
-from .dispatch import apply
+from .dispatch import apply, grad_fn_name
 from .registry import ShapeError, TypeInfo
 
 
@@ -81,11 +81,32 @@ def reduction_count(shape, dims) -> int:
 
 # ---- VJP helpers (tensor-API level; work on eager tensors and proxies alike) ----------------
 def unbroadcast(g, shape):
-    """Sum a broadcast gradient back to an operand's shape."""
+    """Sum a broadcast gradient back to an operand's shape, spelled as PyTorch's ``at::sum_to``
+    (so the nodes recorded under create_graph=True are PyTorch's): a sum over the leading dims
+    and the dims broadcast from 1, kept (SumBackward1), then a view dropping the leading dims
+    (ViewBackward0); to a 0-d shape, a full sum (SumBackward0)."""
     shape = tuple(shape)
-    if tuple(g.shape) == shape:
+    have = tuple(g.shape)
+    if have == shape:
         return g
-    return apply("sum_to", g, shape=list(shape))
+    if not shape:
+        return g.sum()
+    lead = len(have) - len(shape)
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and have[lead + i] != 1]
+    if dims:
+        g = apply("sum", g, dims=dims, keepdim=True, _name="SumBackward1")
+    return g.reshape(shape) if lead > 0 else g
+
+
+def scalar_mul(t, c):
+    """``t * c`` for a Python number ``c`` as PyTorch's C++ formulas spell it: mul(Tensor, Scalar),
+    one edge (MulBackward1), where Python's ``t * c`` is mul(Tensor, wrapped c), MulBackward0."""
+    return t._binary("mul", c, node_name=grad_fn_name("MulBackward1", (0,)))
+
+
+def scalar_sub(t, c):
+    """``t - c`` for a Python number ``c`` as sub(Tensor, Scalar): one edge (SubBackward1)."""
+    return t._binary("sub", c, node_name=grad_fn_name("SubBackward1", (0,)))
 
 
 def zero_grad(g):
