@@ -1370,6 +1370,24 @@ FIRST_DERIVATIVES = [
     ("x * y", dict(x=normal(4, 1, 3), y=normal(2, 1))),
     ("(x - y) * x", dict(x=normal(3, 1), y=normal())),
     ("x / y", dict(x=normal(2, 3), y=away(1, 3, margin=0.5))),
+    # mm's backward (grad.mm(mat2.t()), or a transposed product for an input laid out by columns)
+    ("(x @ y) ** 2", dict(x=normal(3, 4), y=normal(4, 2))),
+    ("m.nn.functional.linear(x, w) ** 2", dict(x=normal(3, 4), w=normal(2, 4))),
+    ("m.mm(x.T, y) * x.sum()", dict(x=normal(4, 3), y=normal(4, 2))),
+    # t, transpose and permute: each one's backward is itself
+    ("x.t() * y", dict(x=normal(4, 3), y=normal(3, 4))),
+    ("x.transpose(0, 1) * y + x.mT * y", dict(x=normal(4, 3), y=normal(3, 4))),
+    ("x.permute(2, 0, 1) * y", dict(x=normal(2, 3, 4), y=normal(4, 2, 3))),
+    # sum's and mean's backward (expand, unsqueezes, a division by the count)
+    ("x * x.sum() + x * x.mean()", dict(x=normal(3, 4))),
+    ("x * x.sum(1, keepdim=True) + x * x.mean(0, keepdim=True)", dict(x=normal(3, 4))),
+    ("x * x.sum((0, 2), keepdim=False).reshape(1, 3, 1) + x * x.mean((1, 2)).reshape(2, 1, 1)",
+     dict(x=normal(2, 3, 4))),
+    # views: unsqueeze's backward is a squeeze, squeeze's unsqueezes, view's a view
+    ("x * x.sum(1).unsqueeze(1)", dict(x=normal(3, 4))),
+    ("x.squeeze() * y + x.squeeze((1, 3)) * y", dict(x=normal(3, 1, 4, 1), y=normal(3, 4))),
+    ("x.squeeze(1) * y + x.unsqueeze(0).sum(0) * y", dict(x=normal(3, 1, 4), y=normal(3, 4))),
+    ("x.view(4, 3) * y + x.flatten().reshape(4, 3) * y", dict(x=normal(3, 4), y=normal(4, 3))),
 ]
 
 

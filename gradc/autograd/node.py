@@ -297,6 +297,7 @@ class OpNode(Node):
         n_in = len(self._input_types)
         ctx = VJPContext(_SavedView(self, "in", n_in), _SavedView(self, "out", len(self._output_types)),
                          self._attrs, self._needs, self._input_types)
+        ctx.node_name = type(self).__name__
         if len(grads) < len(self._output_types) or any([g is None for g in grads]):   # (not `None in`: == on tensors)
             grads = self._fill_missing(grads)
         result = (op.vjp or vjp_rule(op))(ctx, grads)

@@ -41,10 +41,33 @@ def _matmul_infer(types, attrs):
     return [TypeInfo(tuple(shape), dt)]
 
 
+def _column_major(t) -> bool:
+    """PyTorch's test in mm's backward: a matrix laid out by columns (known for eager tensors only)."""
+    data = getattr(t, "_data", None)
+    if not isinstance(data, np.ndarray) or data.ndim != 2:
+        return False
+    s0, s1 = t.stride()
+    return s0 == 1 and s1 == t.shape[0]
+
+
+def _mm_vjp(ctx, a, b, g):
+    """PyTorch's mm_mat1_backward and mm_mat2_backward: ``grad.mm(mat2.t())`` and
+    ``mat1.t().mm(grad)``, or transposed products for an input laid out by columns (the weight
+    ``w.t()`` of a linear layer)."""
+    ga = gb = None
+    if ctx.needs_input_grad[0]:
+        ga = b.mm(g.t()).t() if _column_major(a) else g.mm(b.t())
+    if ctx.needs_input_grad[1]:
+        gb = g.t().mm(a).t() if _column_major(b) else a.t().mm(g)
+    return [ga, gb]
+
+
 def _matmul_vjp(ctx, g):
     a, b = ctx.input(0), ctx.input(1)
     sa, sb = (t.shape for t in ctx.input_types)
     gg = g[0]
+    if len(sa) == 2 and len(sb) == 2:
+        return _mm_vjp(ctx, a, b, gg)
     if len(sa) == 1 and len(sb) == 1:
         return [gg * b if ctx.needs_input_grad[0] else None, gg * a if ctx.needs_input_grad[1] else None]
     A = a if len(sa) > 1 else a.unsqueeze(0)

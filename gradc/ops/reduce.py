@@ -10,7 +10,7 @@ from .. import dtypes
 from .._warnings import warn_at_user_code
 from .quiet import quiet
 from .registry import EmptyReductionError, NONDIFF, PURE, REDUCTION, ShapeError, TypeInfo, defop
-from .rules import (check_dims, expand_reduced, fmt_shape, keep_reduced, reduced_shape,
+from .rules import (check_dims, expand_reduced, scalar_div, fmt_shape, keep_reduced, reduced_shape,
                     reduction_count)
 
 RED = frozenset({PURE, REDUCTION})
@@ -52,12 +52,14 @@ def _dims(ctx):
 
 def _sum_vjp(ctx, g):
     dims, keep, shape = _dims(ctx)
-    return [expand_reduced(g[0], shape, dims, keep)]
+    return [expand_reduced(g[0], shape, dims, keep, from_scalar=ctx.node_name == "SumBackward0")]
 
 
 def _mean_vjp(ctx, g):
+    """PyTorch's mean_backward: sum's, then a division by the count (a Scalar: DivBackward1)."""
     dims, keep, shape = _dims(ctx)
-    return [expand_reduced(g[0], shape, dims, keep) / reduction_count(shape, dims)]
+    g = expand_reduced(g[0], shape, dims, keep, from_scalar=ctx.node_name == "MeanBackward0")
+    return [scalar_div(g, reduction_count(shape, dims))]
 
 
 def _prod_vjp(ctx, g):

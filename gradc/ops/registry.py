@@ -68,8 +68,11 @@ class VJPContext:
 
     ``inputs``/``outputs`` are tensor-likes (eager ``Tensor`` or IR proxy); an eager
     context only provides the ones the op declared in ``saves`` (others raise).
-    ``needs_input_grad[i]`` tells which gradients are wanted.
+    ``needs_input_grad[i]`` tells which gradients are wanted. ``node_name`` is the eager node's
+    grad_fn name (None in the IR autodiff pass): one table op spells several PyTorch functions
+    (permute is also t and transpose), whose derivative formulas PyTorch writes with other ops.
     """
+    node_name = None
 
     def __init__(self, inputs, outputs, attrs, needs_input_grad, input_types):
         self._inputs = inputs

@@ -104,6 +104,11 @@ def scalar_mul(t, c):
     return t._binary("mul", c, node_name=grad_fn_name("MulBackward1", (0,)))
 
 
+def scalar_div(t, c):
+    """``t / c`` for a Python number ``c`` as div(Tensor, Scalar): one edge (DivBackward1)."""
+    return t._binary("div", c, node_name=grad_fn_name("DivBackward1", (0,)), float_only=True)
+
+
 def scalar_sub(t, c):
     """``t - c`` for a Python number ``c`` as sub(Tensor, Scalar): one edge (SubBackward1)."""
     return t._binary("sub", c, node_name=grad_fn_name("SubBackward1", (0,)))
@@ -115,14 +120,16 @@ def zero_grad(g):
     return apply("fill", g, value=0.0)
 
 
-def expand_reduced(g, in_shape, dims, keepdim):
-    """Undo a reduction's shape: re-insert reduced dims (if dropped) and expand."""
+def expand_reduced(g, in_shape, dims, keepdim, *, from_scalar=False):
+    """Undo a reduction's shape as PyTorch's sum_backward: the dropped dims unsqueezed back one by
+    one (its unsqueeze_multiple), then an expand. ``from_scalar``: a full reduction's 0-d gradient
+    is expanded as it is (PyTorch's ``grad.expand(sizes)`` for sum() and mean()). The expand is
+    made even to the shape the gradient has (a reduction over size-1 dims), as PyTorch's is."""
     in_shape = tuple(in_shape)
-    if not keepdim and dims:
-        g = g.reshape(reduced_shape(in_shape, dims, True))
-    if tuple(g.shape) != in_shape:
-        g = g.expand(in_shape)
-    return g
+    if not keepdim and dims and in_shape and not from_scalar:
+        for d in sorted(dims):
+            g = g.unsqueeze(d)
+    return g.expand(in_shape)
 
 
 def keep_reduced(y, in_shape, dims, keepdim):

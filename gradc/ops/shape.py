@@ -20,8 +20,40 @@ def _reshape_infer(types, attrs):
     return [TypeInfo(shape, t.dtype)]
 
 
+def _inserted_ones(small, big):
+    """The positions (ascending) of the size-1 dims ``big`` adds to ``small``, or None when
+    ``big`` is not ``small`` with 1s inserted."""
+    found, j = [], 0
+    for i, s in enumerate(big):
+        if j < len(small) and s == small[j]:
+            j += 1
+        elif s == 1:
+            found.append(i)
+        else:
+            return None
+    return found if j == len(small) else None
+
+
+def _reshape_vjp(ctx, g):
+    """The input's shape back, spelled as PyTorch's backward of the function the node names:
+    unsqueeze's is a squeeze, squeeze's unsqueezes (its unsqueeze_to), a view's a reshape."""
+    shape, gg = tuple(ctx.input_types[0].shape), g[0]
+    name = ctx.node_name or ""
+    if name == "UnsqueezeBackward0":
+        dims = _inserted_ones(shape, tuple(gg.shape))
+        if dims and len(dims) == 1:
+            return [gg.squeeze(dims[0])]
+    elif name.startswith("SqueezeBackward"):
+        dims = _inserted_ones(tuple(gg.shape), shape)
+        if dims is not None:
+            for d in dims:
+                gg = gg.unsqueeze(d)
+            return [gg]
+    return [gg.reshape(shape)]
+
+
 defop("reshape", infer=_reshape_infer, forward=lambda x, shape: np.reshape(x, tuple(shape)),
-      vjp=lambda ctx, g: [g[0].reshape(ctx.input_types[0].shape)], traits=VIEWS,
+      vjp=_reshape_vjp, traits=VIEWS,
       attr_names=("shape",), node_name="ViewBackward0")
 
 
@@ -35,7 +67,14 @@ def _permute_infer(types, attrs):
 
 
 def _permute_vjp(ctx, g):
+    """The inverse permutation, spelled as the forward was (PyTorch's ``grad.t()`` for t and
+    ``grad.transpose(dim0, dim1)`` for transpose)."""
     dims = list(ctx.attrs["dims"])
+    if ctx.node_name == "TBackward0":
+        return [g[0].t()]
+    if ctx.node_name == "TransposeBackward0":
+        swapped = [i for i, d in enumerate(dims) if d != i] or [0, 0]
+        return [g[0].transpose(*swapped)]
     inverse = [dims.index(i) for i in range(len(dims))]
     return [g[0].permute(*inverse)]
 
