@@ -1388,13 +1388,22 @@ FIRST_DERIVATIVES = [
     ("x.squeeze() * y + x.squeeze((1, 3)) * y", dict(x=normal(3, 1, 4, 1), y=normal(3, 4))),
     ("x.squeeze(1) * y + x.unsqueeze(0).sum(0) * y", dict(x=normal(3, 1, 4), y=normal(3, 4))),
     ("x.view(4, 3) * y + x.flatten().reshape(4, 3) * y", dict(x=normal(3, 4), y=normal(4, 3))),
+    # PyTorch's backward functions with derivatives of their own: one node each
+    ("x.tanh() * y", dict(x=normal(2, 3), y=normal(2, 3))),
+    ("x.sigmoid() ** 2", dict(x=normal(2, 3))),
+    ("x.softmax(1) * y + m.softmax(x, 0) * y", dict(x=normal(2, 3), y=normal(2, 3))),
+    ("x.log_softmax(-1) * y", dict(x=normal(2, 3), y=normal(2, 3))),
+    ("m.nn.functional.gelu(x) * y + m.nn.functional.gelu(x, approximate='tanh')", dict(x=normal(2, 3), y=normal(2, 3))),
+    ("m.nn.functional.elu(x) * x", dict(x=away(2, 3))),
+    ("m.nn.functional.softplus(x * 3, beta=2, threshold=1) * x", dict(x=away(2, 3, margin=0.1, points=(1 / 6,)))),
+    ("m.nn.functional.logsigmoid(x) * y", dict(x=normal(2, 3), y=normal(2, 3))),
 ]
 
 
 @pytest.mark.parametrize("expr,inputs", FIRST_DERIVATIVES, ids=[c[0] for c in FIRST_DERIVATIVES])
 def test_first_derivative_graphs(expr, inputs):
     """The gradient's grad_fn graph (names and next_functions) is PyTorch's, and so are its
-    values and those of the second derivative."""
+    values and those of the second and third derivatives."""
     arrays = {k: np.asarray(make(rng_for(expr, k))) for k, make in inputs.items()}
     results = []
     for m in (torch, gradc):
@@ -1403,15 +1412,35 @@ def test_first_derivative_graphs(expr, inputs):
         out = eval(expr, {"m": m, **ns})
         grads = m.autograd.grad(out.sum(), leaves, create_graph=True)
         tracked = [g for g in grads if g.requires_grad]
-        second = m.autograd.grad(sum((g * g).sum() for g in tracked), leaves, allow_unused=True) if tracked else []
+        second = m.autograd.grad(sum((g * g).sum() for g in tracked), leaves, create_graph=True,
+                                 allow_unused=True) if tracked else []
+        tracked = [h for h in second if h is not None and h.requires_grad]
+        third = m.autograd.grad(sum(h.sum() for h in tracked), leaves, allow_unused=True) if tracked else []
         results.append(([(tree(g.grad_fn), g.requires_grad) for g in grads], [to_np(g) for g in grads],
-                        [to_np(h) if h is not None else h for h in second]))
+                        [to_np(h) if h is not None else h for h in second + third]))
     (t_trees, t_grads, t_second), (g_trees, g_grads, g_second) = results
     assert g_trees == t_trees
     assert [h is None for h in g_second] == [h is None for h in t_second]
     for t, g in zip(t_grads + t_second, g_grads + g_second):
         if t is not None:
             np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-12)
+
+
+def sc_backward_function_node(m):
+    """A backward function's node (TanhBackwardBackward0) differentiated twice, then freed."""
+    x = m.tensor([0.3, -1.2, 2.0], dtype=m.float64, requires_grad=True)
+    (g,) = m.autograd.grad(x.tanh().sum(), x, create_graph=True)
+    (h,) = m.autograd.grad((g * g).sum(), x, create_graph=True)
+    (k,) = m.autograd.grad(h.sum(), x, retain_graph=True)
+    seen = []
+    g.grad_fn.register_hook(lambda gi, go: seen.append(len(gi)))
+    g.sum().backward()
+    return [values_repr(g), values_repr(h), repr(k), type(g.grad_fn).__name__, seen, repr(x.grad),
+            err_of(lambda: g.sum().backward())]
+
+
+def test_backward_function_node():
+    assert sc_backward_function_node(gradc) == sc_backward_function_node(torch)
 
 
 def test_first_derivative_of_relu_requires_grad():

@@ -383,6 +383,76 @@ class _InputTie(Node):
         pass
 
 
+class _FormulaNode(Node):
+    """A backward function that PyTorch implements as one op with derivatives of its own
+    (tanh_backward(grad, result), _softmax_backward_data(grad, output, ...)), recorded under
+    create_graph=True as one node named like PyTorch's, with an edge per argument. Its backward
+    runs the function's table ops again on the arguments and differentiates them, so the values
+    and every higher derivative are those of the table ops."""
+    __module__ = "builtins"
+    _output_types = (None,)
+
+    def apply(self, grads, retain_graph=True):
+        from . import grad as autograd_grad
+        if self._args is None:
+            raise RuntimeError(FREED_MESSAGE)
+        tracked = [_ArgumentNode.of(a) if a.requires_grad else None for a in self._args]
+        with grad_mode.enable_grad():
+            inner = self._fn(*[t if t is not None else a for t, a in zip(tracked, self._args)])
+        wanted = [t for t in tracked if t is not None]
+        create_graph = grad_mode._state.enabled
+        got = autograd_grad(inner, wanted, grads[0], create_graph=create_graph, allow_unused=True)
+        if create_graph:       # the gradients' graphs now lead on to the arguments' own
+            for t, a in zip(tracked, self._args):
+                if t is not None:
+                    t._grad_fn._next = (a._grad_edge(),)
+        got = iter(got)
+        return [next(got) if t is not None else None for t in tracked]
+
+    def release(self):
+        self._args = None
+
+
+class _ArgumentNode(Node):
+    """An argument of a ``_FormulaNode``'s function, as the function's ops see it in the node's
+    backward: no edges while that backward runs (it stops here), then an identity edge to the
+    argument's own node, so a gradient built with create_graph=True differentiates through."""
+    __module__ = "builtins"
+    _output_types = (None,)
+
+    @classmethod
+    def of(cls, a):
+        t = a.detach()
+        t._grad_fn, t._output_nr, t._requires_grad = cls(), 0, True
+        return t
+
+    def apply(self, grads, retain_graph=True):
+        return [grads[0]]
+
+    def release(self):
+        pass
+
+
+_FORMULA_CLASSES: dict = {}
+
+
+def formula_node(name, fn, *args):
+    """``fn(*args)``, recorded (when an argument requires grad) as one ``_FormulaNode`` named
+    ``name`` with an edge per argument, as PyTorch records the backward function ``name`` names."""
+    if not grad_mode._state.enabled or not any(a.requires_grad for a in args):
+        return fn(*args)
+    with grad_mode.no_grad():
+        t = fn(*args)
+    cls = _FORMULA_CLASSES.get(name)
+    if cls is None:
+        cls = _FORMULA_CLASSES[name] = type(name, (_FormulaNode,), {"__module__": "builtins"})
+    node = cls()
+    node._fn, node._args = fn, args
+    node._next = tuple(a._grad_edge() if a.requires_grad else (None, 0) for a in args)
+    t._grad_fn, t._output_nr, t._requires_grad = node, 0, True
+    return t
+
+
 def _not_implemented(op):
     return RuntimeError, f"derivative for aten::{op} is not implemented"
 

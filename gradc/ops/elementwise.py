@@ -8,7 +8,7 @@ import numpy as np
 from .. import dtypes
 from .quiet import quiet
 from .registry import ELEMENTWISE, NONDIFF, PURE, ShapeError, TypeInfo, defop
-from .rules import broadcast_shapes, elementwise_rule, same_dtype, scalar_mul, scalar_sub, unbroadcast, zero_grad
+from .rules import backward_op, broadcast_shapes, elementwise_rule, same_dtype, scalar_mul, scalar_sub, unbroadcast, zero_grad
 
 EW = frozenset({PURE, ELEMENTWISE})
 
@@ -152,9 +152,12 @@ _unary("log10", np.log10, lambda ctx, g: [g[0] / (ctx.input(0) * math.log(10))],
 _unary("sqrt", np.sqrt, lambda ctx, g: [g[0] / (2 * ctx.output(0))], saves=("out0",))
 _unary("rsqrt", lambda x: 1 / np.sqrt(x),
        lambda ctx, g: [g[0] * -0.5 * ctx.output(0) * ctx.output(0) * ctx.output(0)], saves=("out0",))
-_unary("tanh", np.tanh, lambda ctx, g: [g[0] * (1 - ctx.output(0) * ctx.output(0))], saves=("out0",))
+# tanh_backward(grad, result) and sigmoid_backward(grad, result): one node each under create_graph
+_unary("tanh", np.tanh, lambda ctx, g: [backward_op(ctx, "TanhBackwardBackward0", lambda gy, y: gy * (1 - y * y),
+                                                    g[0], ctx.output(0))], saves=("out0",))
 _unary("sigmoid", lambda x: 1 / (1 + np.exp(-x)),
-       lambda ctx, g: [g[0] * ctx.output(0) * (1 - ctx.output(0))], saves=("out0",))
+       lambda ctx, g: [backward_op(ctx, "SigmoidBackwardBackward0", lambda gy, y: gy * y * (1 - y),
+                                   g[0], ctx.output(0))], saves=("out0",))
 _unary("sin", np.sin, lambda ctx, g: [g[0] * ctx.input(0).cos()], saves=("in0",))
 _unary("cos", np.cos, lambda ctx, g: [-g[0] * ctx.input(0).sin()], saves=("in0",))
 _unary("tan", np.tan, lambda ctx, g: [g[0] * (1 + ctx.output(0) * ctx.output(0))], saves=("out0",))
@@ -266,14 +269,19 @@ def _softplus_forward(x, beta=1.0, threshold=20.0):
 def _softplus_vjp(ctx, g):
     """PyTorch's softplus_backward: g where beta * x > threshold, else g * sigmoid(beta * x)."""
     from ..tensor_api import where
-    bx = ctx.input(0) * ctx.attrs.get("beta", 1.0)
-    return [where(bx > ctx.attrs.get("threshold", 20.0), g[0], g[0] * bx.sigmoid())]
+
+    def softplus_backward(gy, x):
+        bx = x * ctx.attrs.get("beta", 1.0)
+        return where(bx > ctx.attrs.get("threshold", 20.0), gy, gy * bx.sigmoid())
+    return [backward_op(ctx, "SoftplusBackwardBackward0", softplus_backward, g[0], ctx.input(0))]
 
 
 def _elu_vjp(ctx, g):
     from ..tensor_api import where
-    x = ctx.input(0)
-    return [where(x <= 0, g[0] * (ctx.attrs.get("alpha", 1.0) * x.exp()), g[0])]   # (NaN: g, as PyTorch)
+
+    def elu_backward(gy, x):
+        return where(x <= 0, gy * (ctx.attrs.get("alpha", 1.0) * x.exp()), gy)   # (NaN: g, as PyTorch)
+    return [backward_op(ctx, "EluBackwardBackward0", elu_backward, g[0], ctx.input(0))]
 
 
 def _gelu_forward(x, approximate="none"):
@@ -286,19 +294,27 @@ def _gelu_forward(x, approximate="none"):
 
 def _gelu_vjp(ctx, g):
     """PyTorch's GeluBackward0: g * (Phi(x) + x * phi(x)), or the derivative of the tanh form."""
-    x = ctx.input(0)
-    if ctx.attrs.get("approximate", "none") == "tanh":
-        inner = GELU_TANH_SCALE * (x + GELU_TANH_CUBIC * (x * x * x))
-        t = inner.tanh()
-        d_inner = GELU_TANH_SCALE * (1 + 3 * GELU_TANH_CUBIC * (x * x))
-        return [g[0] * (0.5 * (1 + t) + (0.5 * x) * (1 - t * t) * d_inner)]
+    tanh_form = ctx.attrs.get("approximate", "none") == "tanh"
+    return [backward_op(ctx, "GeluBackwardBackward0", _gelu_tanh_backward if tanh_form else _gelu_backward,
+                        g[0], ctx.input(0))]
+
+
+def _gelu_backward(g, x):
     cdf = 0.5 * (1 + (x * SQRT1_2).erf())
     pdf = _INV_SQRT_2PI * (-0.5 * (x * x)).exp()
-    return [g[0] * (cdf + x * pdf)]
+    return g * (cdf + x * pdf)
+
+
+def _gelu_tanh_backward(g, x):
+    inner = GELU_TANH_SCALE * (x + GELU_TANH_CUBIC * (x * x * x))
+    t = inner.tanh()
+    d_inner = GELU_TANH_SCALE * (1 + 3 * GELU_TANH_CUBIC * (x * x))
+    return g * (0.5 * (1 + t) + (0.5 * x) * (1 - t * t) * d_inner)
 
 
 _unary("log_sigmoid", lambda x: np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x))),
-       lambda ctx, g: [g[0] * (-ctx.input(0)).sigmoid()], saves=("in0",), node_name="LogSigmoidBackward0")
+       lambda ctx, g: [backward_op(ctx, "LogSigmoidBackwardBackward0", lambda gy, x: gy * (-x).sigmoid(),
+                                   g[0], ctx.input(0))], saves=("in0",), node_name="LogSigmoidBackward0")
 _unary("softplus", _softplus_forward, _softplus_vjp, saves=("in0",), attr_names=("beta", "threshold"),
        node_name="SoftplusBackward0")
 _unary("elu", lambda x, alpha=1.0: np.where(x > 0, x, x.dtype.type(alpha) * np.expm1(x)), _elu_vjp, saves=("in0",),

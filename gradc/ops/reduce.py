@@ -10,7 +10,7 @@ from .. import dtypes
 from .._warnings import warn_at_user_code
 from .quiet import quiet
 from .registry import EmptyReductionError, NONDIFF, PURE, REDUCTION, ShapeError, TypeInfo, defop
-from .rules import (check_dims, expand_reduced, scalar_div, fmt_shape, keep_reduced, reduced_shape,
+from .rules import (backward_op, check_dims, expand_reduced, scalar_div, fmt_shape, keep_reduced, reduced_shape,
                     reduction_count)
 
 RED = frozenset({PURE, REDUCTION})
@@ -341,18 +341,26 @@ def _log_softmax_forward(x, dim):
 
 
 def _softmax_vjp(ctx, g):
-    y = ctx.output(0)
-    if not ctx.input_types[0].shape:
-        return [g[0] * 0]
-    gy = g[0] * y
-    return [gy - y * gy.sum(ctx.attrs["dim"], keepdim=True)]
+    """PyTorch's _softmax_backward_data(grad, output): one node under create_graph=True."""
+    dim = ctx.attrs["dim"]
+
+    def softmax_backward(g, y):
+        if not ctx.input_types[0].shape:
+            return g * 0
+        gy = g * y
+        return gy - y * gy.sum(dim, keepdim=True)
+    return [backward_op(ctx, "SoftmaxBackwardDataBackward0", softmax_backward, g[0], ctx.output(0))]
 
 
 def _log_softmax_vjp(ctx, g):
-    y = ctx.output(0)
-    if not ctx.input_types[0].shape:
-        return [g[0] * 0]
-    return [g[0] - y.exp() * g[0].sum(ctx.attrs["dim"], keepdim=True)]
+    """PyTorch's _log_softmax_backward_data(grad, output)."""
+    dim = ctx.attrs["dim"]
+
+    def log_softmax_backward(g, y):
+        if not ctx.input_types[0].shape:
+            return g * 0
+        return g - y.exp() * g.sum(dim, keepdim=True)
+    return [backward_op(ctx, "LogSoftmaxBackwardDataBackward0", log_softmax_backward, g[0], ctx.output(0))]
 
 
 defop("softmax", infer=_softmax_infer("softmax"), forward=_softmax_forward, vjp=_softmax_vjp,

@@ -98,6 +98,22 @@ def unbroadcast(g, shape):
     return g.reshape(shape) if lead > 0 else g
 
 
+def backward_op(ctx, name, fn, *args):
+    """``fn(*args)``: the part of a VJP that PyTorch computes with one backward function of its
+    own (``name`` is its node's, e.g. TanhBackwardBackward0 for tanh_backward(grad, result)).
+    An eager gradient taken with create_graph=True records it as that one node, with an edge
+    per argument (``autograd.node.formula_node``); the IR autodiff pass gets the ops of ``fn``."""
+    if ctx.node_name is None:
+        return fn(*args)
+    from ..autograd.node import formula_node
+    return formula_node(name, fn, *args)
+
+
+def scalar_add(t, c):
+    """``t + c`` (or ``c + t``) for a Python number ``c`` as add(Tensor, Scalar): one edge (AddBackward1)."""
+    return t._binary("add", c, node_name=grad_fn_name("AddBackward1", (0,)))
+
+
 def scalar_mul(t, c):
     """``t * c`` for a Python number ``c`` as PyTorch's C++ formulas spell it: mul(Tensor, Scalar),
     one edge (MulBackward1), where Python's ``t * c`` is mul(Tensor, wrapped c), MulBackward0."""
