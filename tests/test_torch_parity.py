@@ -1388,6 +1388,16 @@ FIRST_DERIVATIVES = [
     ("x.squeeze() * y + x.squeeze((1, 3)) * y", dict(x=normal(3, 1, 4, 1), y=normal(3, 4))),
     ("x.squeeze(1) * y + x.unsqueeze(0).sum(0) * y", dict(x=normal(3, 1, 4), y=normal(3, 4))),
     ("x.view(4, 3) * y + x.flatten().reshape(4, 3) * y", dict(x=normal(3, 4), y=normal(4, 3))),
+    # unary derivatives as derivatives.yaml spells them (a number is a Scalar operand)
+    ("x.sqrt() + x.rsqrt() + x.log2() + m.log10(x) + x.log1p() + x.exp2() + x.expm1()", dict(x=positive(2, 3))),
+    ("x.cos() + x.tan() + x.atan() + x.asinh() + x.erf() + x.erfc()", dict(x=lambda r: r.uniform(-1.2, 1.2, (2, 3)))),
+    ("x.asin() + x.acos() + (x * 0.9).erfinv()", dict(x=lambda r: r.uniform(-0.9, 0.9, (2, 3)))),
+    ("(x + 2).acosh() * x", dict(x=positive(4))),
+    ("x.abs() * x + x.sgn() * x", dict(x=away(2, 3))),
+    # var's and std's backward (var_backward, std_backward)
+    ("x.var() * x + x.std() * x", dict(x=normal(2, 3))),
+    ("x.var(1) * y + (x.std(0, keepdim=True) * x).sum(1)", dict(x=normal(2, 3), y=normal(2))),
+    ("x.std((0, 2)).sum() + x.var((1, 2), correction=0).sum()", dict(x=normal(2, 3, 4))),
     # PyTorch's backward functions with derivatives of their own: one node each
     ("x.tanh() * y", dict(x=normal(2, 3), y=normal(2, 3))),
     ("x.sigmoid() ** 2", dict(x=normal(2, 3))),

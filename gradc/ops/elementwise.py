@@ -8,7 +8,8 @@ import numpy as np
 from .. import dtypes
 from .quiet import quiet
 from .registry import ELEMENTWISE, NONDIFF, PURE, ShapeError, TypeInfo, defop
-from .rules import backward_op, broadcast_shapes, elementwise_rule, same_dtype, scalar_mul, scalar_sub, unbroadcast, zero_grad
+from .rules import (backward_op, broadcast_shapes, elementwise_rule, same_dtype, scalar_add, scalar_mul, scalar_sub,
+                    unbroadcast, zero_grad)
 
 EW = frozenset({PURE, ELEMENTWISE})
 
@@ -145,13 +146,15 @@ _binary("minimum", np.minimum, _minmax_vjp(lambda a, b: a < b), saves=("in0", "i
 # ---- unary ---------------------------------------------------------------------------------
 _unary("neg", np.negative, lambda ctx, g: [-g[0]], float_only=False)
 _unary("exp", np.exp, lambda ctx, g: [g[0] * ctx.output(0)], saves=("out0",))
-_unary("exp2", np.exp2, lambda ctx, g: [g[0] * (ctx.output(0) * math.log(2))], saves=("out0",))
+_unary("exp2", np.exp2, lambda ctx, g: [scalar_mul(g[0] * ctx.output(0), math.log(2))], saves=("out0",))
 _unary("log", np.log, lambda ctx, g: [g[0] / ctx.input(0)], saves=("in0",))
-_unary("log2", np.log2, lambda ctx, g: [g[0] / (ctx.input(0) * math.log(2))], saves=("in0",))
-_unary("log10", np.log10, lambda ctx, g: [g[0] / (ctx.input(0) * math.log(10))], saves=("in0",))
-_unary("sqrt", np.sqrt, lambda ctx, g: [g[0] / (2 * ctx.output(0))], saves=("out0",))
+# (the unary derivatives below are spelled as derivatives.yaml writes them, so that a gradient
+# taken with create_graph=True has PyTorch's nodes: a number is a Scalar operand, e.g. MulBackward1)
+_unary("log2", np.log2, lambda ctx, g: [g[0] / scalar_mul(ctx.input(0), math.log(2))], saves=("in0",))
+_unary("log10", np.log10, lambda ctx, g: [g[0] / scalar_mul(ctx.input(0), math.log(10))], saves=("in0",))
+_unary("sqrt", np.sqrt, lambda ctx, g: [g[0] / scalar_mul(ctx.output(0), 2)], saves=("out0",))
 _unary("rsqrt", lambda x: 1 / np.sqrt(x),
-       lambda ctx, g: [g[0] * -0.5 * ctx.output(0) * ctx.output(0) * ctx.output(0)], saves=("out0",))
+       lambda ctx, g: [scalar_mul(g[0], -0.5) * ctx.output(0) ** 3], saves=("out0",))
 # tanh_backward(grad, result) and sigmoid_backward(grad, result): one node each under create_graph
 _unary("tanh", np.tanh, lambda ctx, g: [backward_op(ctx, "TanhBackwardBackward0", lambda gy, y: gy * (1 - y * y),
                                                     g[0], ctx.output(0))], saves=("out0",))
@@ -159,15 +162,18 @@ _unary("sigmoid", lambda x: 1 / (1 + np.exp(-x)),
        lambda ctx, g: [backward_op(ctx, "SigmoidBackwardBackward0", lambda gy, y: gy * y * (1 - y),
                                    g[0], ctx.output(0))], saves=("out0",))
 _unary("sin", np.sin, lambda ctx, g: [g[0] * ctx.input(0).cos()], saves=("in0",))
-_unary("cos", np.cos, lambda ctx, g: [-g[0] * ctx.input(0).sin()], saves=("in0",))
-_unary("tan", np.tan, lambda ctx, g: [g[0] * (1 + ctx.output(0) * ctx.output(0))], saves=("out0",))
-_unary("atan", np.arctan, lambda ctx, g: [g[0] / (1 + ctx.input(0) * ctx.input(0))], saves=("in0",))
-_unary("asin", np.arcsin, lambda ctx, g: [g[0] * (1 - ctx.input(0) * ctx.input(0)).rsqrt()], saves=("in0",))
-_unary("acos", np.arccos, lambda ctx, g: [-g[0] * (1 - ctx.input(0) * ctx.input(0)).rsqrt()], saves=("in0",))
+_unary("cos", np.cos, lambda ctx, g: [g[0] * -ctx.input(0).sin()], saves=("in0",))
+_unary("tan", np.tan, lambda ctx, g: [g[0] * scalar_add(ctx.output(0) ** 2, 1)], saves=("out0",))
+_unary("atan", np.arctan, lambda ctx, g: [g[0] / scalar_add(ctx.input(0) * ctx.input(0), 1)], saves=("in0",))
+_unary("asin", np.arcsin, lambda ctx, g: [g[0] * scalar_add(-ctx.input(0) * ctx.input(0), 1).rsqrt()],
+       saves=("in0",))
+_unary("acos", np.arccos, lambda ctx, g: [g[0] * -scalar_add(-ctx.input(0) * ctx.input(0), 1).rsqrt()],
+       saves=("in0",))
 _unary("sinh", np.sinh, lambda ctx, g: [g[0] * ctx.input(0).cosh()], saves=("in0",))
 _unary("cosh", np.cosh, lambda ctx, g: [g[0] * ctx.input(0).sinh()], saves=("in0",))
-_unary("asinh", np.arcsinh, lambda ctx, g: [g[0] * (ctx.input(0) * ctx.input(0) + 1).rsqrt()], saves=("in0",))
-_unary("acosh", np.arccosh, lambda ctx, g: [g[0] * (ctx.input(0) * ctx.input(0) - 1).rsqrt()], saves=("in0",))
+_unary("asinh", np.arcsinh, lambda ctx, g: [g[0] * scalar_add(ctx.input(0) ** 2, 1).rsqrt()], saves=("in0",))
+_unary("acosh", np.arccosh, lambda ctx, g: [g[0] * scalar_sub(ctx.input(0) * ctx.input(0), 1).rsqrt()],
+       saves=("in0",))
 _unary("atanh", np.arctanh, lambda ctx, g: [g[0] / (1 - ctx.input(0) * ctx.input(0))], saves=("in0",))
 
 
@@ -216,9 +222,10 @@ _INV_SQRT_2PI = 0.3989422804014327
 GELU_TANH_SCALE = 0.7978845608028654      # sqrt(2 / pi)
 GELU_TANH_CUBIC = 0.044715
 
-_unary("log1p", np.log1p, lambda ctx, g: [g[0] / (ctx.input(0) + 1)], saves=("in0",), node_name="Log1PBackward0")
-_unary("expm1", np.expm1, lambda ctx, g: [g[0] * (ctx.output(0) + 1)], saves=("out0",))
-_unary("erf", _erf_forward, lambda ctx, g: [g[0] * (_TWO_OVER_SQRT_PI * (-ctx.input(0) * ctx.input(0)).exp())],
+_unary("log1p", np.log1p, lambda ctx, g: [g[0] / scalar_add(ctx.input(0), 1)], saves=("in0",),
+       node_name="Log1PBackward0")
+_unary("expm1", np.expm1, lambda ctx, g: [g[0] * scalar_add(ctx.output(0), 1)], saves=("out0",))
+_unary("erf", _erf_forward, lambda ctx, g: [scalar_mul((-ctx.input(0) ** 2).exp(), _TWO_OVER_SQRT_PI) * g[0]],
        saves=("in0",))
 
 
@@ -258,7 +265,7 @@ def _erfinv_forward(x):
 
 
 _unary("erfinv", _erfinv_forward,
-       lambda ctx, g: [g[0] * (_SQRT_PI_OVER_2 * (ctx.output(0) * ctx.output(0)).exp())], saves=("out0",))
+       lambda ctx, g: [scalar_mul((ctx.output(0) ** 2).exp(), _SQRT_PI_OVER_2) * g[0]], saves=("out0",))
 
 
 def _softplus_forward(x, beta=1.0, threshold=20.0):
@@ -320,7 +327,7 @@ _unary("softplus", _softplus_forward, _softplus_vjp, saves=("in0",), attr_names=
 _unary("elu", lambda x, alpha=1.0: np.where(x > 0, x, x.dtype.type(alpha) * np.expm1(x)), _elu_vjp, saves=("in0",),
        attr_names=("alpha",), node_name="EluBackward0")
 _unary("gelu", _gelu_forward, _gelu_vjp, saves=("in0",), attr_names=("approximate",), node_name="GeluBackward0")
-_unary("abs", np.abs, lambda ctx, g: [g[0] * ctx.input(0).sign()], saves=("in0",), float_only=False)
+_unary("abs", np.abs, lambda ctx, g: [g[0] * ctx.input(0).sgn()], saves=("in0",), float_only=False)
 def _sign_forward(x):
     """PyTorch's sign, (0 < x) - (x < 0): NaN and -0.0 give +0.0 (NumPy's sign keeps both)."""
     if x.dtype == np.bool_:

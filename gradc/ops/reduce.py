@@ -10,7 +10,7 @@ from .. import dtypes
 from .._warnings import warn_at_user_code
 from .quiet import quiet
 from .registry import EmptyReductionError, NONDIFF, PURE, REDUCTION, ShapeError, TypeInfo, defop
-from .rules import (backward_op, check_dims, expand_reduced, scalar_div, fmt_shape, keep_reduced, reduced_shape,
+from .rules import (backward_op, check_dims, expand_reduced, scalar_div, scalar_mul, fmt_shape, keep_reduced, reduced_shape,
                     reduction_count)
 
 RED = frozenset({PURE, REDUCTION})
@@ -256,24 +256,34 @@ def _var_scale(n):
     return 2.0 / n if n != 0 else float("inf")
 
 
+def _var_backward(g, x, dims, keep, n):
+    """PyTorch's var_backward: ``(2 / (N - correction)) * grad * (self - self.mean(...))``, the
+    gradient unsqueezed (not expanded) where dims were dropped; a reduction of every dim without
+    keepdim is PyTorch's var() with no dims (``self.mean()``)."""
+    shape = tuple(x.shape)
+    if not keep and len(dims) == len(shape):
+        mean = x.mean()
+    else:
+        mean = x.mean(list(dims), keepdim=True)
+        if not keep and len(shape) > 1:
+            for d in sorted(dims):
+                g = g.unsqueeze(d)
+    return scalar_mul(g, _var_scale(n)) * (x - mean)
+
+
 def _var_vjp(ctx, g):
     dims, keep, shape = _dims(ctx)
-    x = ctx.input(0)
     n = reduction_count(shape, dims) - ctx.attrs["correction"]
-    centered = x - x.mean(dims, keepdim=True)
-    return [expand_reduced(g[0], shape, dims, keep) * centered * _var_scale(n)]
+    return [_var_backward(g[0], ctx.input(0), dims, keep, n)]
 
 
 def _std_vjp(ctx, g):
-    """var's gradient of g / (2 std), zero where std is zero, as PyTorch's std_backward."""
-    from ..tensor_api import where
+    """PyTorch's std_backward: var's of ``(grad / (result * 2)).masked_fill_(result == 0, 0)``."""
     dims, keep, shape = _dims(ctx)
-    x = ctx.input(0)
     n = reduction_count(shape, dims) - ctx.attrs["correction"]
-    centered = x - x.mean(dims, keepdim=True)
-    out = keep_reduced(ctx.output(0), shape, dims, keep)
-    g_var = where(out == 0, 0.0, expand_reduced(g[0], shape, dims, keep) / (out * 2))
-    return [g_var * centered * _var_scale(n)]
+    out = ctx.output(0)
+    g_var = (g[0] / scalar_mul(out, 2)).masked_fill(out == 0, 0.0)
+    return [_var_backward(g_var, ctx.input(0), dims, keep, n)]
 
 
 defop("var", infer=_reduce_infer("var", float_only=True), forward=_var_forward, vjp=_var_vjp,

@@ -132,8 +132,11 @@ def scalar_sub(t, c):
 
 def zero_grad(g):
     """Zeros like ``g``: the gradient of a piecewise-constant op (PyTorch's ``zeros_like(grad)``;
-    ``g * 0`` would turn an inf or nan incoming gradient into nan)."""
-    return apply("fill", g, value=0.0)
+    ``g * 0`` would turn an inf or nan incoming gradient into nan); like PyTorch's, it does not
+    require grad, even in a gradient taken with create_graph=True."""
+    from ..autograd import grad_mode
+    with grad_mode.no_grad():
+        return apply("fill", g, value=0.0)
 
 
 def expand_reduced(g, in_shape, dims, keepdim, *, from_scalar=False):

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from .elementwise import _binary, _unary
-from .rules import unbroadcast
+from .rules import scalar_mul, unbroadcast
 
 _INV_SQRT_PI = 0.5641895835477563
 _TWO_OVER_SQRT_PI = 1.1283791670955126
@@ -69,7 +69,7 @@ def _erfcx(x):
 
 def _erfc_vjp(ctx, g):
     x = ctx.input(0)
-    return [g[0] * (-_TWO_OVER_SQRT_PI * (-x * x).exp())]
+    return [scalar_mul((-x ** 2).exp(), -_TWO_OVER_SQRT_PI) * g[0]]     # (PyTorch's spelling)
 
 
 def _erfcx_vjp(ctx, g):
