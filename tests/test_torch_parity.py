@@ -1407,6 +1407,7 @@ FIRST_DERIVATIVES = [
     ("m.nn.functional.elu(x) * x", dict(x=away(2, 3))),
     ("m.nn.functional.softplus(x * 3, beta=2, threshold=1) * x", dict(x=away(2, 3, margin=0.1, points=(1 / 6,)))),
     ("m.nn.functional.logsigmoid(x) * y", dict(x=normal(2, 3), y=normal(2, 3))),
+    ("x.relu() * x + m.nn.functional.relu(x) ** 2 + (x * 1).relu_() * y", dict(x=away(2, 3), y=normal(2, 3))),
 ]
 
 

@@ -360,7 +360,7 @@ class _InputTie(Node):
         node_cls = _TIE_CLASSES.get(forward_name)
         if node_cls is None:
             name = ("NotImplemented" if kind not in (None, "none") else
-                    _TIE_NAMES.get(forward_name) or forward_name[:-len("0")] + "Backward0")
+                    forward_name[:-len("0")] + "Backward0")
             node_cls = _TIE_CLASSES[forward_name] = type(name, (cls,), {"__module__": "builtins"})
         node = node_cls()
         node._kind, node._input_type = kind, input_type
@@ -401,16 +401,25 @@ class _FormulaNode(Node):
             inner = self._fn(*[t if t is not None else a for t, a in zip(tracked, self._args)])
         wanted = [t for t in tracked if t is not None]
         create_graph = grad_mode._state.enabled
+        if not inner.requires_grad:      # (no argument it depends on differentiably)
+            return [_or_zeros(None, a) if t is not None else None for t, a in zip(tracked, self._args)]
         got = autograd_grad(inner, wanted, grads[0], create_graph=create_graph, allow_unused=True)
         if create_graph:       # the gradients' graphs now lead on to the arguments' own
             for t, a in zip(tracked, self._args):
                 if t is not None:
                     t._grad_fn._next = (a._grad_edge(),)
         got = iter(got)
-        return [next(got) if t is not None else None for t in tracked]
+        # (an argument the function only compares, such as threshold_backward's result, gets
+        # zeros: PyTorch's formulas give it zeros_like(grad))
+        return [_or_zeros(next(got), a) if t is not None else None for t, a in zip(tracked, self._args)]
 
     def release(self):
         self._args = None
+
+
+def _or_zeros(g, like):
+    from ..tensor import zeros_for
+    return g if g is not None else zeros_for(TypeInfo(tuple(like.shape), like.dtype))
 
 
 class _ArgumentNode(Node):
@@ -461,7 +470,7 @@ def _not_implemented(op):
 # the derivative of that backward with respect to the input: None (zeros), "none" (none: an
 # unused input) or the error PyTorch raises (its type and message)
 _TAKES_INPUT = {
-    **dict.fromkeys(["ReluBackward0", "ThresholdBackward0", "HardtanhBackward0", "LeakyReluBackward0",
+    **dict.fromkeys(["ThresholdBackward0", "HardtanhBackward0", "LeakyReluBackward0",
                      "RreluWithNoiseBackward0", "SoftshrinkBackward0", "HardshrinkBackward0",
                      "MaxPool2DWithIndicesBackward0", "MaxPool3DWithIndicesBackward0", "AvgPool2DBackward0",
                      "AvgPool3DBackward0", "AdaptiveAvgPool2DBackward0", "AdaptiveAvgPool3DBackward0",
@@ -477,7 +486,6 @@ _TAKES_INPUT = {
     "PdistBackward0": (NotImplementedError, "the derivative for '_pdist_backward' is not implemented."),
     "CdistBackward0": (NotImplementedError, "the derivative for '_cdist_backward' is not implemented."),
 }
-_TIE_NAMES = {"ReluBackward0": "ThresholdBackwardBackward0"}     # (relu's backward is threshold_backward)
 _TIE_CLASSES: dict = {}
 
 

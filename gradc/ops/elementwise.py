@@ -188,8 +188,9 @@ def _zero_where(cond, g):
     return where(cond, 0.0, g)
 
 
-_unary("relu", lambda x: np.maximum(x, np.zeros((), x.dtype)),
-       lambda ctx, g: [_zero_where(ctx.output(0) <= 0, g[0])], saves=("out0",), float_only=False)
+_unary("relu", lambda x: np.maximum(x, np.zeros((), x.dtype)),      # (threshold_backward(grad, result, 0))
+       lambda ctx, g: [backward_op(ctx, "ThresholdBackwardBackward0", lambda gy, y: _zero_where(y <= 0, gy),
+                                   g[0], ctx.output(0))], saves=("out0",), float_only=False)
 def _silu_vjp(ctx, g):
     """PyTorch's SiluBackward0: g * s * (1 + x * (1 - s)), s = sigmoid(x)."""
     x = ctx.input(0)
