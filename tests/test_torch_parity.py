@@ -1437,6 +1437,20 @@ def test_first_derivative_graphs(expr, inputs):
             np.testing.assert_allclose(g, t, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("expr", ["x.norm()", "x.norm(dim=1)", "x.norm(3, dim=0, keepdim=True)", "x.norm(1)",
+                                  "x.norm(float('inf'), dim=1)", "x.norm(1.5)"])
+def test_norm_first_derivative_graph(expr):
+    """norm_backward's ops, to two levels below the gradient's node (gradc then divides by a norm
+    made safe where it is zero, where PyTorch divides by the norm itself; for p < 1 the safe
+    norm is one level higher)."""
+    trees = []
+    for m in (torch, gradc):
+        x = m.tensor([[0.5, -1.0, 2.0], [1.5, 0.0, -0.5]], dtype=m.float64, requires_grad=True)
+        (g,) = m.autograd.grad(eval(expr, {"m": m, "x": x}).sum(), x, create_graph=True)
+        trees.append(tree(g.grad_fn, max_depth=2))
+    assert trees[0] == trees[1]
+
+
 def sc_backward_function_node(m):
     """A backward function's node (TanhBackwardBackward0) differentiated twice, then freed."""
     x = m.tensor([0.3, -1.2, 2.0], dtype=m.float64, requires_grad=True)

@@ -10,8 +10,8 @@ from .. import dtypes
 from .._warnings import warn_at_user_code
 from .quiet import quiet
 from .registry import EmptyReductionError, NONDIFF, PURE, REDUCTION, ShapeError, TypeInfo, defop
-from .rules import (backward_op, check_dims, expand_reduced, scalar_div, scalar_mul, fmt_shape, keep_reduced, reduced_shape,
-                    reduction_count)
+from .rules import (backward_op, check_dims, expand_reduced, fmt_shape, keep_reduced, reduced_shape,
+                    reduction_count, scalar_div, scalar_mul, zero_grad)
 
 RED = frozenset({PURE, REDUCTION})
 _ATTRS = ("dims", "keepdim")
@@ -206,32 +206,39 @@ def _norm_forward(x, p, dims, keepdim):
 
 
 def _norm_vjp(ctx, g):
-    """PyTorch's norm_backward by the order p: zero where the norm is zero, and at zero entries for
-    p < 1; every division is by a norm made safe there, so double backward has no 0 * inf."""
+    """PyTorch's norm_backward by the order p, op for op (the gradient and the norm unsqueezed
+    where dims were dropped, ``grad * (self / norm).masked_fill_(norm == 0, 0)`` for p = 2, ...),
+    except that every division is by a norm made safe where it is zero, so double backward there
+    has no 0 * inf (zeros, where PyTorch's are NaN)."""
     from ..tensor_api import where
     dims, keep, shape = _dims(ctx)
     p = ctx.attrs["p"]
     x = ctx.input(0)
-    out = keep_reduced(ctx.output(0), shape, dims, keep)
-    gg = expand_reduced(g[0], shape, dims, keep)
-    if p == 1:
-        return [gg * x.sign()]
+    gg, out = g[0], ctx.output(0)
+    if not keep and shape and len(dims) < len(shape):     # (a full reduction broadcasts its 0-d values)
+        for d in sorted(dims):
+            gg, out = gg.unsqueeze(d), out.unsqueeze(d)
     if p == 0:
-        return [gg * 0]
-    if p in (float("inf"), float("-inf")):      # shared evenly among the ties, as PyTorch's
-        mask = x.abs() == out
-        return [where(mask, gg * x.sign() / mask.sum(dims, keepdim=True), 0.0)]
+        return [zero_grad(x)]
+    if p == 1:
+        return [x.sgn() * gg]
+    if p in (float("inf"), float("-inf")):      # shared evenly among the ties (and NaNs), as PyTorch's
+        x_abs = x.abs()
+        mask = (x_abs == out) | x_abs.isnan()
+        return [x.sgn() * ((gg / mask.sum(list(dims), keepdim=True)) * mask)]
     is_zero = out == 0
     safe_out = where(is_zero, 1.0, out)
     if p == 2:
-        return [where(is_zero, 0.0, gg * x / safe_out)]
+        return [gg * (x / safe_out).masked_fill(is_zero, 0.0)]
     if p < 1:
         nonzero = x != 0
-        scaled = where(nonzero, x.sign() * where(nonzero, x.abs(), 1.0) ** (p - 1), 0.0)
-        return [where(is_zero, 0.0, scaled * gg * safe_out ** (1 - p))]
+        scaled = x.sgn() * (where(nonzero, x.abs(), 1.0) ** (p - 1)).masked_fill(~nonzero, 0.0)
+        # (0 where the norm is: for p < 0 an entry of 0 makes it 0, with other entries nonzero)
+        return [scaled * gg * where(is_zero, 0.0, safe_out ** (1 - p))]
+    scale = (gg / safe_out ** (p - 1)).masked_fill(is_zero, 0.0)
     if p < 2:
-        return [where(is_zero, 0.0, x.sign() * x.abs() ** (p - 1) * gg / safe_out ** (p - 1))]
-    return [where(is_zero, 0.0, gg * x * x.abs() ** (p - 2) / safe_out ** (p - 1))]
+        return [x.sgn() * x.abs() ** (p - 1) * scale]
+    return [x * x.abs() ** (p - 2) * scale]
 
 
 defop("norm", infer=_reduce_infer("norm", float_only=True), forward=_norm_forward, vjp=_norm_vjp,
