@@ -475,6 +475,22 @@ OPS = [
     ("(x * 1).zero_()", dict(x=normal(2, 3))),
     ("(x * 1).copy_(y)", dict(x=normal(2, 3), y=normal(3))),
     ("m.zeros(2, 3).copy_(y)", dict(y=normal(2, 3)), TOP),
+    # functions gradc composes of table ops, recorded as PyTorch's one node with its edges
+    ("m.nn.functional.mse_loss(x, y)", dict(x=normal(3, 4), y=normal(3, 4))),
+    ("m.nn.functional.mse_loss(x, x * 2, reduction='sum') + m.nn.functional.mse_loss(x, x)", dict(x=normal(3, 4))),
+    ("m.nn.functional.huber_loss(x, y, delta=0.5)", dict(x=normal(3, 4), y=normal(3, 4))),
+    ("m.nn.functional.smooth_l1_loss(x, y, reduction='none')", dict(x=normal(3, 4), y=normal(3, 4))),
+    ("m.nn.functional.binary_cross_entropy(x, y)", dict(x=lambda r: r.uniform(0.1, 0.9, (3, 4)),
+                                                       y=lambda r: r.uniform(0.0, 1.0, (3, 4)))),
+    ("m.nn.functional.binary_cross_entropy_with_logits(x, y)", dict(x=normal(3, 4), y=lambda r: r.uniform(0, 1, (3, 4)))),
+    ("m.nn.functional.layer_norm(x, [4])", dict(x=normal(3, 4))),
+    ("m.nn.functional.layer_norm(x, (4,), w, b)", dict(x=normal(3, 4), w=normal(4), b=normal(4))),
+    ("m.nn.functional.group_norm(x, 2, w, b)", dict(x=normal(3, 4, 2), w=normal(4), b=normal(4))),
+    ("m.nn.functional.hardtanh(x) + m.nn.functional.hardswish(x)", dict(x=away(2, 3, margin=0.1, points=(-3, -1, 1, 3)))),
+    ("m.nn.functional.mish(x) * m.nn.functional.celu(x, 0.5)", dict(x=away(2, 3))),
+    ("m.nn.functional.glu(x, 0)", dict(x=normal(4, 3))),
+    ("m.nn.functional.softshrink(x) + m.nn.functional.hardshrink(x) + m.nn.functional.threshold(x, 0.2, 3.0)",
+     dict(x=away(2, 3, margin=0.1, points=(-0.5, 0.2, 0.5)))),
     # a composite
     ("-(x @ w).tanh().log_softmax(-1).gather(1, t.unsqueeze(1)).mean()",
      dict(x=normal(3, 4), w=normal(4, 5), t=ints([1, 0, 4]))),
@@ -1449,6 +1465,39 @@ def test_norm_first_derivative_graph(expr):
         (g,) = m.autograd.grad(eval(expr, {"m": m, "x": x}).sum(), x, create_graph=True)
         trees.append(tree(g.grad_fn, max_depth=2))
     assert trees[0] == trees[1]
+
+
+COMPOSITE_NODES = ["m.nn.functional.mse_loss(x, y)", "m.nn.functional.mse_loss(x, x * 2)",
+                   "m.nn.functional.huber_loss(x, y, delta=0.4)", "m.nn.functional.layer_norm(x, [3], y[0], y[1])",
+                   "m.nn.functional.glu(x, 0)", "m.nn.functional.mish(x) * y"]
+
+
+@pytest.mark.parametrize("expr", COMPOSITE_NODES)
+def test_composite_node_higher_derivatives(expr):
+    """A composition recorded as one node: gradients taken with create_graph=True, and their own
+    gradients, are PyTorch's (through the pieces' graph, linked to the arguments)."""
+    outs = []
+    for m in (torch, gradc):
+        x = m.tensor([[0.3, -1.2, 0.8], [1.5, 0.2, -0.4]], dtype=m.float64, requires_grad=True)
+        y = m.tensor([[0.5, -0.25, 2.0], [1.0, 0.7, -1.1]], dtype=m.float64, requires_grad=True)
+        out = eval(expr, {"m": m, "x": x, "y": y})
+        gx, gy = m.autograd.grad((out * out).sum(), (x, y), create_graph=True, allow_unused=True)
+        tracked = [g for g in (gx, gy) if g is not None]
+        second = m.autograd.grad(sum((g * g.detach().exp()).sum() for g in tracked), (x, y), allow_unused=True)
+        outs.append([None if t is None else t.detach().numpy() for t in (gx, gy) + second])
+    for t, g in zip(*outs):
+        assert (t is None) == (g is None)
+        if t is not None:
+            np.testing.assert_allclose(g, t, rtol=1e-10, atol=1e-12)
+
+
+def test_hardsigmoid_graph():
+    """(A graph test only: PyTorch's gradient takes its 1/6 in float32, even for doubles.)"""
+    trees = []
+    for m in (torch, gradc):
+        x = m.tensor([[-3.5, -1.5, 0.0], [0.5, 1.5, 3.5]], requires_grad=True)
+        trees.append(tree(m.nn.functional.hardsigmoid(x * 2).grad_fn))
+    assert trees[0] == trees[1] and trees[0][0] == "HardsigmoidBackward0"
 
 
 def sc_backward_function_node(m):

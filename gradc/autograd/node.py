@@ -69,6 +69,9 @@ class Node:
             setattr(self, attr, d)
         return d
 
+    def _rebind_output(self, old, new):
+        """After an in-place op on an output (a node that saves none has nothing to do)."""
+
     def name(self) -> str:
         n = type(self).__name__
         return f"torch::autograd::{n}" if n in CPP_NODES else n
@@ -501,17 +504,26 @@ class AccumulateGrad(Node):
         return []
 
 
-def grad_fn_named(name):
+def grad_fn_named(name, edges=None):
     """Decorator for a composition (a PyTorch function spelled with several table ops): its result's
     grad_fn shows PyTorch's name (``NllLossBackward0`` for cross_entropy) instead of its last piece's.
     ``name`` is a string or a function of the call's arguments giving one (None: keep the piece's).
     Only the last node is renamed, and only if the call made it (an argument returned as it is
-    keeps its own); its ``next_functions`` are still the pieces', not PyTorch's."""
+    keeps its own); its ``next_functions`` are still the pieces', not PyTorch's. With ``edges``, a
+    function of the call's arguments giving the tensors PyTorch's node has an edge to (in its
+    order, None for an absent optional one), the call is recorded as that one node instead
+    (``_CompositeNode``), so ``next_functions`` are PyTorch's too."""
     import functools
 
     def decorate(fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
+            if edges is not None and grad_mode._state.enabled:
+                want = name(*args, **kwargs) if callable(name) else name
+                if want:
+                    out = _composite_call(want, edges(*args, **kwargs), fn, args, kwargs)
+                    if out is not None:
+                        return out
             start = next(_seq)
             out = fn(*args, **kwargs)
             want = name(*args, **kwargs) if callable(name) else name
@@ -523,3 +535,78 @@ def grad_fn_named(name):
             return out
         return wrapper
     return decorate
+
+
+class _CompositeNode(Node):
+    """A PyTorch function that gradc composes of table ops, recorded as PyTorch's one node
+    (MseLossBackward0 with edges to input and target): the pieces' graph (the inner graph) starts
+    at ``_ArgumentNode`` aliases of the arguments, and this node's backward differentiates it
+    (under create_graph=True linking the aliases to the arguments, as a formula node does)."""
+    __module__ = "builtins"
+    _tied_to_inputs = OpNode._tied_to_inputs
+
+    def apply(self, grads, retain_graph=True):
+        from . import grad as autograd_grad
+        if self._inner is None:
+            raise RuntimeError(FREED_MESSAGE)
+        wanted = list({id(a): a for a in self._aliases if a is not None}.values())
+        create_graph = grad_mode._state.enabled
+        got = autograd_grad(self._inner, wanted, grads[0], retain_graph=True, create_graph=create_graph,
+                            allow_unused=True)
+        by_alias = {id(a): g for a, g in zip(wanted, got)}
+        if create_graph:
+            for a, t in zip(self._aliases, self._args):
+                if a is not None:
+                    a._grad_fn._next = (t._grad_edge(),)
+        result = []
+        for a, t in zip(self._aliases, self._args):      # (an argument given twice: its gradient once)
+            result.append(None if a is None or id(a) not in by_alias else _or_zeros(by_alias.pop(id(a)), t))
+        if create_graph and type(self).__name__ in _TAKES_INPUT:
+            result = self._tied_to_inputs(result)
+        return result
+
+    def release(self):
+        self._inner = None
+
+
+_COMPOSITE_CLASSES: dict = {}
+
+
+def composite_class(name):
+    """The ``_CompositeNode`` subclass named ``name``."""
+    cls = _COMPOSITE_CLASSES.get(name)
+    if cls is None:
+        cls = _COMPOSITE_CLASSES[name] = type(name, (_CompositeNode,), {"__module__": "builtins"})
+    return cls
+
+
+def _composite_call(name, tensors, fn, args, kwargs):
+    """``fn(*args, **kwargs)`` recorded as one ``_CompositeNode`` named ``name`` with an edge per
+    tensor of ``tensors``; None when it is not (no eager argument requires grad, or the result is
+    not a new tensor of the pieces': the caller then runs ``fn`` as it is)."""
+    from ..ops.dispatch import capturing
+    from ..tensor import Tensor
+    if capturing or not all(t is None or isinstance(t, Tensor) for t in tensors) or \
+            not any(t is not None and t.requires_grad for t in tensors):
+        return None       # (while @gradc.compile traces, eager ops on arguments are recorded)
+    aliases = {}
+    for t in tensors:
+        if t is not None and t.requires_grad and id(t) not in aliases:
+            aliases[id(t)] = _ArgumentNode.of(t)
+
+    def swap(a):
+        return aliases.get(id(a), a) if isinstance(a, Tensor) else a
+    inner = fn(*[swap(a) for a in args], **{k: swap(v) for k, v in kwargs.items()})
+    if not isinstance(inner, Tensor) or inner._grad_fn is None or inner._base is not None or \
+            any(inner is a for a in aliases.values()):
+        return None
+    node = composite_class(name)()
+    node._inner, node._args = inner, list(tensors)
+    node._aliases = [aliases.get(id(t)) if t is not None else None for t in tensors]
+    node._next = tuple(t._grad_edge() if t is not None and t.requires_grad else (None, 0) for t in tensors)
+    node._output_types = (TypeInfo(tuple(inner.shape), inner.dtype),)
+    node._input_types = [TypeInfo(tuple(t.shape), t.dtype) if t is not None else None for t in tensors]
+    out = Tensor._wrap(inner._data)
+    out._device = inner._device
+    out._grad_fn, out._output_nr, out._requires_grad = node, 0, True
+    return out

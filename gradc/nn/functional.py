@@ -20,6 +20,21 @@ from ..resampling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg
                           max_pool1d, pixel_shuffle, pixel_unshuffle)
 
 
+# The tensors PyTorch's node for a function has an edge to (grad_fn_named's ``edges``)
+def _input_target(input, target, *args, **kwargs):
+    return (input, target)
+
+
+def _input_weight_bias(input, *args, weight=None, bias=None, **kwargs):
+    """(input, weight, bias) of layer_norm(input, normalized_shape, weight, bias, eps) and
+    group_norm(input, num_groups, weight, bias, eps), given by position or by name."""
+    if len(args) > 1:
+        weight = args[1]
+    if len(args) > 2:
+        bias = args[2]
+    return (input, weight, bias)
+
+
 def _linear_node_name(x, weight, bias=None):
     """PyTorch's: addmm for a matrix with a bias, mm without; a view of it for other ranks."""
     if x.ndim == 2:
@@ -173,7 +188,7 @@ def softmin(x, dim=None, _stacklevel=3, dtype=None):
 
 # ---- piecewise and smooth activations as compositions (values and gradients are PyTorch's,
 # boundaries included; PyTorch records one node for most, e.g. HardtanhBackward0) ----------------
-@grad_fn_named("HardtanhBackward0")
+@grad_fn_named("HardtanhBackward0", edges=lambda x, *a, **k: (x,))
 def hardtanh(x, min_val=-1.0, max_val=1.0, inplace=False):
     """clamp(x, min_val, max_val) whose gradient passes strictly inside (min_val, max_val)."""
     from ..tensor_api import where
@@ -190,7 +205,7 @@ def relu6(x, inplace=False):
 
 
 @honours_inplace
-@grad_fn_named("HardsigmoidBackward0")
+@grad_fn_named("HardsigmoidBackward0", edges=lambda x, *a, **k: (x,))
 def hardsigmoid(x, inplace=False):
     """relu6(x + 3) / 6: gradient 1/6 strictly inside (-3, 3) (a NaN gets none, as PyTorch's)."""
     from ..tensor_api import where
@@ -199,7 +214,7 @@ def hardsigmoid(x, inplace=False):
 
 
 @honours_inplace
-@grad_fn_named("HardswishBackward0")
+@grad_fn_named("HardswishBackward0", edges=lambda x, *a, **k: (x,))
 def hardswish(x, inplace=False):
     """0 up to -3, x from 3 on, x (x + 3) / 6 between (PyTorch's gradient: 0, 1, x / 3 + 1/2)."""
     from ..tensor_api import where
@@ -208,7 +223,7 @@ def hardswish(x, inplace=False):
 
 
 @honours_inplace
-@grad_fn_named("MishBackward0")
+@grad_fn_named("MishBackward0", edges=lambda x, *a, **k: (x,))
 def mish(x, inplace=False):
     return x * softplus(x).tanh()
 
@@ -226,7 +241,7 @@ def selu(x, inplace=False):
     return selu_(x) if inplace else _selu(x)
 
 
-@grad_fn_named(lambda x, alpha=1.0, inplace=False: None if inplace else "CeluBackward0")
+@grad_fn_named(lambda x, alpha=1.0, inplace=False: None if inplace else "CeluBackward0", edges=lambda x, *a, **k: (x,))
 def celu(x, alpha=1.0, inplace=False):
     """max(0, x) + min(0, alpha (exp(x / alpha) - 1)), which is alpha * elu(x / alpha)."""
     if alpha == 0:
@@ -236,7 +251,7 @@ def celu(x, alpha=1.0, inplace=False):
     return alpha * elu(x / alpha)
 
 
-@grad_fn_named("GluBackward0")
+@grad_fn_named("GluBackward0", edges=lambda x, *a, **k: (x,))
 def glu(x, dim=-1):
     n = x.shape[dim]
     if n % 2:
@@ -253,7 +268,8 @@ def tanhshrink(x):
     return x - x.tanh()
 
 
-@grad_fn_named(lambda x, threshold, value, inplace=False: None if inplace else "ThresholdBackward0")
+@grad_fn_named(lambda x, threshold, value, inplace=False: None if inplace else "ThresholdBackward0",
+               edges=lambda x, *a, **k: (x,))
 def threshold(x, threshold, value, inplace=False):
     from ..tensor_api import where
     if inplace:
@@ -263,13 +279,13 @@ def threshold(x, threshold, value, inplace=False):
     return where(x <= threshold, x * 0.0 + value, x)                 # (NaN: kept, with its gradient)
 
 
-@grad_fn_named("HardshrinkBackward0")
+@grad_fn_named("HardshrinkBackward0", edges=lambda x, *a, **k: (x,))
 def hardshrink(x, lambd=0.5):
     from ..tensor_api import where
     return where((x >= -lambd) & (x <= lambd), x * 0.0, x)
 
 
-@grad_fn_named("SoftshrinkBackward0")
+@grad_fn_named("SoftshrinkBackward0", edges=lambda x, *a, **k: (x,))
 def softshrink(x, lambd=0.5):
     from ..tensor_api import where
     if lambd < 0:
@@ -277,7 +293,7 @@ def softshrink(x, lambd=0.5):
     return where((x >= -lambd) & (x <= lambd), x * 0.0, where(x > lambd, x - lambd, x + lambd))
 
 
-@grad_fn_named("PreluKernelBackward0")
+@grad_fn_named("PreluKernelBackward0", edges=lambda x, weight: (x, weight))
 def prelu(x, weight):
     """x where x > 0, weight * x elsewhere; one weight, or one per channel (dim 1)."""
     from ..tensor_api import where
@@ -325,7 +341,7 @@ def _moments(x, dims):
     return mean, centered, (centered * centered).mean(dims, keepdim=True)
 
 
-@grad_fn_named("NativeLayerNormBackward0")
+@grad_fn_named("NativeLayerNormBackward0", edges=_input_weight_bias)
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(x - mean) / sqrt(var + eps) over the trailing ``normalized_shape`` dims (biased variance),
     then ``* weight + bias``: a composition that ``@gradc.compile`` fuses into one row kernel
@@ -343,7 +359,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return y + bias if bias is not None else y
 
 
-@grad_fn_named("NativeGroupNormBackward0")
+@grad_fn_named("NativeGroupNormBackward0", edges=_input_weight_bias)
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Normalise each of ``num_groups`` groups of channels (dim 1) over its channels and spatial
     dims (biased variance), then ``* weight + bias`` per channel."""
@@ -729,7 +745,7 @@ def _reduce(loss, reduction):
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
-@grad_fn_named("MseLossBackward0")
+@grad_fn_named("MseLossBackward0", edges=_input_target)
 def mse_loss(input, target, reduction="mean"):
     _warn_size_mismatch(input, target)
     d = input - target
@@ -749,7 +765,8 @@ def l1_loss(input, target, reduction="mean"):
     return _reduce((input - target).abs(), reduction)
 
 
-@grad_fn_named(lambda input, target, reduction="mean", beta=1.0: "SmoothL1LossBackward0" if beta else None)
+@grad_fn_named(lambda input, target, reduction="mean", beta=1.0: "SmoothL1LossBackward0" if beta else None,
+               edges=_input_target)
 def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (beta = 0: l1_loss)."""
     _warn_size_mismatch(input, target)
@@ -764,7 +781,7 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
     return _reduce(where(d < beta, (0.5 / beta) * (d * d), d - 0.5 * beta), reduction)
 
 
-@grad_fn_named("HuberLossBackward0")
+@grad_fn_named("HuberLossBackward0", edges=_input_target)
 def huber_loss(input, target, reduction="mean", delta=1.0):
     """0.5 d^2 where |d| <= delta, else delta (|d| - 0.5 delta)."""
     _warn_size_mismatch(input, target)
@@ -775,7 +792,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
     return _reduce(where(d <= delta, 0.5 * (d * d), delta * (d - 0.5 * delta)), reduction)
 
 
-@grad_fn_named("BinaryCrossEntropyWithLogitsBackward0")
+@grad_fn_named("BinaryCrossEntropyWithLogitsBackward0", edges=_input_target)
 def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean", pos_weight=None):
     """PyTorch's stable form: (1 - t) x + (1 + (pos_weight - 1) t) softplus(-x)."""
     if tuple(target.shape) != tuple(input.shape):
@@ -789,7 +806,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean
     return _reduce(loss, reduction)
 
 
-@grad_fn_named("BinaryCrossEntropyBackward0")
+@grad_fn_named("BinaryCrossEntropyBackward0", edges=_input_target)
 def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     """-(t log p + (1 - t) log(1 - p)), each log clamped at -100 as PyTorch's."""
     if tuple(target.shape) != tuple(input.shape):
@@ -944,10 +961,12 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 # ==== more layers and losses PyTorch users reach for (compositions of table ops) ==================
 def _rename_node(t, name):
     """Show ``t``'s grad_fn (a node this call made) under PyTorch's ``name``."""
-    from ..autograd.node import OpNode, node_class
+    from ..autograd.node import OpNode, _CompositeNode, composite_class, node_class
     node = getattr(t, "_grad_fn", None)
     if isinstance(node, OpNode):
         node.__class__ = node_class(name)
+    elif isinstance(node, _CompositeNode):
+        node.__class__ = composite_class(name)
     return t
 
 
