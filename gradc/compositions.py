@@ -892,18 +892,22 @@ def _check_conv(input, weight, bias, stride, padding, groups, nd):
         raise RuntimeError(f"Input type ({input.dtype.c_type}) and bias type ({bias.dtype.c_type}) should be the same")
 
 
+def _conv_edges(input, weight, bias=None, *args, **kwargs):
+    return (input, weight, bias)
+
+
 def _conv_node(nd):
     """ConvolutionBackward0 for a batched input; PyTorch squeezes an unbatched one's batch dim off last."""
     return lambda input, *args, **kwargs: "ConvolutionBackward0" if input.ndim == nd + 2 else None
 
 
-@grad_fn_named(_conv_node(2))
+@grad_fn_named(_conv_node(2), edges=_conv_edges)
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """``nn.functional.conv2d`` as im2col (PyTorch records one ConvolutionBackward0)."""
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
-@grad_fn_named(_conv_node(3))
+@grad_fn_named(_conv_node(3), edges=_conv_edges)
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """``nn.functional.conv3d``: input (N, C, D, H, W) or unbatched (C, D, H, W), weight
     (O, C / groups, kD, kH, kW)."""
@@ -914,7 +918,7 @@ def _single(v):
     return tuple(v) if isinstance(v, (tuple, list)) else (v,)
 
 
-@grad_fn_named(_conv_node(1))
+@grad_fn_named(_conv_node(1), edges=_conv_edges)
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """``nn.functional.conv1d``: conv2d on a height-1 image (input (N, C, L) or unbatched (C, L),
     weight (O, C / groups, K))."""
@@ -974,19 +978,19 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     return out.squeeze(0) if unbatched else out
 
 
-@grad_fn_named(_conv_node(2))
+@grad_fn_named(_conv_node(2), edges=_conv_edges)
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """``nn.functional.conv_transpose2d`` (weight (C_in, C_out / groups, kH, kW))."""
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
 
 
-@grad_fn_named(_conv_node(3))
+@grad_fn_named(_conv_node(3), edges=_conv_edges)
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """``nn.functional.conv_transpose3d`` (weight (C_in, C_out / groups, kD, kH, kW))."""
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3)
 
 
-@grad_fn_named(_conv_node(1))
+@grad_fn_named(_conv_node(1), edges=_conv_edges)
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     batched = input if input.ndim == 3 else input.unsqueeze(0)
     out = conv_transpose2d(batched.unsqueeze(2), weight.unsqueeze(2), bias, (1, _single(stride)[0]),

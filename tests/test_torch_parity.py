@@ -491,6 +491,11 @@ OPS = [
     ("m.nn.functional.glu(x, 0)", dict(x=normal(4, 3))),
     ("m.nn.functional.softshrink(x) + m.nn.functional.hardshrink(x) + m.nn.functional.threshold(x, 0.2, 3.0)",
      dict(x=away(2, 3, margin=0.1, points=(-0.5, 0.2, 0.5)))),
+    ("m.nn.functional.conv2d(x, w)", dict(x=normal(2, 3, 5, 5), w=normal(4, 3, 2, 2))),
+    ("m.nn.functional.conv2d(x, w, b, stride=2, padding=1)", dict(x=normal(2, 3, 5, 5), w=normal(4, 3, 2, 2), b=normal(4))),
+    ("m.nn.functional.conv1d(x, w, b)", dict(x=normal(2, 3, 6), w=normal(4, 3, 2), b=normal(4))),
+    ("m.nn.functional.nll_loss(x, t)", dict(x=normal(4, 5), t=ints([0, 4, 2, 1]))),
+    ("m.nn.functional.cross_entropy(x, t, reduction='sum')", dict(x=normal(4, 5), t=ints([0, 4, 2, 1]))),
     # a composite
     ("-(x @ w).tanh().log_softmax(-1).gather(1, t.unsqueeze(1)).mean()",
      dict(x=normal(3, 4), w=normal(4, 5), t=ints([1, 0, 4]))),
@@ -1469,7 +1474,9 @@ def test_norm_first_derivative_graph(expr):
 
 COMPOSITE_NODES = ["m.nn.functional.mse_loss(x, y)", "m.nn.functional.mse_loss(x, x * 2)",
                    "m.nn.functional.huber_loss(x, y, delta=0.4)", "m.nn.functional.layer_norm(x, [3], y[0], y[1])",
-                   "m.nn.functional.glu(x, 0)", "m.nn.functional.mish(x) * y"]
+                   "m.nn.functional.glu(x, 0)", "m.nn.functional.mish(x) * y",
+                   "m.nn.functional.conv1d(x[None], y[:, None].expand(2, 2, 3)[:, :, :2], y[0, :2])",
+                   "m.nn.functional.cross_entropy(x * y, m.tensor([2, 0]))"]
 
 
 @pytest.mark.parametrize("expr", COMPOSITE_NODES)

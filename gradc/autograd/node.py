@@ -511,8 +511,8 @@ def grad_fn_named(name, edges=None):
     Only the last node is renamed, and only if the call made it (an argument returned as it is
     keeps its own); its ``next_functions`` are still the pieces', not PyTorch's. With ``edges``, a
     function of the call's arguments giving the tensors PyTorch's node has an edge to (in its
-    order, None for an absent optional one), the call is recorded as that one node instead
-    (``_CompositeNode``), so ``next_functions`` are PyTorch's too."""
+    order, None for an absent optional one; None for the whole: not so recorded), the call is
+    recorded as that one node instead (``_CompositeNode``), so ``next_functions`` are PyTorch's too."""
     import functools
 
     def decorate(fn):
@@ -520,8 +520,9 @@ def grad_fn_named(name, edges=None):
         def wrapper(*args, **kwargs):
             if edges is not None and grad_mode._state.enabled:
                 want = name(*args, **kwargs) if callable(name) else name
-                if want:
-                    out = _composite_call(want, edges(*args, **kwargs), fn, args, kwargs)
+                tensors = edges(*args, **kwargs) if want else None
+                if tensors is not None:
+                    out = _composite_call(want, tensors, fn, args, kwargs)
                     if out is not None:
                         return out
             start = next(_seq)
@@ -597,16 +598,19 @@ def _composite_call(name, tensors, fn, args, kwargs):
     def swap(a):
         return aliases.get(id(a), a) if isinstance(a, Tensor) else a
     inner = fn(*[swap(a) for a in args], **{k: swap(v) for k, v in kwargs.items()})
-    if not isinstance(inner, Tensor) or inner._grad_fn is None or inner._base is not None or \
-            any(inner is a for a in aliases.values()):
+    if not isinstance(inner, Tensor) or inner._grad_fn is None or any(inner is a for a in aliases.values()):
         return None
+    data = inner._data
+    if inner._base is not None:      # (a view of a piece: the result gets storage of its own)
+        with grad_mode.no_grad():
+            data = inner.clone()._data
     node = composite_class(name)()
     node._inner, node._args = inner, list(tensors)
     node._aliases = [aliases.get(id(t)) if t is not None else None for t in tensors]
     node._next = tuple(t._grad_edge() if t is not None and t.requires_grad else (None, 0) for t in tensors)
     node._output_types = (TypeInfo(tuple(inner.shape), inner.dtype),)
     node._input_types = [TypeInfo(tuple(t.shape), t.dtype) if t is not None else None for t in tensors]
-    out = Tensor._wrap(inner._data)
+    out = Tensor._wrap(data)
     out._device = inner._device
     out._grad_fn, out._output_nr, out._requires_grad = node, 0, True
     return out

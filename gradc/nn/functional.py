@@ -862,7 +862,7 @@ def _nll_node_name(input, target=None, weight=None, size_average=None, ignore_in
     return "ViewBackward0" if reduction == "none" and input.ndim != 4 else "NllLoss2DBackward0"
 
 
-@grad_fn_named(_nll_node_name)
+@grad_fn_named(_nll_node_name, edges=lambda input, *args, **kwargs: (input,) if input.ndim <= 2 else None)
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """-input[n, target[n], ...] per element, times ``weight[target]``; targets equal to
     ``ignore_index`` count for nothing; ``mean`` divides by the sum of the counted weights
