@@ -1520,6 +1520,30 @@ def sc_backward_function_node(m):
             err_of(lambda: g.sum().backward())]
 
 
+def sc_one_node_graph_lifetimes(m):
+    """A backward function's node refuses a saved argument written in place; a loss's node and
+    its gradient's graph are freed as PyTorch's are."""
+    x = m.tensor([[0.5, -1.0], [2.0, 1.0]], requires_grad=True)
+    y = x.tanh()
+    (g,) = m.autograd.grad(y.sum(), x, create_graph=True)
+    with m.no_grad():
+        y.mul_(2)
+    out = [err_of(lambda: m.autograd.grad(g.sum(), x))]
+    loss = m.nn.functional.mse_loss(x, m.tensor([[1.0, 2.0], [0.0, 1.0]]))
+    (g,) = m.autograd.grad(loss, x, create_graph=True)
+    g.pow(2).sum().backward()
+    loss.backward()
+    out += [repr(x.grad), err_of(loss.backward)]
+    z = x.sigmoid()
+    (g,) = m.autograd.grad(z.sum(), x, create_graph=True)
+    g.pow(2).sum().backward()
+    return out + [err_of(lambda: z.sum().backward())]
+
+
+def test_one_node_graph_lifetimes():
+    assert sc_one_node_graph_lifetimes(gradc) == sc_one_node_graph_lifetimes(torch)
+
+
 def test_backward_function_node():
     assert sc_backward_function_node(gradc) == sc_backward_function_node(torch)
 

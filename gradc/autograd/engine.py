@@ -96,8 +96,8 @@ def _accumulate(node: AccumulateGrad, grad, create_graph: bool):
         fn([grad], [])
 
 
-def _collect(roots):
-    """Count, for every reachable node, how many edges lead into it."""
+def _collect(roots, stop=()):
+    """Count, for every reachable node, how many edges lead into it (not looking past ``stop``)."""
     deps: dict = {}
     seen = set()
     stack = list(dict.fromkeys(n for n in roots if n is not None))   # a root given twice counts once
@@ -105,6 +105,8 @@ def _collect(roots):
         seen.add(n)
     while stack:
         n = stack.pop()
+        if n in stop:
+            continue
         for nxt, _ in n._next:
             if nxt is None:
                 continue
@@ -123,7 +125,10 @@ def _needed(nodes, targets):
         if n in memo:
             return memo[n]
         memo[n] = False
-        hit = n in targets
+        if n in targets:       # (what lies past a target is judged on its own)
+            memo[n] = True
+            return True
+        hit = False
         for nxt, _ in n._next:
             if nxt is not None and reaches(nxt):
                 hit = True
@@ -296,22 +301,24 @@ def _capture(node, nrs, grads, captured, hooked: bool) -> None:
         captured[(node, nr)] = _add(captured.get((node, nr)), g)
 
 
-def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, capture=None):
+def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, capture=None, subgraph=False):
     """Propagate ``root_grads`` from the (node, output_nr) ``roots``.
 
     ``capture``: a list of (node, output_nr) whose incoming gradient is returned instead
     of being accumulated (autograd.grad); then AccumulateGrad nodes do not run.
+    ``subgraph``: the graph between the roots and the captured edges only, which is the whole
+    graph of what a composite node computed from its arguments (``node._CompositeNode``): the
+    captured nodes neither run nor are looked past, and their tensors' hooks do not run.
     """
     anomaly = anomaly_mode._state.enabled
     if capture is None and len(roots) == 1 and not anomaly and \
             _run_single_node(roots[0], root_grads[0], retain_graph, create_graph):
         return {}
     root_nodes = [n for n, _ in roots]
-    deps, seen = _collect(root_nodes)
-    targets = None
+    targets = {n for n, _ in capture} if capture is not None else None
+    deps, seen = _collect(root_nodes, targets if subgraph else ())
     captured = {}
     if capture is not None:
-        targets = {n for n, _ in capture}
         # the nodes that must run: those leading to a captured edge beyond their own inputs
         reaching = _needed(seen, targets)
         needed = {n for n in reaching if any(nxt in reaching for nxt, _ in n._next)}
@@ -337,7 +344,13 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, c
             node = pop(ready)[2]
             grads = buffers.pop(node, None) or {}
             if capture is not None and node in captures:
-                _capture(node, captures[node], grads, captured, hooked=node not in needed)
+                if subgraph:        # (the edges a composite node's arguments had: no hooks run here)
+                    for nr in captures[node]:
+                        captured[(node, nr)] = _add(captured.get((node, nr)), grads.get(nr))
+                else:
+                    _capture(node, captures[node], grads, captured, hooked=node not in needed)
+            if subgraph and node in targets:
+                continue
             if capture is not None and node not in needed:
                 outs = ()
             elif isinstance(node, AccumulateGrad):
@@ -373,3 +386,12 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, c
         for fn in _AFTER_PASS.pop():
             fn()
     return captured
+
+
+def subgraph_grads(root, grad, edges, create_graph: bool) -> list:
+    """The gradients, for ``grad`` flowing into tensor ``root``, reaching the (node, output_nr)
+    ``edges`` of the tensors it was computed from, through the graph between them only
+    (``run_backward``'s ``subgraph``), which is kept; None for an edge that gets nothing."""
+    captured = run_backward([root._grad_edge()], [grad], retain_graph=True, create_graph=create_graph,
+                            capture=list(edges), subgraph=True)
+    return [captured.get(e) for e in edges]

@@ -389,60 +389,46 @@ class _InputTie(Node):
 class _FormulaNode(Node):
     """A backward function that PyTorch implements as one op with derivatives of its own
     (tanh_backward(grad, result), _softmax_backward_data(grad, output, ...)), recorded under
-    create_graph=True as one node named like PyTorch's, with an edge per argument. Its backward
-    runs the function's table ops again on the arguments and differentiates them, so the values
-    and every higher derivative are those of the table ops."""
+    create_graph=True as one node named like PyTorch's, with an edge per argument. gradc
+    computes it with table ops; differentiating the node computes them again (an inner graph of
+    its own each time: a gradient taken with create_graph=True refers to it) and differentiates
+    them down to the arguments, so the values and every higher derivative are those of the ops."""
     __module__ = "builtins"
     _output_types = (None,)
 
     def apply(self, grads, retain_graph=True):
-        from . import grad as autograd_grad
         if self._args is None:
             raise RuntimeError(FREED_MESSAGE)
-        tracked = [_ArgumentNode.of(a) if a.requires_grad else None for a in self._args]
+        for a, v in zip(self._args, self._versions):     # (saved arguments, as PyTorch's node saves them)
+            if a._version_counter.value != v:
+                raise version_error(a, v)
         with grad_mode.enable_grad():
-            inner = self._fn(*[t if t is not None else a for t, a in zip(tracked, self._args)])
-        wanted = [t for t in tracked if t is not None]
-        create_graph = grad_mode._state.enabled
-        if not inner.requires_grad:      # (no argument it depends on differentiably)
-            return [_or_zeros(None, a) if t is not None else None for t, a in zip(tracked, self._args)]
-        got = autograd_grad(inner, wanted, grads[0], create_graph=create_graph, allow_unused=True)
-        if create_graph:       # the gradients' graphs now lead on to the arguments' own
-            for t, a in zip(tracked, self._args):
-                if t is not None:
-                    t._grad_fn._next = (a._grad_edge(),)
-        got = iter(got)
-        # (an argument the function only compares, such as threshold_backward's result, gets
-        # zeros: PyTorch's formulas give it zeros_like(grad))
-        return [_or_zeros(next(got), a) if t is not None else None for t, a in zip(tracked, self._args)]
+            inner = self._fn(*self._args)
+        return _inner_grads(inner, grads[0], self._args, self._next)
 
     def release(self):
         self._args = None
 
 
+def _inner_grads(inner, grad, args, edges) -> list:
+    """Gradients of ``args`` through ``inner``, the tensor a formula or composite node computed
+    from them, whose graph reaches them by ``edges`` (the node's, taken when it was made: an
+    in-place write to an argument moves the argument's own): None where an edge is (None, 0);
+    an argument given twice gets its gradient once, and one that the computation only compares
+    gets zeros (PyTorch's zeros_like(grad))."""
+    from .engine import subgraph_grads
+    wanted = list(dict.fromkeys(e for e in edges if e[0] is not None))
+    got = subgraph_grads(inner, grad, wanted, grad_mode._state.enabled) if inner.requires_grad else [None] * len(wanted)
+    by_edge = dict(zip(wanted, got))
+    result = []
+    for a, e in zip(args, edges):
+        result.append(_or_zeros(by_edge.pop(e), a) if e in by_edge else None)
+    return result
+
+
 def _or_zeros(g, like):
     from ..tensor import zeros_for
     return g if g is not None else zeros_for(TypeInfo(tuple(like.shape), like.dtype))
-
-
-class _ArgumentNode(Node):
-    """An argument of a ``_FormulaNode``'s function, as the function's ops see it in the node's
-    backward: no edges while that backward runs (it stops here), then an identity edge to the
-    argument's own node, so a gradient built with create_graph=True differentiates through."""
-    __module__ = "builtins"
-    _output_types = (None,)
-
-    @classmethod
-    def of(cls, a):
-        t = a.detach()
-        t._grad_fn, t._output_nr, t._requires_grad = cls(), 0, True
-        return t
-
-    def apply(self, grads, retain_graph=True):
-        return [grads[0]]
-
-    def release(self):
-        pass
 
 
 _FORMULA_CLASSES: dict = {}
@@ -453,16 +439,29 @@ def formula_node(name, fn, *args):
     ``name`` with an edge per argument, as PyTorch records the backward function ``name`` names."""
     if not grad_mode._state.enabled or not any(a.requires_grad for a in args):
         return fn(*args)
-    with grad_mode.no_grad():
-        t = fn(*args)
     cls = _FORMULA_CLASSES.get(name)
     if cls is None:
         cls = _FORMULA_CLASSES[name] = type(name, (_FormulaNode,), {"__module__": "builtins"})
     node = cls()
-    node._fn, node._args = fn, args
-    node._next = tuple(a._grad_edge() if a.requires_grad else (None, 0) for a in args)
-    t._grad_fn, t._output_nr, t._requires_grad = node, 0, True
-    return t
+    node._fn, node._versions = fn, [a._version_counter.value for a in args]
+    with grad_mode.no_grad():
+        return _one_node(node, fn(*args), args)
+
+
+def _one_node(node, inner, args):
+    """A new tensor holding ``inner``'s values, whose grad_fn is ``node``, with an edge per
+    argument; ``node`` keeps ``inner`` (and its graph, if any)."""
+    from ..tensor import Tensor
+    data = inner._data
+    if inner._base is not None:      # (a view of a piece: the result gets storage of its own)
+        with grad_mode.no_grad():
+            data = inner.clone()._data
+    node._inner, node._args = inner, list(args)
+    node._next = tuple(a._grad_edge() if a is not None and a.requires_grad else (None, 0) for a in args)
+    out = Tensor._wrap(data)
+    out._device = inner._device
+    out._grad_fn, out._output_nr, out._requires_grad = node, 0, True
+    return out
 
 
 def _not_implemented(op):
@@ -518,16 +517,10 @@ def grad_fn_named(name, edges=None):
     def decorate(fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            if edges is not None and grad_mode._state.enabled:
-                want = name(*args, **kwargs) if callable(name) else name
-                tensors = edges(*args, **kwargs) if want else None
-                if tensors is not None:
-                    out = _composite_call(want, tensors, fn, args, kwargs)
-                    if out is not None:
-                        return out
             start = next(_seq)
-            out = fn(*args, **kwargs)
             want = name(*args, **kwargs) if callable(name) else name
+            tensors = edges(*args, **kwargs) if edges is not None and want and grad_mode._state.enabled else None
+            out = fn(*args, **kwargs) if tensors is None else _composite_call(want, tensors, fn, args, kwargs)
             if want:
                 for t in (out if isinstance(out, (tuple, list)) else (out,)):
                     node = getattr(t, "_grad_fn", None)
@@ -540,29 +533,16 @@ def grad_fn_named(name, edges=None):
 
 class _CompositeNode(Node):
     """A PyTorch function that gradc composes of table ops, recorded as PyTorch's one node
-    (MseLossBackward0 with edges to input and target): the pieces' graph (the inner graph) starts
-    at ``_ArgumentNode`` aliases of the arguments, and this node's backward differentiates it
-    (under create_graph=True linking the aliases to the arguments, as a formula node does)."""
+    (MseLossBackward0 with edges to input and target): the node keeps the pieces' graph (the
+    inner graph) and its backward differentiates it down to the arguments."""
     __module__ = "builtins"
     _tied_to_inputs = OpNode._tied_to_inputs
 
     def apply(self, grads, retain_graph=True):
-        from . import grad as autograd_grad
         if self._inner is None:
             raise RuntimeError(FREED_MESSAGE)
-        wanted = list({id(a): a for a in self._aliases if a is not None}.values())
-        create_graph = grad_mode._state.enabled
-        got = autograd_grad(self._inner, wanted, grads[0], retain_graph=True, create_graph=create_graph,
-                            allow_unused=True)
-        by_alias = {id(a): g for a, g in zip(wanted, got)}
-        if create_graph:
-            for a, t in zip(self._aliases, self._args):
-                if a is not None:
-                    a._grad_fn._next = (t._grad_edge(),)
-        result = []
-        for a, t in zip(self._aliases, self._args):      # (an argument given twice: its gradient once)
-            result.append(None if a is None or id(a) not in by_alias else _or_zeros(by_alias.pop(id(a)), t))
-        if create_graph and type(self).__name__ in _TAKES_INPUT:
+        result = _inner_grads(self._inner, grads[0], self._args, self._next)
+        if grad_mode._state.enabled and type(self).__name__ in _TAKES_INPUT:
             result = self._tied_to_inputs(result)
         return result
 
@@ -582,35 +562,18 @@ def composite_class(name):
 
 
 def _composite_call(name, tensors, fn, args, kwargs):
-    """``fn(*args, **kwargs)`` recorded as one ``_CompositeNode`` named ``name`` with an edge per
-    tensor of ``tensors``; None when it is not (no eager argument requires grad, or the result is
-    not a new tensor of the pieces': the caller then runs ``fn`` as it is)."""
+    """``fn(*args, **kwargs)``, recorded as one ``_CompositeNode`` named ``name`` with an edge per
+    tensor of ``tensors`` when an eager one requires grad and the result is a new tensor of the
+    pieces'; else as it is."""
     from ..ops.dispatch import capturing
     from ..tensor import Tensor
+    inner = fn(*args, **kwargs)
     if capturing or not all(t is None or isinstance(t, Tensor) for t in tensors) or \
             not any(t is not None and t.requires_grad for t in tensors):
-        return None       # (while @gradc.compile traces, eager ops on arguments are recorded)
-    aliases = {}
-    for t in tensors:
-        if t is not None and t.requires_grad and id(t) not in aliases:
-            aliases[id(t)] = _ArgumentNode.of(t)
-
-    def swap(a):
-        return aliases.get(id(a), a) if isinstance(a, Tensor) else a
-    inner = fn(*[swap(a) for a in args], **{k: swap(v) for k, v in kwargs.items()})
-    if not isinstance(inner, Tensor) or inner._grad_fn is None or any(inner is a for a in aliases.values()):
-        return None
-    data = inner._data
-    if inner._base is not None:      # (a view of a piece: the result gets storage of its own)
-        with grad_mode.no_grad():
-            data = inner.clone()._data
+        return inner       # (while @gradc.compile traces, eager ops on arguments are recorded)
+    if not isinstance(inner, Tensor) or inner._grad_fn is None or any(inner is t for t in tensors):
+        return inner
     node = composite_class(name)()
-    node._inner, node._args = inner, list(tensors)
-    node._aliases = [aliases.get(id(t)) if t is not None else None for t in tensors]
-    node._next = tuple(t._grad_edge() if t is not None and t.requires_grad else (None, 0) for t in tensors)
     node._output_types = (TypeInfo(tuple(inner.shape), inner.dtype),)
     node._input_types = [TypeInfo(tuple(t.shape), t.dtype) if t is not None else None for t in tensors]
-    out = Tensor._wrap(data)
-    out._device = inner._device
-    out._grad_fn, out._output_nr, out._requires_grad = node, 0, True
-    return out
+    return _one_node(node, inner, tensors)
