@@ -164,7 +164,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     return beta_scaled(input, beta) + alpha * mv(mat, vec)
 
 
-@grad_fn_named("BaddbmmBackward0")
+@grad_fn_named("BaddbmmBackward0", edges=lambda input, batch1, batch2, **k: (input, batch1, batch2))
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return beta_scaled(input, beta) + alpha * (batch1 @ batch2)
 

@@ -106,7 +106,8 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
 
 
 @parses("lerp", "(Tensor end, Tensor weight)", "(Tensor end, Number weight)")
-@grad_fn_named(lambda start, end, weight: "LerpBackward1" if hasattr(weight, "dtype") else "LerpBackward0")
+@grad_fn_named(lambda start, end, weight: "LerpBackward1" if hasattr(weight, "dtype") else "LerpBackward0",
+               edges=lambda start, end, weight: (start, end, weight) if hasattr(weight, "dtype") else (start, end))
 def lerp(start, end, weight):
     if not hasattr(end, "dtype") or not (hasattr(weight, "dtype") or isinstance(weight, (int, float, np.number))):
         raise ArgumentError("lerp's end or weight")
@@ -163,7 +164,7 @@ def _triangle_mask(x, diagonal, lower):
 
 
 @parses("tril", "(int diagonal = 0)")
-@grad_fn_named("TrilBackward0")
+@grad_fn_named("TrilBackward0", edges=lambda x, *a, **k: (x,))
 def tril(x, diagonal=0):
     diagonal = int_arg(diagonal)
     if x.ndim < 2:
@@ -172,7 +173,7 @@ def tril(x, diagonal=0):
 
 
 @parses("triu", "(int diagonal = 0)")
-@grad_fn_named("TriuBackward0")
+@grad_fn_named("TriuBackward0", edges=lambda x, *a, **k: (x,))
 def triu(x, diagonal=0):
     diagonal = int_arg(diagonal)
     if x.ndim < 2:
@@ -218,7 +219,7 @@ def diagonal_index(x, offset, dim1, dim2, as_view, name):
     return out
 
 
-@grad_fn_named("TraceBackward0")
+@grad_fn_named("TraceBackward0", edges=lambda x: (x,))
 def trace(x):
     if x.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim}")
@@ -243,7 +244,7 @@ def beta_scaled(input, beta):
     return input * beta
 
 
-@grad_fn_named("AddmmBackward0")
+@grad_fn_named("AddmmBackward0", edges=lambda input, mat1, mat2, **k: (input, mat1, mat2))
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     prod = mat1 @ mat2
     return beta_scaled(input, beta) + (prod if alpha == 1 else prod * alpha)
@@ -322,7 +323,7 @@ def unbind(x, dim=0):
 
 
 @parses("repeat", "(tuple of ints repeats)")
-@grad_fn_named("RepeatBackward0")
+@grad_fn_named("RepeatBackward0", edges=lambda x, *a, **k: (x,))
 def repeat(x, *sizes):
     sizes = int_list(sizes)
     if len(sizes) < x.ndim:
@@ -408,7 +409,7 @@ def flip(x, *dims, **kwargs):
 
 
 @parses("roll", "(tuple of ints[1] shifts, tuple of ints[1] dims = ())")
-@grad_fn_named("RollBackward0")
+@grad_fn_named("RollBackward0", edges=lambda x, *a, **k: (x,))
 def roll(x, shifts, dims=None):
     shifts = list(int_list((shifts,)))
     if dims is None:
@@ -721,7 +722,7 @@ def _pad_node_name(x, pad, mode="constant", value=None):
     return None
 
 
-@grad_fn_named(_pad_node_name)
+@grad_fn_named(_pad_node_name, edges=lambda x, *a, **k: (x,))
 def pad(x, pad, mode="constant", value=None):
     """``nn.functional.pad``: ``pad`` lists (before, after) pairs from the last dim backwards; negative
     amounts crop.  Modes: constant (``value``, default 0), reflect, replicate, circular."""
@@ -1173,7 +1174,7 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     return _pool(input, kernel_size, stride, padding, dilation, -math.inf, reduce, ceil_mode, nd)
 
 
-@grad_fn_named("MaxPool2DWithIndicesBackward0")
+@grad_fn_named("MaxPool2DWithIndicesBackward0", edges=lambda input, *a, **k: (input,))
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """The maximum of each window; its gradient goes to one element of the window, the first
     maximum in row-major order, as PyTorch's does.  ``return_indices``: also the flat index
@@ -1201,7 +1202,7 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
     return _pool(input, kernel_size, stride, padding, 1, 0.0, reduce, ceil_mode, nd, check)
 
 
-@grad_fn_named("AvgPool2DBackward0")
+@grad_fn_named("AvgPool2DBackward0", edges=lambda input, *a, **k: (input,))
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """The mean of each window, zero padding counted (PyTorch's default) or not

@@ -134,7 +134,7 @@ def adaptive_avg_pool1d(input, output_size):
     return adaptive_avg_pool2d(input.unsqueeze(-2), (1, n)).squeeze(-2)
 
 
-@grad_fn_named("AdaptiveAvgPool2DBackward0")
+@grad_fn_named("AdaptiveAvgPool2DBackward0", edges=lambda input, *a, **k: (input,))
 def adaptive_avg_pool2d(input, output_size):
     return _adaptive_avg_pool(input, _check_adaptive("adaptive_avg_pool2d", input, output_size, 2), 2)
 
@@ -270,7 +270,7 @@ def _interpolate_node(input, size=None, scale_factor=None, mode="nearest", align
             ("AdaptiveAvgPool3DBackward0" if n == 3 else None)}.get(mode)
 
 
-@grad_fn_named(_interpolate_node)
+@grad_fn_named(_interpolate_node, edges=lambda input, *a, **k: (input,))
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resize the trailing spatial dims (1, 2 or 3 of a 3-D, 4-D or 5-D input), one fixed matrix

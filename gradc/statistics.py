@@ -163,7 +163,7 @@ def _p_norm_last(diff, p):
     return where(zero, 0.0, where(zero, 1.0, s) ** (1.0 / p))
 
 
-@grad_fn_named("CdistBackward0")
+@grad_fn_named("CdistBackward0", edges=lambda x1, x2, *a, **k: (x1, x2))
 def cdist(x1, x2, p=2.0, compute_mode=None):
     """Distances between every row of ``x1`` and of ``x2`` (batched over leading dims)."""
     if x1.ndim < 2 or x2.ndim < 2:

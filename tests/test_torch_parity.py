@@ -495,6 +495,18 @@ OPS = [
     ("m.nn.functional.conv2d(x, w, b, stride=2, padding=1)", dict(x=normal(2, 3, 5, 5), w=normal(4, 3, 2, 2), b=normal(4))),
     ("m.nn.functional.conv1d(x, w, b)", dict(x=normal(2, 3, 6), w=normal(4, 3, 2), b=normal(4))),
     ("m.nn.functional.nll_loss(x, t)", dict(x=normal(4, 5), t=ints([0, 4, 2, 1]))),
+    ("x.triu(1) + x.tril() + x.roll(1, 0) + x.roll((1, 2), (0, 1))", dict(x=normal(3, 4))),
+    ("m.lerp(x, y, 0.3) + m.lerp(x, y, w) + x.repeat(1, 1) + x.trace()", dict(x=normal(3, 3), y=normal(3, 3), w=normal(3, 1))),
+    ("m.addmm(z, x, y) + m.addmm(z, x, y, beta=0.5, alpha=2)", dict(z=normal(3, 2), x=normal(3, 4), y=normal(4, 2))),
+    ("m.baddbmm(z, x, y.mT, alpha=0.5)", dict(z=normal(2, 3, 2), x=normal(2, 3, 4), y=normal(2, 2, 4))),
+    ("m.nn.functional.max_pool2d(x, 2) + m.nn.functional.avg_pool2d(x, 2) + m.nn.functional.adaptive_avg_pool2d(x, 2)",
+     dict(x=distinct(1, 2, 4, 4))),
+    ("m.nn.functional.interpolate(x, scale_factor=2)", dict(x=normal(1, 2, 3, 3))),
+    ("m.nn.functional.pad(x, (1, 2)) * 2 + m.nn.functional.pad(x, (1, 2), mode='reflect')", dict(x=normal(1, 2, 4))),
+    ("m.cdist(x, y)", dict(x=normal(3, 4), y=normal(2, 4))),
+    ("m.nn.functional.linear(x, w, b) + m.nn.functional.linear(x, w)", dict(x=normal(3, 4), w=normal(2, 4), b=normal(2))),
+    ("m.nn.functional.linear(x, w, b) * m.nn.functional.linear(x, w)", dict(x=normal(2, 3, 4), w=normal(2, 4), b=normal(2))),
+    ("m.nn.functional.linear(x, w, b) * m.nn.functional.linear(x, w)", dict(x=normal(4), w=normal(2, 4), b=normal(2))),
     ("m.nn.functional.cross_entropy(x, t, reduction='sum')", dict(x=normal(4, 5), t=ints([0, 4, 2, 1]))),
     # a composite
     ("-(x @ w).tanh().log_softmax(-1).gather(1, t.unsqueeze(1)).mean()",
@@ -1476,7 +1488,9 @@ COMPOSITE_NODES = ["m.nn.functional.mse_loss(x, y)", "m.nn.functional.mse_loss(x
                    "m.nn.functional.huber_loss(x, y, delta=0.4)", "m.nn.functional.layer_norm(x, [3], y[0], y[1])",
                    "m.nn.functional.glu(x, 0)", "m.nn.functional.mish(x) * y",
                    "m.nn.functional.conv1d(x[None], y[:, None].expand(2, 2, 3)[:, :, :2], y[0, :2])",
-                   "m.nn.functional.cross_entropy(x * y, m.tensor([2, 0]))"]
+                   "m.nn.functional.cross_entropy(x * y, m.tensor([2, 0]))",
+                   "m.nn.functional.linear(x, y, y[0, :2])", "m.addmm(y[:, :2], x, y.mT, alpha=2)",
+                   "m.lerp(x, y, x.sigmoid())", "x.roll(1, 1) * y + x.triu() * y"]
 
 
 @pytest.mark.parametrize("expr", COMPOSITE_NODES)

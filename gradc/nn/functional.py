@@ -35,13 +35,6 @@ def _input_weight_bias(input, *args, weight=None, bias=None, **kwargs):
     return (input, weight, bias)
 
 
-def _linear_node_name(x, weight, bias=None):
-    """PyTorch's: addmm for a matrix with a bias, mm without; a view of it for other ranks."""
-    if x.ndim == 2:
-        return "AddmmBackward0" if bias is not None else None
-    return "ViewBackward0" if bias is not None else "UnsafeViewBackward0"
-
-
 def _native(name, signature, args, fits):
     """PyTorch's TypeError where the native function ``name`` (one ``signature``) that its Python
     function hands ``args`` to refuses one of them; ``fits``: the caller's quick test, that they do."""
@@ -62,13 +55,34 @@ def _optional_tensor(value) -> bool:
     return value is None or is_tensor_like(value)
 
 
-@grad_fn_named(_linear_node_name)
 def linear(x, weight, bias=None):
+    """x @ weight.t() + bias as PyTorch's graph has it: one AddmmBackward0 (edges to bias, x and
+    weight.t()) for a matrix with a bias, MmBackward0 without; other ranks folded to a matrix and
+    viewed back (ViewBackward0 with a bias; UnsafeViewBackward0 without, SqueezeBackward4 for a
+    vector)."""
+    from ..ops.dispatch import apply
     _native("linear", "(Tensor input, Tensor weight, Tensor? bias = None)", (x, weight, bias),
             _optional_tensor(weight) and weight is not None and _optional_tensor(bias))
-    y = x @ weight.t()
-    if bias is None:
-        return y
+    wt = weight.t()
+    if x.ndim == 0 or weight.ndim != 2:
+        y = x @ wt
+        return y if bias is None else _add_bias(y, bias, x, weight)
+    if x.ndim == 2:
+        return x.mm(wt) if bias is None else _addmm_bias(bias, x, wt, weight)
+    shape = list(x.shape[:-1]) + [weight.shape[0]]
+    if bias is not None:
+        return _addmm_bias(bias, x.reshape(-1, x.shape[-1]), wt, weight).view(shape)
+    if x.ndim == 1:
+        return apply("reshape", x.unsqueeze(0).mm(wt), shape=shape, _name="SqueezeBackward4")
+    return apply("reshape", x.reshape(-1, x.shape[-1]).mm(wt), shape=shape, _name="UnsafeViewBackward0")
+
+
+@grad_fn_named("AddmmBackward0", edges=lambda bias, x, wt, weight: (bias, x, wt))
+def _addmm_bias(bias, x, wt, weight):
+    return _add_bias(x.mm(wt), bias, x, weight)
+
+
+def _add_bias(y, bias, x, weight):
     try:
         return y + bias
     except RuntimeError:          # PyTorch's addmm expands the bias to (rows, out_features) and says so
