@@ -532,22 +532,21 @@ def grad_fn_named(name, edges=None):
 
 
 class _CompositeNode(Node):
-    """A PyTorch function that gradc composes of table ops, recorded as PyTorch's one node
-    (MseLossBackward0 with edges to input and target): the node keeps the pieces' graph (the
-    inner graph) and its backward differentiates it down to the arguments."""
+    """A PyTorch function that gradc composes of table ops, shown as PyTorch's one node
+    (MseLossBackward0 with ``next_functions`` to input and target). The engine passes the
+    gradient on to the pieces' graph (``_next`` is the one edge to the last piece's node), which
+    leads to the arguments, so a backward costs what the pieces' costs."""
     __module__ = "builtins"
-    _tied_to_inputs = OpNode._tied_to_inputs
+
+    @property
+    def next_functions(self):
+        return self._edges
 
     def apply(self, grads, retain_graph=True):
-        if self._inner is None:
-            raise RuntimeError(FREED_MESSAGE)
-        result = _inner_grads(self._inner, grads[0], self._args, self._next)
-        if grad_mode._state.enabled and type(self).__name__ in _TAKES_INPUT:
-            result = self._tied_to_inputs(result)
-        return result
+        return [grads[0]]
 
     def release(self):
-        self._inner = None
+        pass
 
 
 _COMPOSITE_CLASSES: dict = {}
@@ -562,7 +561,7 @@ def composite_class(name):
 
 
 def _composite_call(name, tensors, fn, args, kwargs):
-    """``fn(*args, **kwargs)``, recorded as one ``_CompositeNode`` named ``name`` with an edge per
+    """``fn(*args, **kwargs)``, shown as one ``_CompositeNode`` named ``name`` with an edge per
     tensor of ``tensors`` when an eager one requires grad and the result is a new tensor of the
     pieces'; else as it is."""
     from ..ops.dispatch import capturing
@@ -571,9 +570,12 @@ def _composite_call(name, tensors, fn, args, kwargs):
     if capturing or not all(t is None or isinstance(t, Tensor) for t in tensors) or \
             not any(t is not None and t.requires_grad for t in tensors):
         return inner       # (while @gradc.compile traces, eager ops on arguments are recorded)
-    if not isinstance(inner, Tensor) or inner._grad_fn is None or any(inner is t for t in tensors):
+    root = inner._grad_fn if isinstance(inner, Tensor) else None
+    if root is None or any(inner is t for t in tensors):
         return inner
+    if name in _TAKES_INPUT and isinstance(root, OpNode):
+        root.__class__ = node_class(name)     # (its backward ties the gradient to the input, as PyTorch's)
     node = composite_class(name)()
+    node._edges = tuple(t._grad_edge() if t is not None and t.requires_grad else (None, 0) for t in tensors)
     node._output_types = (TypeInfo(tuple(inner.shape), inner.dtype),)
-    node._input_types = [TypeInfo(tuple(t.shape), t.dtype) if t is not None else None for t in tensors]
-    return _one_node(node, inner, tensors)
+    return _one_node(node, inner, (inner,))
