@@ -3,7 +3,12 @@
 A node created by an op holds the op's table entry, its attrs, the saved tensors
 its VJP declared, and edges (``next_functions``) to the nodes of its inputs.
 Its backward is the table's VJP run on saved tensors with the tensor API, so with
-``create_graph=True`` the backward itself is recorded and can be differentiated.
+``create_graph=True`` the backward itself is recorded and can be differentiated; the VJP
+rules use the ops of PyTorch's derivative formulas, so such a gradient mostly has PyTorch's nodes.
+Two kinds of node show PyTorch's one node where gradc computes with several table ops: a
+``_FormulaNode`` for a backward function with derivatives of its own (tanh_backward under
+create_graph=True: TanhBackwardBackward0), and a ``_CompositeNode`` for a function composed of
+table ops (mse_loss: MseLossBackward0 with edges to input and target; ``grad_fn_named``).
 """
 from __future__ import annotations
 
