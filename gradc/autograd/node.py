@@ -423,7 +423,10 @@ def _inner_grads(inner, grad, args, edges) -> list:
     gets zeros (PyTorch's zeros_like(grad))."""
     from .engine import subgraph_grads
     wanted = list(dict.fromkeys(e for e in edges if e[0] is not None))
-    got = subgraph_grads(inner, grad, wanted, grad_mode._state.enabled) if inner.requires_grad else [None] * len(wanted)
+    if not inner.requires_grad:
+        got = [None] * len(wanted)
+    else:
+        got = subgraph_grads(inner, grad, wanted, grad_mode._state.enabled)
     by_edge = dict(zip(wanted, got))
     result = []
     for a, e in zip(args, edges):

@@ -255,7 +255,8 @@ def selu(x, inplace=False):
     return selu_(x) if inplace else _selu(x)
 
 
-@grad_fn_named(lambda x, alpha=1.0, inplace=False: None if inplace else "CeluBackward0", edges=lambda x, *a, **k: (x,))
+@grad_fn_named(lambda x, alpha=1.0, inplace=False: None if inplace else "CeluBackward0",
+               edges=lambda x, *a, **k: (x,))
 def celu(x, alpha=1.0, inplace=False):
     """max(0, x) + min(0, alpha (exp(x / alpha) - 1)), which is alpha * elu(x / alpha)."""
     if alpha == 0:
