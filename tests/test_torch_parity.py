@@ -1426,6 +1426,7 @@ FIRST_DERIVATIVES = [
     ("x.cos() + x.tan() + x.atan() + x.asinh() + x.erf() + x.erfc()", dict(x=lambda r: r.uniform(-1.2, 1.2, (2, 3)))),
     ("x.asin() + x.acos() + (x * 0.9).erfinv()", dict(x=lambda r: r.uniform(-0.9, 0.9, (2, 3)))),
     ("(x + 2).acosh() * x", dict(x=positive(4))),
+    ("m.nn.functional.silu(x) * y", dict(x=normal(2, 3), y=normal(2, 3))),
     ("x.abs() * x + x.sgn() * x", dict(x=away(2, 3))),
     # var's and std's backward (var_backward, std_backward)
     ("x.var() * x + x.std() * x", dict(x=normal(2, 3))),

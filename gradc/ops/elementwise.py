@@ -8,8 +8,8 @@ import numpy as np
 from .. import dtypes
 from .quiet import quiet
 from .registry import ELEMENTWISE, NONDIFF, PURE, ShapeError, TypeInfo, defop
-from .rules import (backward_op, broadcast_shapes, elementwise_rule, same_dtype, scalar_add, scalar_mul, scalar_sub,
-                    unbroadcast, zero_grad)
+from .rules import (backward_op, broadcast_shapes, elementwise_rule, same_dtype, scalar_add, scalar_mul, scalar_rsub,
+                    scalar_sub, unbroadcast, zero_grad)
 
 EW = frozenset({PURE, ELEMENTWISE})
 
@@ -192,10 +192,10 @@ _unary("relu", lambda x: np.maximum(x, np.zeros((), x.dtype)),      # (threshold
        lambda ctx, g: [backward_op(ctx, "ThresholdBackwardBackward0", lambda gy, y: _zero_where(y <= 0, gy),
                                    g[0], ctx.output(0))], saves=("out0",), float_only=False)
 def _silu_vjp(ctx, g):
-    """PyTorch's SiluBackward0: g * s * (1 + x * (1 - s)), s = sigmoid(x)."""
+    """PyTorch's infinitely_differentiable_silu_backward: g * s * (1 + x * (1 - s)), s = sigmoid(x)."""
     x = ctx.input(0)
     s = x.sigmoid()
-    return [g[0] * (s * (1 + x * (1 - s)))]
+    return [g[0] * s * scalar_add(x * scalar_rsub(1.0, s), 1.0)]
 
 
 def _leaky_relu_vjp(ctx, g):

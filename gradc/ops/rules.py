@@ -125,6 +125,12 @@ def scalar_div(t, c):
     return t._binary("div", c, node_name=grad_fn_name("DivBackward1", (0,)), float_only=True)
 
 
+def scalar_rsub(c, t):
+    """``c - t`` for a Python number ``c`` as PyTorch's C++ formulas spell it: a wrapped number
+    minus the tensor, SubBackward0 with edges (None, t) (Python's ``c - t`` is RsubBackward1)."""
+    return t._binary("sub", c, reverse=True, node_name="SubBackward0")
+
+
 def scalar_sub(t, c):
     """``t - c`` for a Python number ``c`` as sub(Tensor, Scalar): one edge (SubBackward1)."""
     return t._binary("sub", c, node_name=grad_fn_name("SubBackward1", (0,)))
