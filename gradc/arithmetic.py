@@ -32,11 +32,11 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
 
 
 def clamp_min(x, min):
-    return x.clamp(min=min)
+    return x.clamp_min(min)
 
 
 def clamp_max(x, max):
-    return x.clamp(max=max)
+    return x.clamp_max(max)
 
 
 def logit(x, eps=None):

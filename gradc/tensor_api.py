@@ -566,6 +566,11 @@ class TensorAPI(TensorLikeMeta):
 
     @parses("clamp", *_CLAMP)
     def clamp(self, min=None, max=None):
+        return self._clamp(min, max, "ClampBackward0", "ClampBackward1")
+
+    def _clamp(self, min, max, tensor_node, scalar_node):
+        """clamp, clamp_min or clamp_max, whose nodes PyTorch names apart (ClampMinBackward1 has
+        edges to self and min only)."""
         for bound in (min, max):
             if not (bound is None or is_tensor_like(bound) or _is_scalar(bound)):
                 raise ArgumentError(f"clamp() bound of {type(bound).__name__}")
@@ -583,7 +588,7 @@ class TensorAPI(TensorLikeMeta):
                 return x._scalar((info.max if sign > 0 else info.min) if info else sign > 0, dt)
             lo = next(bounds) if min is not None else no_bound(-1)
             hi = next(bounds) if max is not None else no_bound(1)
-            return apply("clamp_tensor", x, lo, hi)
+            return apply("clamp_tensor", x, lo, hi, _name=tensor_node)
         x = self
         if not x.dtype.is_floating_point and builtins.any(isinstance(b, float) for b in (min, max)):
             x = x.to(dtypes.default_float)   # PyTorch: the result type of the input and the bounds
@@ -595,16 +600,18 @@ class TensorAPI(TensorLikeMeta):
             if bound is not None:
                 x._scalar(bound, x.dtype)    # PyTorch's error for a bound the dtype cannot hold
         return apply("clamp", x, min=None if min is None else float(min),
-                     max=None if max is None else float(max), _name="ClampBackward1")
+                     max=None if max is None else float(max), _name=scalar_node)
 
     @parses("clip", *_CLAMP)
     def clip(self, min=None, max=None): return self.clamp(min, max)
 
     @parses("clamp_min", "(Tensor min)", "(Number min)")
-    def clamp_min(self, min): return self.clamp(min=min)
+    def clamp_min(self, min):
+        return self._clamp(min, None, grad_fn_name("ClampMinBackward1", (0, 1)), "ClampMinBackward0")
 
     @parses("clamp_max", "(Tensor max)", "(Number max)")
-    def clamp_max(self, max): return self.clamp(max=max)
+    def clamp_max(self, max):
+        return self._clamp(None, max, grad_fn_name("ClampMaxBackward1", (0, 2)), "ClampMaxBackward0")
 
     def to(self, *args, **kwargs):
         if len(args) == 1 and not kwargs and isinstance(args[0], dtypes.dtype):     # x.to(dtype): no parse
@@ -1300,10 +1307,10 @@ class TensorAPI(TensorLikeMeta):
     def reciprocal_(self): return self._inplace(self.reciprocal())
     def square_(self): return self._inplace(self.square())
     @parses("clamp_min_", *clamp_min.signatures)
-    def clamp_min_(self, min): return self._inplace(self.clamp(min=min))
+    def clamp_min_(self, min): return self._inplace(self.clamp_min(min))
 
     @parses("clamp_max_", *clamp_max.signatures)
-    def clamp_max_(self, max): return self._inplace(self.clamp(max=max))
+    def clamp_max_(self, max): return self._inplace(self.clamp_max(max))
     def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
         return self._inplace(self.nan_to_num(nan, posinf, neginf))
     def lerp_(self, end, weight): return self._inplace(self.lerp(end, weight))
