@@ -489,6 +489,8 @@ OPS = [
     ("m.nn.functional.layer_norm(x, [4])", dict(x=normal(3, 4))),
     ("m.nn.functional.layer_norm(x, (4,), w, b)", dict(x=normal(3, 4), w=normal(4), b=normal(4))),
     ("m.nn.functional.group_norm(x, 2, w, b)", dict(x=normal(3, 4, 2), w=normal(4), b=normal(4))),
+    ("m.nn.functional.batch_norm(x, None, None, w, b, training=True)", dict(x=normal(4, 3, 2), w=normal(3), b=normal(3))),
+    ("m.nn.functional.batch_norm(x, m.zeros(3, dtype=x.dtype), m.ones(3, dtype=x.dtype))", dict(x=normal(4, 3))),
     ("m.nn.functional.hardtanh(x) + m.nn.functional.hardswish(x)", dict(x=away(2, 3, margin=0.1, points=(-3, -1, 1, 3)))),
     ("m.nn.functional.mish(x) * m.nn.functional.celu(x, 0.5)", dict(x=away(2, 3))),
     ("m.nn.functional.glu(x, 0)", dict(x=normal(4, 3))),

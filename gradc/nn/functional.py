@@ -479,7 +479,11 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
     return _reduce((d_pos - d_neg + margin).clamp(min=0), reduction)
 
 
-@grad_fn_named("NativeBatchNormBackward0")
+def _batch_norm_edges(input, running_mean, running_var, weight=None, bias=None, *args, **kwargs):
+    return (input, weight, bias)
+
+
+@grad_fn_named("NativeBatchNormBackward0", edges=_batch_norm_edges)
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
                eps=1e-5):
     """Normalise each channel (dim 1) over the batch and spatial dims: with the batch's mean and
