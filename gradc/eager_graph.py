@@ -292,7 +292,7 @@ def _vjp_reads(name, operands, k, grad) -> bool:
 def input_tied_gradients(func: Function, wrt) -> dict:
     """{position j in ``wrt``: (grad_fn name, kind)} for the inputs whose first-order gradient
     eagerly runs back through a node whose PyTorch backward takes the op's input
-    (``autograd.node._TAKES_INPUT``: relu, threshold, hardtanh, ...): under create_graph=True that
+    (``autograd.node._TAKES_INPUT``: threshold, hardtanh, ...; relu's takes its result): under create_graph=True that
     gradient requires grad eagerly (``_InputTie``), where a compiled adjoint computes it through a
     comparison that carries no derivative."""
     from .autograd.node import _TAKES_INPUT
@@ -309,6 +309,8 @@ def input_tied_gradients(func: Function, wrt) -> dict:
             continue
         deps.update((r, reached) for r in op.results if r.type.dtype.is_floating_point)
         name = opdef.grad_fn_name(op.attrs)
+        if name == "ReluBackward0":     # (threshold_backward(grad, result, 0): a node over relu's result)
+            name = "ThresholdBackward0"
         if op in live and name in _TAKES_INPUT:
             for j in reached:
                 tied.setdefault(j, (name, _TAKES_INPUT[name]))
