@@ -30,12 +30,13 @@ func.func @mul(%x: tensor<3xf32> {gradc.requires_grad}, %y: tensor<3xf32>) -> te
 
 // -----
 
-// Broadcasting is undone with sum_to; an integer output (argmax) gets no cotangent; a
+// Broadcasting is undone as PyTorch's sum_to does it (a keepdim sum and a reshape); an integer output (argmax) gets no cotangent; a
 // fan-out value (%0 used twice) gets the sum of its contributions.
 // CHECK-LABEL: func.func @bcast_joint(%x: tensor<2x3xf32>, %b: tensor<3xf32>, %ct0: tensor<f32>) -> (tensor<f32>, tensor<2xi64>, tensor<3xf32>)
 // CHECK-SAME:    gradc.num_cotangents = 1, gradc.num_outputs = 2, gradc.wrt = [1]
 // CHECK:         [[E:%[0-9]+]] = gradc.expand {{%[0-9]+}} {shape = [2, 3]}
-// CHECK:         [[G:%[0-9]+]] = gradc.sum_to {{%[0-9]+}} {shape = [3]} : (tensor<2x3xf32>) -> tensor<3xf32>
+// CHECK:         [[S:%[0-9]+]] = gradc.sum {{%[0-9]+}} {dims = [0], keepdim = true} : (tensor<2x3xf32>) -> tensor<1x3xf32>
+// CHECK-NEXT:    [[G:%[0-9]+]] = gradc.reshape [[S]] {shape = [3]} : (tensor<1x3xf32>) -> tensor<3xf32>
 // CHECK-NEXT:    func.return {{%[0-9]+}}, {{%[0-9]+}}, [[G]] : tensor<f32>, tensor<2xi64>, tensor<3xf32>
 // BOTH-LABEL:  func.func @bcast_joint
 // BOTH-SAME:     -> (tensor<f32>, tensor<2xi64>, tensor<2x3xf32>, tensor<3xf32>)
