@@ -572,6 +572,17 @@ def _torch_type_name(x):
     return "<class 'torch.Tensor'>" if isinstance(x, Tensor) else str(type(x))
 
 
+def _check_lookup(input, weight, name):
+    """PyTorch's errors of embedding and embedding_bag for a weight that is not a matrix and for
+    indices that are not integers."""
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if input.dtype.is_floating_point or input.dtype.name == "bool":
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got torch.{input.dtype.tensor_type} instead (while checking arguments "
+                           f"for {name})")
+
+
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
                   sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
     """Sums / means / maxima of bags of ``weight``'s rows: a 2-D ``input`` one bag a row, a 1-D one
@@ -582,12 +593,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     import numpy as np
     from .. import factories
     from ..tensor_api import where
-    if weight.ndim != 2:
-        raise RuntimeError("'weight' must be 2-D")
-    if input.dtype.is_floating_point or input.dtype.name == "bool":
-        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got torch.{input.dtype.tensor_type} instead (while checking arguments "
-                           "for embedding_bag)")
+    _check_lookup(input, weight, "embedding_bag")
     if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
         raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it "
                          f"must have the same shape as the input ({input.shape})")
@@ -679,12 +685,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     from ..tensor_api import where
     _native("embedding", "(Tensor weight, Tensor indices, int padding_idx = -1, bool scale_grad_by_freq = False, "
             "bool sparse = False)", (weight, input), _optional_tensor(weight) and weight is not None)
-    if weight.ndim != 2:
-        raise RuntimeError("'weight' must be 2-D")
-    if input.dtype.is_floating_point or input.dtype.name == "bool":
-        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got torch.{input.dtype.tensor_type} instead (while checking arguments "
-                           "for embedding)")
+    _check_lookup(input, weight, "embedding")
     if sparse:
         raise NotImplementedError("gradc: embedding(sparse=True) is not supported (gradc has no sparse gradients)")
     n = weight.shape[0]

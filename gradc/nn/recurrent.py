@@ -159,42 +159,14 @@ class RNNBase(Module):
         return cat(outs), h, c
 
     def _forward_packed(self, packed, hx):
-        from ..tensor_api import cat, stack
         from .utils.rnn import PackedSequence
         data, batch_sizes, sorted_indices, unsorted_indices = packed
         sizes = [int(b) for b in batch_sizes.tolist()]
-        directions = 2 if self.bidirectional else 1
         lstm = self.mode == "LSTM"
-        real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
-        batch = sizes[0]
-        if hx is None:
-            h0 = factories.zeros(self.num_layers * directions, batch, real_hidden, dtype=data.dtype, device=data.device)
-            c0 = factories.zeros(self.num_layers * directions, batch, self.hidden_size, dtype=data.dtype,
-                                 device=data.device) if lstm else None
-        else:
-            h0, c0 = hx if lstm else (hx, None)
-            if sorted_indices is not None:
-                h0 = h0.index_select(1, sorted_indices)
-                c0 = c0.index_select(1, sorted_indices) if c0 is not None else None
-            want = (self.num_layers * directions, batch, real_hidden)
-            self._check_hidden(h0, want, "hidden[0]" if lstm else "hidden")
-            if lstm:
-                self._check_hidden(c0, (self.num_layers * directions, batch, self.hidden_size), "hidden[1]")
-        x = data
-        hs, cs = [], []
-        for layer in range(self.num_layers):
-            outs = []
-            for d in range(directions):
-                k = layer * directions + d
-                out, h, c = self._direction_packed(x, sizes, h0[k], c0[k] if lstm else None, layer, bool(d))
-                outs.append(out)
-                hs.append(h)
-                cs.append(c)
-            x = outs[0] if directions == 1 else cat(outs, 1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                x = F.dropout(x, self.dropout)
-        h_n = stack(hs, 0)
-        c_n = stack(cs, 0) if lstm else None
+        h0, c0 = self._initial_state(hx, sizes[0], data, None if sorted_indices is None else
+                                     (lambda h: h.index_select(1, sorted_indices)))
+        x, h_n, c_n = self._layers(data, h0, c0, 1, lambda x, h, c, layer, reverse:
+                                   self._direction_packed(x, sizes, h, c, layer, reverse))
         if unsorted_indices is not None:
             h_n = h_n.index_select(1, unsorted_indices)
             c_n = c_n.index_select(1, unsorted_indices) if c_n is not None else None
@@ -213,13 +185,52 @@ class RNNBase(Module):
         elif hx.ndim != want:
             raise RuntimeError(f"For {kind} input, hx should also be {want}-D but got {hx.ndim}-D tensor")
 
+    def _initial_state(self, hx, batch, like, adapt=None):
+        """(h0, c0; c0 None but for an LSTM): zeros like ``like``, or ``hx`` with ``adapt`` applied to
+        each (a packed batch's order, an unbatched input's batch dim) checked against PyTorch's sizes."""
+        lstm = self.mode == "LSTM"
+        states = self.num_layers * (2 if self.bidirectional else 1)
+        real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+        if hx is None:
+            h0 = factories.zeros(states, batch, real_hidden, dtype=like.dtype, device=like.device)
+            c0 = factories.zeros(states, batch, self.hidden_size, dtype=like.dtype,
+                                 device=like.device) if lstm else None
+            return h0, c0
+        h0, c0 = hx if lstm else (hx, None)
+        if adapt is not None:
+            h0 = adapt(h0)
+            c0 = adapt(c0) if c0 is not None else None
+        self._check_hidden(h0, (states, batch, real_hidden), "hidden[0]" if lstm else "hidden")
+        if lstm:
+            self._check_hidden(c0, (states, batch, self.hidden_size), "hidden[1]")
+        return h0, c0
+
+    def _layers(self, x, h0, c0, feature_dim, direction):
+        """The stacked layers over ``x``, each direction by ``direction(x, h, c, layer, reverse)``
+        (-> output, h, c), the directions' outputs joined along ``feature_dim``, dropout between
+        layers: (last layer's output, h_n, c_n)."""
+        from ..tensor_api import cat, stack
+        directions = 2 if self.bidirectional else 1
+        hs, cs = [], []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(directions):
+                k = layer * directions + d
+                out, h, c = direction(x, h0[k], c0[k] if c0 is not None else None, layer, bool(d))
+                outs.append(out)
+                hs.append(h)
+                cs.append(c)
+            x = outs[0] if directions == 1 else cat(outs, feature_dim)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout)
+        return x, stack(hs, 0), (stack(cs, 0) if c0 is not None else None)
+
     @staticmethod
     def _check_hidden(h, want, label):
         if tuple(h.shape) != want:
             raise RuntimeError(f"Expected {label} size {want}, got {list(h.shape)}")
 
     def forward(self, input, hx=None):
-        from ..tensor_api import cat, stack
         from .utils.rnn import PackedSequence
         if isinstance(input, PackedSequence):
             return self._forward_packed(input, hx)
@@ -238,39 +249,9 @@ class RNNBase(Module):
         if x.shape[2] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
                                f"{x.shape[2]}")
-        directions = 2 if self.bidirectional else 1
-        batch = x.shape[1]
         lstm = self.mode == "LSTM"
-        if hx is None:
-            real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
-            h0 = factories.zeros(self.num_layers * directions, batch, real_hidden, dtype=x.dtype, device=x.device)
-            c0 = factories.zeros(self.num_layers * directions, batch, self.hidden_size, dtype=x.dtype,
-                                 device=x.device) if lstm else None
-        else:
-            h0, c0 = hx if lstm else (hx, None)
-            if not batched:
-                h0 = h0.unsqueeze(1)
-                c0 = c0.unsqueeze(1) if c0 is not None else None
-            real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
-            want = (self.num_layers * directions, batch, real_hidden)
-            self._check_hidden(h0, want, "hidden[0]" if lstm else "hidden")
-            if lstm:
-                self._check_hidden(c0, (self.num_layers * directions, batch, self.hidden_size), "hidden[1]")
-        hs, cs = [], []
-        for layer in range(self.num_layers):
-            outs = []
-            for d in range(directions):
-                k = layer * directions + d
-                out, h, c = self._direction(x, h0[k], c0[k] if lstm else None, layer, bool(d))
-                outs.append(out)
-                hs.append(h)
-                cs.append(c)
-            x = outs[0] if directions == 1 else cat(outs, 2)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                x = F.dropout(x, self.dropout)
-        output = x
-        h_n = stack(hs, 0)
-        c_n = stack(cs, 0) if lstm else None
+        h0, c0 = self._initial_state(hx, x.shape[1], x, None if batched else (lambda h: h.unsqueeze(1)))
+        output, h_n, c_n = self._layers(x, h0, c0, 2, self._direction)
         if batched and self.batch_first:
             output = output.transpose(0, 1)
         if not batched:
