@@ -22,8 +22,9 @@ count of sleeping workers, the claim word, the chunks finished (the caller's fut
 whether the caller sleeps, and the job: kernel address, argument vector, extent.  A job's
 fields do not change while one of its chunks is claimed and unfinished: the next job is
 published only after every chunk finished.  One job at a time: callers hold
-``NativePool.lock``.  A forked child has no workers: ``runtime_cpu`` makes a new pool when
-the process id changes.  Workers never stop, so a pool is never freed.
+``NativePool.lock``.  A forked child has no workers: ``runtime_cpu`` forgets its pool in a
+forked child (``os.register_at_fork``), which makes its own.  Workers never stop, so a pool
+is never freed.
 """
 from __future__ import annotations
 
@@ -272,10 +273,8 @@ class NativePool:
 
     def __init__(self, workers: int):
         self.engine, self._run, worker = _compiled()
-        self.workers = workers
         self.block = ctypes.create_string_buffer(POOL_BYTES)   # zeroed: generation 0, nobody asleep
         self.lock = threading.Lock()
-        self.pid = os.getpid()
         _alive.append(self)            # never freed: the worker threads cannot be stopped
         addr = ctypes.addressof(self.block)
         for i in range(workers):

@@ -62,7 +62,6 @@ class _Workers:
         self.inqs = [queue.SimpleQueue() for _ in range(n)]
         self.done = queue.SimpleQueue()
         self.lock = threading.Lock()
-        self.pid = os.getpid()
         for q in self.inqs:
             threading.Thread(target=self._loop, args=(q,), daemon=True, name="gradc-worker").start()
 
@@ -90,13 +89,26 @@ class _Workers:
 
 def _get_pool():
     """The process's worker pool: native workers (``native_pool``) where supported, else
-    Python threads (``_Workers``); a forked child makes its own (it has no workers)."""
+    Python threads (``_Workers``)."""
     global _pool
+    pool = _pool
+    if pool is not None:
+        return pool
     with _pool_lock:
-        if _pool is None or _pool.pid != os.getpid():
+        if _pool is None:
             workers = max(1, num_threads() - 1)
             _pool = NativePool(workers) if native_pool.supported() else _Workers(workers)
     return _pool
+
+
+def _forget_pool_in_child():
+    """A forked child has none of its parent's worker threads: it makes its own pool."""
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_in_child)
 
 
 def estimate_ns(kernel: Kernel) -> float:
