@@ -8,7 +8,8 @@ so value identity is lost). Every value either policy saves is one row:
 its SSA name in ``gradc dump-ir --stage adjoint``, op, shape, dtype, bytes, source
 line (the IR location) and what the chosen policy does with it: ``saved``,
 ``saved (input)`` (a primal input, held by the caller anyway: no extra bytes),
-or ``recomputed`` (backward recomputes it from other residuals).
+``saved (copy of input)`` (an input eager autograd would not save, which the caller may
+change in place before backward: copied at each call, its bytes counted), or ``recomputed`` (backward recomputes it from other residuals).
 
 The peaks come from ``passes.plan_buffers.plan_partition`` on the fused forward
 and backward functions (what the executor runs), with and without retain_graph.
@@ -79,14 +80,14 @@ def _keys(func: Function, n_args: int) -> dict:
     return keys
 
 
-def _residuals(adjoint: Function, policy: str):
-    """(joint values saved by ``policy``, indices of the saved primal inputs, fused Partition)."""
+def _residuals(adjoint: Function, policy: str, free_inputs=None):
+    """(joint values saved by ``policy``, fused Partition); ``free_inputs`` as the partition's."""
     from .ir.clone import clone_function
     from .passes.autodiff import NUM_COTANGENTS, NUM_OUTPUTS
     from .passes.fuse import fuse
     from .passes.partition import partition
     n_primal = len(adjoint.args) - adjoint.attrs[NUM_COTANGENTS]
-    part = partition(clone_function(adjoint), policy)
+    part = partition(clone_function(adjoint), policy, free_inputs=free_inputs)
     by_key = {k: v for v, k in _keys(adjoint, n_primal).items()}
     fkeys = _keys(part.forward, n_primal)
     saved = [by_key.get(fkeys.get(v)) for v in part.forward.outputs[part.forward.attrs[NUM_OUTPUTS]:]]
@@ -102,8 +103,9 @@ def explain(stages: Stages, policy: str | None = None) -> MemoryReport:
         raise StageError("nothing is saved for backward: mark an argument :grad (e.g. --arg x=f32[2,2]:grad)")
     joint = stages.adjoint
     results, memories = {}, {}
+    free = None if stages.free_inputs is None else {joint.args[i] for i in stages.free_inputs}
     for p in POLICIES:
-        saved, part = _residuals(joint, p)
+        saved, part = _residuals(joint, p, stages.free_inputs)
         results[p] = saved
         plain, kept = plan_partition(part), plan_partition(part, retain_graph=True)
         memories[p] = PolicyMemory(p, plain.saved_bytes, len(saved), plain.forward_peak, plain.backward_peak,
@@ -120,7 +122,8 @@ def explain(stages: Stages, policy: str | None = None) -> MemoryReport:
         is_arg = v in joint.args
         op = None if is_arg else v.owner
         if is_arg:
-            status = "saved (input)" if v in chosen else "not needed"
+            status = "not needed" if v not in chosen else "saved (input)" if free is None or v in free \
+                else "saved (copy of input)"
             source = f"{joint.loc} (argument)" if joint.loc else "argument"
         else:
             status = "saved" if v in chosen else "recomputed"

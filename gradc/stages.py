@@ -207,6 +207,7 @@ class Stages:
     precomputed: Module | None = None        # scalar losses: loss and gradients in one function
     custom: bool = False                     # a --pipeline replaced the default one
     backward_mode: str = "auto"              # as @gradc.compile(backward=...): which IR the kernels come from
+    free_inputs: list | None = None          # the inputs the partition saves at no cost (None: all)
     _kernels: dict = field(default_factory=dict)
 
     # -- objects --
@@ -358,7 +359,7 @@ def build(fn, specs, *, name: str | None = None, memory: str = "min-memory", pip
     from .eager_graph import partition_free_inputs
     free = partition_free_inputs(traced)
     st = Stages(traced.name, list(specs), memory, default_pipeline(wrt, memory, free), traced, wrt,
-                backward_mode=backward)
+                backward_mode=backward, free_inputs=free)
     order = STAGES.index(until)
     if order == 0:
         return st

@@ -81,6 +81,7 @@ class Partition:
     backward: Function
     residual_types: list = field(default_factory=list)
     saved_input_indices: list = field(default_factory=list)  # residuals that are primal inputs
+    copied_input_indices: list = field(default_factory=list)  # ... of those, the ones not free to save
 
     @property
     def module(self) -> Module:
@@ -88,8 +89,10 @@ class Partition:
 
     @property
     def saved_bytes(self) -> int:
-        """Bytes kept alive between forward and backward beyond the caller's inputs."""
-        return sum(t.nbytes for k, t in enumerate(self.residual_types) if k not in self.saved_input_set)
+        """Bytes kept alive between forward and backward beyond the caller's inputs: an input
+        that is not free to save (``free_inputs``) is a copy taken at the call."""
+        free = self.saved_input_set - set(self.copied_input_indices)
+        return sum(t.nbytes for k, t in enumerate(self.residual_types) if k not in free)
 
     @property
     def saved_input_set(self) -> set:
@@ -148,10 +151,10 @@ def partition(joint: Function, policy: str = DEFAULT_POLICY, free_inputs=None) -
             needed.append(g)
     fwd_candidates = [op for op in needed_ops(joint, list(primal_outputs) + needed) if op not in backward_set]
 
+    free = primals if free_inputs is None else [primals[i] for i in free_inputs]
     if policy == "save-all":
         saved = [v for v in needed if not _is_constant(v)]
     else:
-        free = primals if free_inputs is None else [primals[i] for i in free_inputs]
         saved = _min_cut(primals, fwd_candidates, needed, set(primal_outputs), free)
     recompute = _recompute_ops(saved, needed)
     # forward: ops needed for outputs and for the saved values (in joint order)
@@ -165,6 +168,7 @@ def partition(joint: Function, policy: str = DEFAULT_POLICY, free_inputs=None) -
         forward.body.append(clone_op(op, fmap))
     forward.set_outputs([fmap[v] for v in primal_outputs] + [fmap[v] for v in saved])
     saved_inputs = [k for k, v in enumerate(saved) if v in primals]
+    copied_inputs = [k for k in saved_inputs if saved[k] not in set(free)]
     forward.attrs[NUM_OUTPUTS] = n_out
     forward.attrs[RESIDUALS] = len(saved)
 
@@ -181,7 +185,7 @@ def partition(joint: Function, policy: str = DEFAULT_POLICY, free_inputs=None) -
     backward.set_outputs([bmap[g] for g in grads])
     backward.attrs[RESIDUALS] = len(saved)
     backward.attrs[WRT] = list(joint.attrs[WRT])
-    return Partition(forward, backward, [v.type for v in saved], saved_inputs)
+    return Partition(forward, backward, [v.type for v in saved], saved_inputs, copied_inputs)
 
 
 def _is_constant(v) -> bool:

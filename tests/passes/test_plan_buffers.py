@@ -174,6 +174,16 @@ def test_partition_memory_min_memory_by_hand():
     assert mem.summary() == dict(forward_peak=68, backward_peak=100, saved_bytes=0, after_backward=0)
 
 
+def test_saved_input_that_is_not_free_is_a_copy_counted_in_saved_bytes():
+    """An input the partition may not save for free (``free_inputs``: eager autograd would not
+    save it, so the caller may change it in place before backward) is copied at the call: its
+    bytes count as saved.  x (32 bytes) is still the cheapest thing to save here."""
+    p = partition(parse_function(CHAIN_JOINT), "min-memory", free_inputs=[])
+    assert p.saved_input_indices == [0] and p.copied_input_indices == [0]
+    assert p.saved_bytes == 32 == plan_partition(p).saved_bytes
+    assert partition(parse_function(CHAIN_JOINT), "min-memory", free_inputs=[0]).copied_input_indices == []
+
+
 # ---- invariants on random programs ------------------------------------------------------------------
 def check_plan(func):
     plan = plan_function(func)
