@@ -2622,3 +2622,26 @@ def test_write_through_a_view_taken_before_an_in_place_shape_change_is_refused_c
         y.t_()
         w.mul_(2)
     assert y.tolist() == [[2.0, 1.0], [2.0, 1.0], [2.0, 1.0]]
+
+
+def test_float_of_a_tensor_that_requires_grad_warns_once_like_pytorch():
+    """``float(t)`` of a tensor that requires grad, with grad mode on, warns once per process
+    (PyTorch's TORCH_WARN_ONCE); ``int()``, ``item()`` and ``float()`` under no_grad do not."""
+    import subprocess
+    import sys
+    sys.modules["gradc.tensor"]._warned_once.discard("float")
+    x = gradc.ones((), requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with gradc.no_grad():
+            float(x)
+        int(x), x.item(), float(x.detach())
+        assert caught == []
+        float(x * 2)
+        float(x)
+    assert len(caught) == 1 and caught[0].filename == __file__ and caught[0].category is UserWarning
+    script = ("import warnings, torch\nwarnings.simplefilter('always')\nx = torch.ones((), requires_grad=True)\n"
+              "with warnings.catch_warnings(record=True) as w:\n    float(x)\n    float(x)\n"
+              "print(repr([str(m.message) for m in w]))\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert eval(out) == [str(caught[0].message)]
