@@ -420,6 +420,18 @@ ERRORS = [
     ("", "m.ones(2, 3).index_select(0, m.tensor([0, 5]))"), ("", "m.ones(2, 3).index_select(1, m.tensor([0, 5]))"),
     ("", "m.ones(2, 3, 4).index_select(2, m.tensor([9]))"), ("", "m.ones(2, 3, 4).index_select(1, m.tensor([-1]))"),
     ("", "m.ones(2, 3).expand(4, 5)"), ("", "m.ones(2, 1, 3).expand(4, 5, 6)"), ("", "m.ones(2, 3).expand(-1, 2, 3)"),
+    # arguments PyTorch has no derivative for may not require grad (check_no_requires_grad)
+    *[("x = m.tensor(X, requires_grad=True); w = m.ones(2, requires_grad=True); F = m.nn.functional", e) for e in (
+        "F.binary_cross_entropy_with_logits(x, m.ones(2, 2), weight=w)",
+        "F.binary_cross_entropy_with_logits(x, m.ones(2, 2), weight=w, pos_weight=w)",
+        "F.binary_cross_entropy_with_logits(x.detach(), m.ones(2, 2), pos_weight=w)",
+        "F.binary_cross_entropy(x.sigmoid(), m.ones(2, 2), weight=w)",
+        "F.nll_loss(x, m.tensor([1, 0]), weight=w)", "F.nll_loss(x, m.tensor([1, 7]), weight=w)",
+        "F.cross_entropy(x, m.tensor([1, 0]), weight=w, label_smoothing=0.2)",
+        "F.cross_entropy(m.ones(2, 2, 3), m.zeros(2, 3, dtype=m.long), weight=w)",
+        "F.multi_margin_loss(x, m.tensor([1, 0]), weight=w)", "F.soft_margin_loss(x, w)",
+        "F.batch_norm(x, w, m.ones(2))", "F.batch_norm(x, m.zeros(2), w, training=True)",
+        "F.instance_norm(x.view(1, 2, 2), w, m.ones(2), use_input_stats=False)")],
 ]
 
 
@@ -436,6 +448,17 @@ def test_errors_match_pytorch(setup, expr):
     kinds = {c.__name__ for c in type(g).__mro__}
     assert isinstance(g, type(t)) or type(t).__name__.lstrip("_") in kinds, (type(g), type(t), g)
     assert str(g) == str(t)
+
+
+def test_arguments_without_a_derivative_may_require_grad_under_no_grad_or_without_one():
+    """The class weights of a loss may require grad under no_grad, as in PyTorch; cross_entropy
+    with class probabilities has a derivative for its weight."""
+    F = gradc.nn.functional
+    x, w = gradc.tensor(X, requires_grad=True), gradc.ones(2, requires_grad=True)
+    with gradc.no_grad():
+        F.cross_entropy(x, gradc.tensor([1, 0]), weight=w)
+    F.cross_entropy(x, gradc.ones(2, 2) / 2, weight=w).backward()
+    assert w.grad is not None
 
 
 def test_cross_entropy_all_ignored_compiled():

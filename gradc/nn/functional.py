@@ -494,6 +494,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     is recorded as an in-place write of the compiled function and carried out at each call."""
     if input.ndim < 2:
         raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
+    _not_differentiable("native_batch_norm", running_mean=running_mean, running_var=running_var)
     c = input.shape[1]
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
@@ -817,6 +818,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean
     """PyTorch's stable form: (1 - t) x + (1 + (pos_weight - 1) t) softplus(-x)."""
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    _not_differentiable("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
     sp = softplus(-input)
     if pos_weight is not None:
         sp = (1 + (pos_weight - 1) * target) * sp
@@ -832,6 +834,7 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    _not_differentiable("binary_cross_entropy", weight=weight)
     from ..ops.dispatch import apply
     from ..tensor_api import promote_operands
     (p, t), _ = promote_operands([input, target])
@@ -839,6 +842,19 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
+
+
+def _not_differentiable(function: str, **arguments):
+    """PyTorch's ``check_no_requires_grad``: with grad mode on, an argument the function has no
+    derivative for (a loss's class weights, batch norm's running statistics) may not require
+    grad.  ``function`` is the name PyTorch's error gives (its native function's)."""
+    from ..autograd import grad_mode
+    if not grad_mode.is_grad_enabled():
+        return
+    for name, t in arguments.items():
+        if t is not None and getattr(t, "requires_grad", False):
+            raise RuntimeError(f"The function '{function}' is not differentiable with respect to argument '{name}'. "
+                               "This input cannot have requires_grad True.")
 
 
 def _check_class_weight(weight, c):
@@ -864,6 +880,7 @@ def _class_targets(input, target, weight, ignore_index):
         want = [input.shape[0]] + list(input.shape[2:])
         if list(target.shape) != want:
             raise RuntimeError(f"Expected target size {want}, got {list(target.shape)}")
+    _not_differentiable("nll_loss_forward" if input.ndim <= 2 else "nll_loss2d_forward", weight=weight)
     _check_class_weight(weight, c)
     data = getattr(target, "_data", None)          # eager tensors only: a tracer proxy has no values
     if data is not None:
@@ -1189,6 +1206,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
                          f"torch.Size([{', '.join(str(d) for d in input.shape)}])")
     if input.ndim < 2:
         raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
+    _not_differentiable("native_batch_norm", running_mean=running_mean, running_var=running_var)
     n, c = input.shape[0], input.shape[1]
     shape = [1, c] + [1] * (input.ndim - 2)
     dims = tuple(range(2, input.ndim))
@@ -1411,11 +1429,8 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + exp(-target * input)), as PyTorch computes it (into a tensor of the input's shape:
     a target that broadcasts to more is PyTorch's error; no gradient for the target)."""
-    from ..autograd import grad_mode
     _check_reduction(reduction)
-    if target.requires_grad and grad_mode.is_grad_enabled():
-        raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect to argument 'target'. "
-                           "This input cannot have requires_grad True.")
+    _not_differentiable("soft_margin_loss", target=target)
     from ..ops.rules import broadcast_shapes
     shape = broadcast_shapes("soft_margin_loss", tuple(input.shape), tuple(target.shape))
     if shape != tuple(input.shape):
@@ -1452,6 +1467,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.ndim != 1:
         raise ValueError("weight must be one-dimensional")
+    _not_differentiable("multi_margin_loss", weight=weight)
     _margin_targets(input, target, "multi_margin_loss")
     unbatched = input.ndim < 2
     x = input.reshape(1, -1) if unbatched else input
