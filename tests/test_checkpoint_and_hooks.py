@@ -445,3 +445,85 @@ def test_saved_tensor_hooks_with_inplace_ops_against_torch():
         return x.grad.numpy(), b.grad.numpy()
     for a, b in zip(run(gradc), run(torch)):
         assert _close(a, b)
+
+
+# ---- hooks on grad_fn nodes: what they see and what they return -----------------------------------
+def _node_hook_run(m, setup, hook, pre=False):
+    """Build ``setup`` (defines ``out`` and the leaves), hook ``out.grad_fn``, run backward; the
+    leaves' gradients, what the hook saw (shapes) and any error, as comparable values."""
+    ns = {"m": m, "F": m.nn.functional}
+    exec(setup, ns)
+    seen = []
+
+    def post(gi, go):
+        seen.append(tuple(None if g is None else tuple(g.shape) for g in gi))
+        return hook(m, gi)
+
+    def prehook(go):
+        seen.append(tuple(None if g is None else tuple(g.shape) for g in go))
+        return hook(m, go)
+    node = ns["out"].grad_fn
+    (node.register_prehook(prehook) if pre else node.register_hook(post))
+    err = _errors(lambda: ns["out"].sum().backward())
+    grads = [None if ns[k].grad is None else ns[k].grad.numpy().tolist() for k in ("x", "y")]
+    return grads, seen, err
+
+
+NODE_HOOK_SETUPS = {
+    "mul": "x = m.ones(2, requires_grad=True); y = m.full((2,), 2.0, requires_grad=True); out = x * y",
+    "mul-one-edge": "x = m.ones(2, requires_grad=True); y = m.ones(2); out = x * y",
+    "mse": "x = m.ones(2, 2, requires_grad=True); y = m.zeros(2, 2, requires_grad=True); out = F.mse_loss(x, y)",
+    "addmm": ("x = m.ones(2, 2, requires_grad=True); y = m.ones(2, 2, requires_grad=True); "
+              "out = m.addmm(m.ones(2), x, y)"),
+    "layer_norm": ("x = m.tensor([[1., 2.], [3., 5.]], requires_grad=True); y = m.ones(2, requires_grad=True); "
+                   "out = F.layer_norm(x, (2,), y)"),
+}
+NODE_HOOKS = {
+    "none": lambda m, g: None,
+    "scale-first": lambda m, g: (None if g[0] is None else g[0] * 10,) + tuple(g[1:]),
+    "drop-first": lambda m, g: (None,) + tuple(g[1:]),
+    "list": lambda m, g: list(g),
+    "too-few": lambda m, g: tuple(g[:-1]),
+    "int": lambda m, g: (5,) + tuple(g[1:]),
+    "resized": lambda m, g: (m.ones(7),) + tuple(g[1:]),
+    "double": lambda m, g: (g[0].double(),) + tuple(g[1:]),
+    "fill-none": lambda m, g: tuple(m.ones(2) if v is None else v for v in g),
+}
+
+
+@pytest.mark.parametrize("pre", [False, True], ids=["post", "pre"])
+@pytest.mark.parametrize("hook", sorted(NODE_HOOKS))
+@pytest.mark.parametrize("setup", sorted(NODE_HOOK_SETUPS))
+def test_grad_fn_hooks_see_and_replace_gradients_as_pytorch(setup, hook, pre):
+    """A node's post-hook gets a gradient per edge (a composite node such as MseLossBackward0's
+    too) and a pre-hook the incoming ones; what they return replaces them, checked with
+    PyTorch's errors (not a tuple, wrong count, not a tensor, changed size or type, a value for
+    a None gradient)."""
+    torch = pytest.importorskip("torch")
+    want = _node_hook_run(torch, NODE_HOOK_SETUPS[setup], NODE_HOOKS[hook], pre)
+    got = _node_hook_run(gradc, NODE_HOOK_SETUPS[setup], NODE_HOOKS[hook], pre)
+    assert got[1:] == want[1:]
+    if want[2] is None:
+        for g, w in zip(got[0], want[0]):
+            assert (g is None) == (w is None) and (w is None or _close(g, w))
+
+
+def test_hooked_composite_node_frees_its_graph_and_keeps_double_backward():
+    """After a hook is registered on a composite node, a backward without retain_graph frees its
+    graph (a second one raises PyTorch's error), and create_graph still differentiates through it."""
+    F = gradc.nn.functional
+    x, y = gradc.ones(2, 2, requires_grad=True), gradc.zeros(2, 2, requires_grad=True)
+    loss = F.mse_loss(x, y)
+    loss.grad_fn.register_hook(lambda gi, go: (gi[0] * 3, None))
+    loss.backward(retain_graph=True)
+    assert x.grad.tolist() == [[1.5, 1.5], [1.5, 1.5]] and y.grad is None
+    loss.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.backward()
+    loss = F.mse_loss(x * 2, y)
+    loss.grad_fn.register_hook(lambda gi, go: None)
+    g, = gradc.autograd.grad(loss, x, create_graph=True)
+    assert g.requires_grad and g.tolist() == [[2.0, 2.0], [2.0, 2.0]]
+    x.grad = None
+    g.sum().backward()
+    assert x.grad.tolist() == [[2.0, 2.0], [2.0, 2.0]]

@@ -26,14 +26,37 @@ def _add(a, b):
     return a + b
 
 
+def _hook_name(fn) -> str:
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
 def _hook_result(fn, grad, new):
-    """A tensor hook's replacement gradient, checked as PyTorch checks it."""
+    """A hook's replacement ``new`` for gradient ``grad``, checked as PyTorch checks it
+    (``check_single_result``): None stays None."""
     from ..tensor_api import is_tensor_like
+    if new is None:
+        return None
+    if grad is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
     if not is_tensor_like(new):
         raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    if new.dtype is not grad.dtype or new.device != grad.device:
+        def kind(t):
+            return ("torch.cuda." + t.dtype.tensor_type) if t.device.type == "cuda" else "torch." + t.dtype.tensor_type
+        raise RuntimeError(f"hook '{_hook_name(fn)}' has changed the type of value (was {kind(grad)} got {kind(new)})")
     if tuple(new.shape) != tuple(grad.shape):
-        raise RuntimeError(f"hook '{getattr(fn, '__name__', type(fn).__name__)}' has changed the size of value")
+        raise RuntimeError(f"hook '{_hook_name(fn)}' has changed the size of value")
     return new
+
+
+def _hook_results(fn, old, new) -> list:
+    """A node hook's replacement tuple ``new`` for the gradients ``old`` (PyTorch's ``check_result``)."""
+    if not isinstance(new, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(new).__name__}'")
+    if len(new) != len(old):
+        raise RuntimeError(f"hook '{_hook_name(fn)}' has returned an incorrect number of values (got {len(new)}, "
+                           f"but expected {len(old)})")
+    return [_hook_result(fn, o, n) for o, n in zip(old, new)]
 
 
 def _run_tensor_hooks(node: Node, nr: int, grad):
@@ -223,9 +246,10 @@ def _run_node(node, grads: dict, retain_graph: bool):
     n_out = len(node._output_types)
     if node._pre_hooks:
         for fn in list(node._pre_hooks.values()):
-            new = fn(tuple(grads.get(i) for i in range(n_out)))
+            old = [grads.get(i) for i in range(n_out)]
+            new = fn(tuple(old))
             if new is not None:
-                grads = dict(enumerate(new))
+                grads = dict(enumerate(_hook_results(fn, old, new)))
     glist = [grads.get(i) for i in range(n_out)]
     if all([g is None for g in glist]):            # (not list.count: == on tensors is elementwise)
         outs = [None] * len(node._next)
@@ -233,7 +257,9 @@ def _run_node(node, grads: dict, retain_graph: bool):
         outs = node.apply(glist, retain_graph)
         if node._post_hooks:
             for fn in list(node._post_hooks.values()):
-                fn(outs, glist)
+                new = fn(tuple(outs), tuple(glist))
+                if new is not None:           # (replaces the gradients the node passes on)
+                    outs = _hook_results(fn, list(outs), new)
     if not retain_graph:
         node.release()
     return outs
@@ -388,10 +414,11 @@ def run_backward(roots, root_grads, *, retain_graph: bool, create_graph: bool, c
     return captured
 
 
-def subgraph_grads(root, grad, edges, create_graph: bool) -> list:
+def subgraph_grads(root, grad, edges, create_graph: bool, retain_graph: bool = True) -> list:
     """The gradients, for ``grad`` flowing into tensor ``root``, reaching the (node, output_nr)
     ``edges`` of the tensors it was computed from, through the graph between them only
-    (``run_backward``'s ``subgraph``), which is kept; None for an edge that gets nothing."""
-    captured = run_backward([root._grad_edge()], [grad], retain_graph=True, create_graph=create_graph,
+    (``run_backward``'s ``subgraph``), kept unless ``retain_graph`` is false; None for an edge
+    that gets nothing."""
+    captured = run_backward([root._grad_edge()], [grad], retain_graph=retain_graph, create_graph=create_graph,
                             capture=list(edges), subgraph=True)
     return [captured.get(e) for e in edges]

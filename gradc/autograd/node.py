@@ -415,18 +415,19 @@ class _FormulaNode(Node):
         self._args = None
 
 
-def _inner_grads(inner, grad, args, edges) -> list:
+def _inner_grads(inner, grad, args, edges, retain_graph=True) -> list:
     """Gradients of ``args`` through ``inner``, the tensor a formula or composite node computed
     from them, whose graph reaches them by ``edges`` (the node's, taken when it was made: an
     in-place write to an argument moves the argument's own): None where an edge is (None, 0);
     an argument given twice gets its gradient once, and one that the computation only compares
-    gets zeros (PyTorch's zeros_like(grad))."""
+    gets zeros (PyTorch's zeros_like(grad)).  Without ``retain_graph`` the graph between them
+    is freed as the pass goes."""
     from .engine import subgraph_grads
     wanted = list(dict.fromkeys(e for e in edges if e[0] is not None))
     if not inner.requires_grad:
         got = [None] * len(wanted)
     else:
-        got = subgraph_grads(inner, grad, wanted, grad_mode._state.enabled)
+        got = subgraph_grads(inner, grad, wanted, grad_mode._state.enabled, retain_graph)
     by_edge = dict(zip(wanted, got))
     result = []
     for a, e in zip(args, edges):
@@ -543,18 +544,36 @@ class _CompositeNode(Node):
     """A PyTorch function that gradc composes of table ops, shown as PyTorch's one node
     (MseLossBackward0 with ``next_functions`` to input and target). The engine passes the
     gradient on to the pieces' graph (``_next`` is the one edge to the last piece's node), which
-    leads to the arguments, so a backward costs what the pieces' costs."""
+    leads to the arguments, so a backward costs what the pieces' costs.
+
+    A hook registered on the node (``register_hook``) sees, and may replace, the gradient of
+    each argument, as PyTorch's does: from then on the node computes them itself through the
+    pieces' graph (``_inner_grads``) and passes them along its edges to the arguments."""
     __module__ = "builtins"
+    _separate = False
 
     @property
     def next_functions(self):
         return self._edges
 
+    def register_hook(self, fn):
+        if not self._separate:
+            from .engine import after_pass
+
+            def separate():          # (a running pass routes along the edges it started with)
+                self._next, self._separate = self._edges, True
+            after_pass(separate)
+        return super().register_hook(fn)
+
     def apply(self, grads, retain_graph=True):
-        return [grads[0]]
+        if not self._separate:
+            return [grads[0]]
+        if self._arguments is None:
+            raise RuntimeError(FREED_MESSAGE)
+        return _inner_grads(self._inner, grads[0], self._arguments, self._edges, retain_graph)
 
     def release(self):
-        pass
+        self._arguments = None     # (the pieces' nodes free what they saved as the pass reaches them)
 
 
 _COMPOSITE_CLASSES: dict = {}
@@ -585,5 +604,6 @@ def _composite_call(name, tensors, fn, args, kwargs):
         root.__class__ = node_class(name)     # (its backward ties the gradient to the input, as PyTorch's)
     node = composite_class(name)()
     node._edges = tuple(t._grad_edge() if t is not None and t.requires_grad else (None, 0) for t in tensors)
+    node._arguments = tensors
     node._output_types = (TypeInfo(tuple(inner.shape), inner.dtype),)
     return _one_node(node, inner, (inner,))
