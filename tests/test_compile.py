@@ -1026,3 +1026,29 @@ def test_ops_on_outside_state_are_traced_so_compiled_eval_follows_it():
         want = (bn(x) * gradc.arange(3.0, dtype=gradc.float64)).sum().item()
         assert evaluate(x).item() == pytest.approx(want, rel=1e-12)
     assert len(evaluate.log) == 1
+
+
+def test_custom_function_that_needs_its_backward_is_refused_under_compile():
+    """A custom autograd.Function's backward is Python the compiler cannot compile: where it would
+    run, tracing raises TraceError (differentiating its forward gave other gradients silently);
+    without a gradient to compute its forward is traced; fallback=True runs it eagerly."""
+    import warnings
+    from gradc.ir.errors import TraceError
+
+    class DoubleGrad(gradc.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = gradc.ones(2, requires_grad=True)
+    with pytest.raises(TraceError, match="custom autograd.Function DoubleGrad under @gradc.compile"):
+        gradc.compile(lambda x: DoubleGrad.apply(x * 3).sum())(x)
+    assert gradc.compile(lambda x: DoubleGrad.apply(x * 3).sum())(x.detach()).item() == 6.0
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        gradc.compile(lambda x: DoubleGrad.apply(x * 3).sum(), fallback=True)(x).backward()
+    assert x.grad.tolist() == [6.0, 6.0]

@@ -90,6 +90,24 @@ class _FunctionNode(Node):
         return [result[i] for i in self._positions]   # one per edge: the Tensor arguments
 
 
+def _refuse_under_compile(cls, args) -> None:
+    """Under ``@gradc.compile``, a custom Function whose backward would run (grad mode on, an
+    argument that requires grad) is a ``TraceError``: its backward is Python code the compiler
+    can neither differentiate nor compile, and differentiating its forward instead would give
+    other gradients.  (Without a gradient to compute, its forward is traced as any code.)"""
+    from ..ops import dispatch
+    from ..tensor import Tensor
+    from ..tensor_api import is_tensor_like
+    traced = [a for a in args if is_tensor_like(a) and not isinstance(a, Tensor)]
+    if not (traced or dispatch.capturing) or not grad_mode.is_grad_enabled():
+        return
+    if any(is_tensor_like(a) and a.requires_grad for a in args):
+        from ..ir.errors import TraceError
+        raise TraceError(f"custom autograd.Function {cls.__name__} under @gradc.compile: its backward is Python "
+                         "code that the compiler can neither differentiate nor compile; call it outside the compiled "
+                         "function, or compile with fallback=True to run the function eagerly")
+
+
 _BACKWARD_CLASSES: dict = {}
 
 
@@ -119,6 +137,7 @@ class Function:
     def apply(cls, *args, **kwargs):
         from ..tensor import Tensor
         from ..ops.registry import TypeInfo
+        _refuse_under_compile(cls, args)
         ctx = FunctionCtx()
         tensor_args = [a for a in args if isinstance(a, Tensor)]
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
