@@ -191,6 +191,10 @@ class Tensor(TensorAPI):
     def _version(self) -> int:
         return self._version_counter.value
 
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (PyTorch's ``Tensor._is_view``)."""
+        return self._base is not None
+
     @property
     def requires_grad(self) -> bool:
         if (self._view_of is not None and self._history_version != self._version_counter.value

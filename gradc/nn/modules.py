@@ -34,16 +34,20 @@ def _move_buffer(b, args, kwargs):
 
 
 class RemovableHandle:
-    """What ``register_*_hook`` returns: ``remove()`` takes the hook off again."""
+    """What ``register_*_hook`` returns: ``remove()`` takes the hook off again (and its entries
+    in the ``extra`` tables: which hooks take kwargs, ...)."""
     _next_id = 0
 
-    def __init__(self, table, hook):
+    def __init__(self, table, hook, extra=()):
         self._table, self.id = table, RemovableHandle._next_id
+        self._extra = tuple(extra)
         RemovableHandle._next_id += 1
         table[self.id] = hook
 
     def remove(self):
         self._table.pop(self.id, None)
+        for t in self._extra:
+            t.pop(self.id, None)
 
     def __enter__(self):
         return self
@@ -71,6 +75,16 @@ def _typename(value) -> str:
     return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
 
 
+# a Module's hook tables (id -> hook, or id -> True for the flags)
+_HOOK_TABLES = ("_forward_pre_hooks", "_forward_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
+                "_forward_hooks_always_called", "_backward_hooks", "_backward_pre_hooks")
+
+
+def _hooks(module, table):
+    """``module``'s hook table (an empty one for a module made without ``Module.__init__``)."""
+    return module.__dict__.get(table) or {}
+
+
 class Module:
     """Base class: registers Parameters and sub-Modules assigned as attributes, and buffers
     (``register_buffer``: tensors that are state but not parameters, such as running means)."""
@@ -80,8 +94,9 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent_buffers", set())
         object.__setattr__(self, "_modules", OrderedDict())
-        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
-        object.__setattr__(self, "_forward_hooks", OrderedDict())
+        for table in _HOOK_TABLES:
+            object.__setattr__(self, table, OrderedDict())
+        object.__setattr__(self, "_is_full_backward_hook", None)
         object.__setattr__(self, "training", True)
 
     def __setattr__(self, name, value):
@@ -192,24 +207,152 @@ class Module:
     def __call__(self, *args, **kwargs):
         if dispatch.capturing:           # traced by @gradc.compile: guard on self.training
             dispatch.capturing[-1].note_module(self)
-        for hook in list(self._forward_pre_hooks.values()):
-            res = hook(self, args)
-            if res is not None:
-                args = res if isinstance(res, tuple) else (res,)
+        d = self.__dict__
+        if not (d.get("_forward_pre_hooks") or d.get("_forward_hooks") or d.get("_backward_hooks")
+                or d.get("_backward_pre_hooks")):
+            return self.forward(*args, **kwargs)
+        called = set()
+        out = None
+        try:
+            args, kwargs, out = self._call_with_hooks(args, kwargs, called)
+            return out
+        except Exception:
+            self._always_called_hooks(args, kwargs, out, called)
+            raise
+
+    def _call_with_hooks(self, args, kwargs, called):
+        """``forward`` between the forward pre-hooks and hooks, with the backward hooks set up
+        around it (``module_hooks``); ``called`` collects the always-called hooks that ran."""
+        with_kwargs = _hooks(self, "_forward_pre_hooks_with_kwargs")
+        for hid, hook in list(_hooks(self, "_forward_pre_hooks").items()):
+            if hid in with_kwargs:
+                res = hook(self, args, kwargs)
+                if res is not None:
+                    if not (isinstance(res, tuple) and len(res) == 2):
+                        raise RuntimeError(f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
+                                           f"but got {res}.")
+                    args, kwargs = res
+            else:
+                res = hook(self, args)
+                if res is not None:
+                    args = res if isinstance(res, tuple) else (res,)
+        backward_hooks = self._backward_hook_setup()
+        if backward_hooks is not None:
+            args = backward_hooks.setup_inputs(args)
         out = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            res = hook(self, args, out)
+        with_kwargs = _hooks(self, "_forward_hooks_with_kwargs")
+        always = _hooks(self, "_forward_hooks_always_called")
+        for hid, hook in list(_hooks(self, "_forward_hooks").items()):
+            if hid in always:
+                called.add(hid)
+            res = hook(self, args, kwargs, out) if hid in with_kwargs else hook(self, args, out)
             if res is not None:
                 out = res
-        return out
+        if backward_hooks is not None:
+            if not isinstance(out, (Tensor, tuple)):
+                import warnings
+                warnings.warn(f"For backward hooks to be called, module output should be a Tensor or a tuple of "
+                              f"Tensors but received {type(out)}", stacklevel=3)
+            else:
+                out = backward_hooks.setup_outputs(out)
+        if self.__dict__.get("_is_full_backward_hook") is False and _hooks(self, "_backward_hooks"):
+            self._register_legacy_backward_hooks(out)
+        return args, kwargs, out
 
-    def register_forward_pre_hook(self, hook):
-        """``hook(module, args)`` before each forward; a non-None result replaces the args."""
-        return RemovableHandle(self._forward_pre_hooks, hook)
+    def _backward_hook_setup(self):
+        """This call's ``module_hooks.ModuleBackwardHook``, or None without full backward hooks."""
+        pre = list(_hooks(self, "_backward_pre_hooks").values())
+        full = list(_hooks(self, "_backward_hooks").values()) if self.__dict__.get("_is_full_backward_hook") else []
+        if not (pre or full):
+            return None
+        if dispatch.capturing:
+            from ..ir.errors import TraceError
+            raise TraceError(f"backward hooks of {type(self).__name__} (register_full_backward_hook, "
+                             "register_full_backward_pre_hook) under @gradc.compile: they run Python during "
+                             "backward; remove them, or compile with fallback=True to run the function eagerly")
+        from .module_hooks import ModuleBackwardHook
+        return ModuleBackwardHook(self, full, pre)
 
-    def register_forward_hook(self, hook):
-        """``hook(module, args, output)`` after each forward; a non-None result replaces the output."""
-        return RemovableHandle(self._forward_hooks, hook)
+    def _register_legacy_backward_hooks(self, out):
+        """``register_backward_hook`` (deprecated): hooks on the grad_fn of the first tensor
+        result, called with that node's gradients."""
+        var = out
+        while not isinstance(var, Tensor):
+            var = next(v for v in var.values() if isinstance(v, Tensor)) if isinstance(var, dict) else var[0]
+        node = var.grad_fn
+        if node is not None:
+            for hook in _hooks(self, "_backward_hooks").values():
+                node.register_hook(lambda gi, go, hook=hook: hook(self, gi, go))
+
+    def _always_called_hooks(self, args, kwargs, out, called):
+        """After forward raised: the forward hooks registered with ``always_call=True`` that have
+        not run (an error of theirs is a warning; the first error is raised)."""
+        import warnings
+        with_kwargs = _hooks(self, "_forward_hooks_with_kwargs")
+        for hid, hook in list(_hooks(self, "_forward_hooks").items()):
+            if hid not in _hooks(self, "_forward_hooks_always_called") or hid in called:
+                continue
+            try:
+                res = hook(self, args, kwargs, out) if hid in with_kwargs else hook(self, args, out)
+                if res is not None:
+                    out = res
+            except Exception as e:      # noqa: BLE001  (as PyTorch: silenced, the forward's error wins)
+                warnings.warn("module forward hook with ``always_call=True`` raised an exception that was silenced "
+                              f"as another error was raised in forward: {e}", stacklevel=3)
+
+    def _hook_table(self, name):
+        table = self.__dict__.get(name)
+        if table is None:
+            table = OrderedDict()
+            object.__setattr__(self, name, table)
+        return table
+
+    def _add_hook(self, table, hook, prepend, flags=()):
+        """Register ``hook`` in ``table`` (first if ``prepend``), flagged in the ``flags`` tables."""
+        flag_tables = [self._hook_table(f) for f in flags]
+        handle = RemovableHandle(self._hook_table(table), hook, extra=flag_tables)
+        for t in flag_tables:
+            t[handle.id] = True
+        if prepend:
+            self._hook_table(table).move_to_end(handle.id, last=False)
+        return handle
+
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """``hook(module, args)`` before each forward; a non-None result replaces the args
+        (``with_kwargs``: ``hook(module, args, kwargs)`` returning None or (args, kwargs))."""
+        return self._add_hook("_forward_pre_hooks", hook, prepend,
+                              ("_forward_pre_hooks_with_kwargs",) if with_kwargs else ())
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        """``hook(module, args, output)`` after each forward; a non-None result replaces the output
+        (``with_kwargs``: ``hook(module, args, kwargs, output)``; ``always_call``: also when forward
+        raised)."""
+        flags = (("_forward_hooks_with_kwargs",) if with_kwargs else ()) + \
+            (("_forward_hooks_always_called",) if always_call else ())
+        return self._add_hook("_forward_hooks", hook, prepend, flags)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """``hook(module, grad_input, grad_output)`` when the gradients of the module's inputs are
+        computed; a non-None result replaces ``grad_input`` (``module_hooks``)."""
+        if self.__dict__.get("_is_full_backward_hook") is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        object.__setattr__(self, "_is_full_backward_hook", True)
+        return self._add_hook("_backward_hooks", hook, prepend)
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """``hook(module, grad_output)`` when the gradients of the module's outputs arrive; a
+        non-None result replaces ``grad_output``."""
+        return self._add_hook("_backward_pre_hooks", hook, prepend)
+
+    def register_backward_hook(self, hook):
+        """Deprecated (PyTorch's too): ``hook(module, grad_input, grad_output)`` with the
+        gradients of the grad_fn of the module's first result only."""
+        if self.__dict__.get("_is_full_backward_hook") is True:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        object.__setattr__(self, "_is_full_backward_hook", False)
+        return self._add_hook("_backward_hooks", hook, False)
 
     def named_parameters(self, prefix="", recurse=True):
         seen = set()
