@@ -1173,4 +1173,8 @@ def compile(fn=None, *, target="auto", memory="min-memory", fallback=False, back
         return lambda f: compile(f, **kw)
     if not callable(fn):
         raise TypeError(f"gradc.compile: expected a function (or a module) to compile, got {type(fn).__name__}")
+    from .nn.modules import Module
+    if isinstance(fn, Module):          # as torch.compile: a module that runs the compiled call
+        from .nn.optimized_module import OptimizedModule
+        return OptimizedModule(fn, CompiledFunction(fn, name=type(fn).__name__, **kw))
     return CompiledFunction(fn, **kw)

@@ -1052,3 +1052,36 @@ def test_custom_function_that_needs_its_backward_is_refused_under_compile():
         warnings.simplefilter("always")
         gradc.compile(lambda x: DoubleGrad.apply(x * 3).sum(), fallback=True)(x).backward()
     assert x.grad.tolist() == [6.0, 6.0]
+
+
+def test_compiling_a_module_gives_a_module_as_torch_compile_does():
+    """gradc.compile(model) is an OptimizedModule holding the model as ``_orig_mod``: parameters,
+    train()/eval(), state_dict keys under ``_orig_mod.`` and other attributes work as on
+    PyTorch's; training through it equals training the model eagerly. ``model.compile()``
+    compiles in place."""
+    def make():
+        gradc.manual_seed(0)
+        return gradc.nn.Sequential(gradc.nn.Linear(3, 4), gradc.nn.Tanh(), gradc.nn.Linear(4, 1))
+    eager, model = make(), make()
+    compiled = gradc.compile(model)
+    assert isinstance(compiled, gradc.nn.Module) and type(compiled).__name__ == "OptimizedModule"
+    assert compiled._orig_mod is model and len(list(compiled.parameters())) == 4
+    assert list(compiled.state_dict()) == ["_orig_mod." + k for k in model.state_dict()]
+    assert compiled.eval() is compiled and not model.training
+    compiled.train()
+    assert model.training and compiled.training
+    x, y = gradc.randn(8, 3), gradc.randn(8, 1)
+    opts = [gradc.optim.SGD(m.parameters(), lr=0.1) for m in (eager, compiled)]
+    for _ in range(3):
+        for m, opt in zip((eager, compiled), opts):
+            opt.zero_grad()
+            ((m(x) - y) ** 2).mean().backward()
+            opt.step()
+    for a, b in zip(eager.parameters(), model.parameters()):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert type(compiled(x).grad_fn).__name__ == "CompiledFunctionBackward"
+    again = make()
+    again.compile()
+    out = again(x)
+    assert type(out.grad_fn).__name__ == "CompiledFunctionBackward"
+    np.testing.assert_allclose(out.detach().numpy(), make()(x).detach().numpy(), rtol=1e-5, atol=1e-6)

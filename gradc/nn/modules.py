@@ -205,6 +205,18 @@ class Module:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
+        compiled = self.__dict__.get("_compiled_call")
+        if compiled is not None and not dispatch.capturing:     # module.compile()
+            return compiled(*args, **kwargs)
+        return self._call_uncompiled(*args, **kwargs)
+
+    def compile(self, **options):
+        """Compile this module's calls in place (``gradc.compile``'s options), as PyTorch's
+        ``Module.compile``; ``gradc.compile(module)`` returns a compiled wrapper instead."""
+        from .optimized_module import compile_in_place
+        compile_in_place(self, **options)
+
+    def _call_uncompiled(self, *args, **kwargs):
         if dispatch.capturing:           # traced by @gradc.compile: guard on self.training
             dispatch.capturing[-1].note_module(self)
         d = self.__dict__
