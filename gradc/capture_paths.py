@@ -231,7 +231,9 @@ def _config_scalars(value, path, depth, guards):
 
 _MODULE_TABLES = frozenset({"_parameters", "_buffers", "_non_persistent_buffers", "_modules", "_forward_pre_hooks",
                             "_forward_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
-                            "_forward_hooks_always_called", "_backward_hooks", "_backward_pre_hooks"})
+                            "_forward_hooks_always_called", "_backward_hooks", "_backward_pre_hooks",
+                            "_state_dict_pre_hooks", "_state_dict_hooks", "_load_state_dict_pre_hooks",
+                            "_load_state_dict_post_hooks"})
 
 
 def module_config_guards(module) -> list:

@@ -77,7 +77,8 @@ def _typename(value) -> str:
 
 # a Module's hook tables (id -> hook, or id -> True for the flags)
 _HOOK_TABLES = ("_forward_pre_hooks", "_forward_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
-                "_forward_hooks_always_called", "_backward_hooks", "_backward_pre_hooks")
+                "_forward_hooks_always_called", "_backward_hooks", "_backward_pre_hooks", "_state_dict_pre_hooks",
+                "_state_dict_hooks", "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")
 
 
 def _hooks(module, table):
@@ -483,48 +484,191 @@ class Module:
             elif p._grad is not None:
                 p._grad.zero_()
 
-    def _state_items(self, prefix=""):
-        """(key, tensor) of the state, PyTorch's order: each module's parameters, then its
-        persistent buffers, then its children's."""
+    # ---- state_dict: each module saves and loads its own entries, then its children's ----------------
+    def get_extra_state(self):
+        """State beyond parameters and buffers, saved under ``_extra_state`` by modules that
+        override this (and ``set_extra_state``)."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called. Please file "
+                           "an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to report "
+                           "this bug.")
+
+    def set_extra_state(self, state):
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called. Please file "
+                           "an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to report "
+                           "this bug.")
+
+    def _has_extra_state(self, method) -> bool:
+        return getattr(type(self), method) is not getattr(Module, method)
+
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        """The parameters and persistent buffers (detached unless ``keep_vars``) by dotted name,
+        PyTorch's order: each module's own entries (and ``_extra_state``), then its children's;
+        the state_dict pre- and post-hooks of each module run around its part."""
+        if args:
+            import warnings
+            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
+                          "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict"
+                          " for details.", FutureWarning, stacklevel=2)
+            destination = args[0] if destination is None else destination
+            prefix = args[1] if len(args) > 1 and prefix == "" else prefix
+            keep_vars = args[2] if len(args) > 2 and keep_vars is False else keep_vars
+        if destination is None:
+            destination = OrderedDict()
+        for hook in list(_hooks(self, "_state_dict_pre_hooks").values()):
+            hook(self, prefix, keep_vars)
+        for name, t in self._own_state():
+            destination[prefix + name] = t if keep_vars else t.detach()
+        if self._has_extra_state("get_extra_state"):
+            destination[prefix + "_extra_state"] = self.get_extra_state()
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in list(_hooks(self, "_state_dict_hooks").values()):
+            if hook(self, destination, prefix, {}) is not None:
+                raise RuntimeError("state_dict post-hook must return None")
+        return destination
+
+    def _own_state(self):
+        """(name, tensor) of this module's parameters, then its persistent buffers."""
         for name, p in self._parameters.items():
             if p is not None:
-                yield prefix + name, p
+                yield name, p
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers:
-                yield prefix + name, b
+                yield name, b
+
+    def _state_items(self, prefix=""):
+        """(key, tensor) of the state, in ``state_dict``'s order (extra state aside)."""
+        for name, t in self._own_state():
+            yield prefix + name, t
         for mname, m in self._modules.items():
             if m is not None:
                 yield from m._state_items(prefix + mname + ".")
 
-    def state_dict(self):
-        return OrderedDict((k, t.detach()) for k, t in self._state_items())
-
-    def load_state_dict(self, state, strict=True):
-        """Copy ``state``'s tensors into the parameters and persistent buffers in place; with
-        ``strict``, missing and unexpected keys raise PyTorch's error.  Returns the keys that
-        did not match (``<All keys matched successfully>``)."""
-        from ..autograd import grad_mode
-        own = OrderedDict(self._state_items())
-        missing = [k for k in own if k not in state]
-        unexpected = [k for k in state if k not in own]
-        errors = []
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Copy ``state_dict``'s tensors into the parameters and persistent buffers in place (or,
+        with ``assign``, make them the module's, keeping each parameter's requires_grad); with
+        ``strict``, missing and unexpected keys raise PyTorch's error.  Each module's load pre-
+        and post-hooks run around its part.  Returns the keys that did not match
+        (``<All keys matched successfully>``)."""
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing, unexpected, errors = [], [], []
+        # (each module's part collects missing and unexpected keys whatever ``strict`` is, and its
+        # hooks are told strict=True, as PyTorch's; only raising depends on ``strict``)
+        self._load_tree(OrderedDict(state_dict), "", assign, missing, unexpected, errors)
         if strict:
             if unexpected:
-                errors.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+                errors.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
             if missing:
-                errors.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
-        for k, t in own.items():
-            if k in state and tuple(state[k].shape) != tuple(t.shape):
-                errors.append(f"size mismatch for {k}: copying a param with shape {_size(state[k].shape)} from "
-                              f"checkpoint, the shape in current model is {_size(t.shape)}.")
+                errors.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
         if errors:
-            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
-                               + "\n\t".join(errors))
-        with grad_mode.no_grad():
-            for k, t in own.items():
-                if k in state:
-                    t.copy_(state[k])
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors))
         return _IncompatibleKeys(missing, unexpected)
+
+    def _load_tree(self, state, prefix, assign, missing, unexpected, errors):
+        for hook in list(_hooks(self, "_load_state_dict_pre_hooks").values()):
+            hook(self, state, prefix, {}, True, missing, unexpected, errors)
+        self._load_own(state, prefix, assign, missing, unexpected, errors)
+        for name, child in self._modules.items():
+            if child is not None:
+                sub = prefix + name + "."
+                child._load_tree(OrderedDict((k, v) for k, v in state.items() if k.startswith(sub)), sub,
+                                 assign, missing, unexpected, errors)
+        keys = _IncompatibleKeys(missing, unexpected)
+        for hook in list(_hooks(self, "_load_state_dict_post_hooks").values()):
+            if hook(self, keys) is not None:
+                raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not expected to "
+                                     "return new values, if incompatible_keys need to be modified, it should be done "
+                                     "inplace.")
+
+    def _load_own(self, state, prefix, assign, missing, unexpected, errors):
+        """This module's own entries of ``state`` (keys under ``prefix``), as PyTorch's
+        ``_load_from_state_dict``."""
+        from ..autograd import grad_mode
+        own = dict(self._own_state())
+        for name, t in own.items():
+            key = prefix + name
+            if key not in state:
+                missing.append(key)
+                continue
+            value = state[key]
+            if not isinstance(value, Tensor):
+                errors.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
+                              f"object from checkpoint but received {type(value)}")
+                continue
+            if t.ndim == 0 and tuple(value.shape) == (1,):
+                value = value[0]
+            if tuple(value.shape) != tuple(t.shape):
+                errors.append(f"size mismatch for {key}: copying a param with shape {_size(value.shape)} from "
+                              f"checkpoint, the shape in current model is {_size(t.shape)}.")
+                continue
+            if assign:
+                if name in self._parameters:
+                    setattr(self, name, Parameter(value.detach(), requires_grad=t.requires_grad))
+                else:
+                    setattr(self, name, value)
+            else:
+                with grad_mode.no_grad():
+                    t.copy_(value)
+        extra = prefix + "_extra_state"
+        if self._has_extra_state("set_extra_state"):
+            if extra in state:
+                self.set_extra_state(state[extra])
+            else:
+                missing.append(extra)
+        elif extra in state:
+            unexpected.append(extra)
+        for key in state:
+            if not key.startswith(prefix) or key == extra:
+                continue
+            first = key[len(prefix):].split(".", 1)
+            if (first[0] not in self._modules) if len(first) > 1 else (first[0] not in own):
+                unexpected.append(key)
+
+    def _hook_registration(self, table, hook):
+        return self._add_hook(table, hook, False)
+
+    def register_state_dict_pre_hook(self, hook):
+        """``hook(module, prefix, keep_vars)`` before the module's ``state_dict`` entries are made."""
+        return self._hook_registration("_state_dict_pre_hooks", hook)
+
+    def register_state_dict_post_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata)`` after them (changes in place; returns None)."""
+        return self._hook_registration("_state_dict_hooks", hook)
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs)`` before the module's part of ``load_state_dict``."""
+        return self._hook_registration("_load_state_dict_pre_hooks", hook)
+
+    def register_load_state_dict_post_hook(self, hook):
+        """``hook(module, incompatible_keys)`` after it (changes in place; returns None)."""
+        return self._hook_registration("_load_state_dict_post_hooks", hook)
+
+    def get_buffer(self, target):
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{type(mod).__name__} has no attribute `{name}`")
+        if name not in mod._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return mod._buffers[name]
+
+    def set_submodule(self, target, module, strict=False):
+        """Put ``module`` at the dotted path ``target`` (its parent must exist; with ``strict``
+        the attribute must already be a submodule)."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        path, _, name = target.rpartition(".")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent = self.get_submodule(path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{type(parent).__name__} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
 
     def extra_repr(self) -> str:
         return ""
