@@ -33,3 +33,13 @@ def test_state_dict_and_load_state_dict_match_pytorch():
     assert [w[0] for w in want] == [g[0] for g in got]
     for w, g in zip(want, got):
         assert g == w
+
+
+def test_module_casts_and_empty_copies_match_pytorch():
+    for m in (torch, gradc):
+        lin = m.nn.Linear(2, 3)
+        assert lin.half().weight.dtype == m.float16 and lin.type(m.float64).bias.dtype == m.float64
+        assert lin.share_memory() is lin and lin.to_empty(device="cpu").weight.shape == (3, 2)
+        bn = m.nn.BatchNorm1d(2).half()
+        assert bn.num_batches_tracked.dtype == m.int64 and bn.running_var.dtype == m.float16
+        assert not m.nn.Module.call_super_init and not m.nn.Module.dump_patches

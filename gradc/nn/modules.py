@@ -89,6 +89,8 @@ def _hooks(module, table):
 class Module:
     """Base class: registers Parameters and sub-Modules assigned as attributes, and buffers
     (``register_buffer``: tensors that are state but not parameters, such as running means)."""
+    dump_patches = False
+    call_super_init = False
 
     def __init__(self):
         object.__setattr__(self, "_parameters", OrderedDict())
@@ -476,6 +478,39 @@ class Module:
     def float(self):
         from .. import dtypes
         return self.to(dtypes.float32)
+
+    def half(self):
+        from .. import dtypes
+        return self.to(dtypes.float16)
+
+    def type(self, dst_type):
+        """Cast every parameter and buffer to ``dst_type`` (integer buffers too, as PyTorch's)."""
+        for p in self.parameters():
+            with _no_grad():
+                new = p.detach().to(dst_type)
+            p._data, p._dtype = new._data, new._dtype
+        for m in self.modules():
+            for name, b in list(m._buffers.items()):
+                if b is not None:
+                    with _no_grad():
+                        setattr(m, name, b.to(dst_type))
+        return self
+
+    def share_memory(self):
+        """A no-op here (no other processes share gradc's tensors); returns the module."""
+        return self
+
+    def to_empty(self, *, device=None, recurse=True):
+        """Parameters and buffers of the same shapes on ``device``, uninitialised."""
+        for p in (self.parameters(recurse=recurse)):
+            with _no_grad():
+                new = factories.empty(tuple(p.shape), dtype=p.dtype, device=device or p.device)
+            p._data, p._dtype, p._device = new._data, new._dtype, new._device
+        for m in (self.modules() if recurse else [self]):
+            for name, b in list(m._buffers.items()):
+                if b is not None:
+                    setattr(m, name, factories.empty(tuple(b.shape), dtype=b.dtype, device=device or b.device))
+        return self
 
     def zero_grad(self, set_to_none=True):
         for p in self.parameters():
