@@ -47,6 +47,10 @@ _warned_once: set = set()      # PyTorch's TORCH_WARN_ONCE: these warn once per 
 
 
 _new_object = object.__new__
+# the gradient edge of a view made in no_grad (or inference) mode of a tensor that requires grad:
+# it requires grad through its base but, a leaf without a grad accumulator of its own, it takes
+# no gradient (PyTorch's grad_accumulator() is null for it); ``requires_grad_(True)`` gives it one
+NO_EDGE = (None, 0)
 
 
 class _VersionCounter:
@@ -217,6 +221,12 @@ class Tensor(TensorAPI):
             return self
         if requires_grad and not self._dtype.is_floating_point:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if self._creation_meta in ("no_grad", "inference") and self._base.requires_grad:
+            # a view made in no_grad mode requires grad while its base does; its own flag says
+            # whether gradients reaching it accumulate into its .grad
+            self._leaf_edge = None if requires_grad else NO_EDGE
+            self._requires_grad = True
+            return self
         self._requires_grad = bool(requires_grad)
         return self
 
@@ -567,7 +577,7 @@ class Tensor(TensorAPI):
     def register_hook(self, hook):
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self._grad_fn is None:
+        if self.grad_fn is None:         # (the property: a view written through since raises, as PyTorch's)
             if type(self._hooks) is MappingProxyType:
                 self._hooks = {}
             store = self._hooks
@@ -783,14 +793,14 @@ def _refresh_view_history(view):
     AsStridedBackward0 (PyTorch regenerates a view's grad_fn the same way when it sees the
     version changed).  Only while gradients are recorded, and only if the base requires grad."""
     counter = view._version_counter.value
-    if not grad_mode.is_grad_enabled():
-        return
     chain, t = [], view
     while t._view_of is not None:
         chain.append(t)
         t = t._view_of[0]
     if view._creation_meta is not None and (view._grad_fn is not None or t._requires_grad):
-        raise view_write_error(view, indirect=True)
+        raise view_write_error(view, indirect=True)      # (in any grad mode, as PyTorch's)
+    if not grad_mode.is_grad_enabled():
+        return
     if not t._requires_grad or any(_layout(v._view_of[0]) != v._parent_layout for v in chain):
         view._history_version = counter
         return
@@ -989,6 +999,8 @@ def _inherit_creation_meta(view, parent, node_name):
     elif parent._creation_meta is not None:
         view._creation_meta = parent._creation_meta
         view._view_node_name = node_name
+    if not grad_mode._state.enabled and parent._requires_grad:
+        view._requires_grad, view._leaf_edge = True, NO_EDGE     # (see NO_EDGE)
 
 
 def mark_multi_output_views(x, outs):

@@ -1102,8 +1102,8 @@ class TensorAPI(TensorLikeMeta):
     def _check_setitem_leaf(self, key):
         """A leaf that requires grad reports 'a view of a leaf Variable' when PyTorch would write
         through a view."""
-        if not (self.requires_grad and self.is_leaf and _grad_enabled()):
-            return
+        if not (self.requires_grad and self.is_leaf and _grad_enabled()) or self._creation_meta is not None:
+            return                        # (a view made in no_grad mode: _check_view_write's error)
         key, _ = encode_index(key, self)
         raise RuntimeError(("a view of a leaf Variable" if self._writes_through_view(key) else "a leaf Variable")
                            + " that requires grad is being used in an in-place operation.")

@@ -2253,12 +2253,51 @@ def sc_inplace_on_custom_function_views(m):
     return out
 
 
+def sc_views_made_without_grad_require_grad(m):
+    """A view made in no_grad mode of a tensor that requires grad requires grad too (through its
+    base), is a leaf with no grad accumulator (gradients reaching it are dropped unless it is
+    given requires_grad_(True) itself), and its views made while recording have a grad_fn."""
+    x = m.ones(3, dtype=m.float64, requires_grad=True)
+    y = x * 2
+    with m.no_grad():
+        v, w, plain = x[:2], y[1:], m.ones(3)[1:]
+    out = [(t.requires_grad, t.is_leaf, t.grad_fn is None, repr(t)) for t in (v, w, plain)]
+    z = v * 3
+    out += [repr(z), [(n is None, nr) for n, nr in z.grad_fn.next_functions]]
+    z.sum().backward()
+    (w * 2).sum().backward()
+    out += [x.grad, v.grad, err_of(lambda: m.autograd.grad((v * 2).sum(), [v])),
+            err_of(lambda: m.autograd.grad((v * 2).sum(), [x])), err_of(lambda: v.backward(m.ones(2))),
+            err_of(lambda: v.numpy()), repr(v.clone()), v.detach().requires_grad]
+    m.autograd.backward((v * 2).sum(), inputs=[v])
+    out.append(v.grad)
+    b = v[1:]                                 # a view of it made while recording
+    out += [b.requires_grad, b.is_leaf, type(b.grad_fn).__name__]
+    (b * 5).sum().backward()
+    out.append(x.grad)
+    hooked = []
+    v.register_hook(lambda g: hooked.append(g))
+    v.requires_grad_(False)                   # still requires grad through its base
+    out.append(v.requires_grad)
+    v.requires_grad_(True)                    # now it accumulates into its own .grad
+    (v * 2).sum().backward()
+    out += [v.grad.tolist(), len(hooked), x.grad]
+    with m.no_grad():
+        fresh = x[1:]
+        x.mul_(1)                             # the views' base written: using them raises
+    out += [fresh.requires_grad, err_of(lambda: fresh * 2), err_of(lambda: fresh.register_hook(print)),
+            repr(fresh), err_of(lambda: v * 2)]
+    with m.no_grad():
+        out.append(repr(fresh))
+    return out
+
+
 SCENARIOS = [sc_augmented_assignment, sc_dtype_info_type_and_inference_mode, sc_bitwise_where_and_products, sc_retain_graph, sc_retain_graph_autograd_grad, sc_double_backward, sc_autograd_grad_options,
              sc_hooks, sc_hooks_under_autograd_grad, sc_hook_order_in_graph, sc_node_hooks, sc_retain_grad, sc_grad_modes, sc_accumulation,
              sc_detach_data, sc_autograd_function, sc_return_types_and_size, sc_requires_grad_flags,
              sc_backward_variants, sc_inplace_on_views, sc_inplace_on_multiple_views,
              sc_inplace_on_multiple_views_kinds, sc_inplace_on_views_made_without_grad, sc_inplace_on_expand_views,
-             sc_inplace_on_custom_function_views]
+             sc_inplace_on_custom_function_views, sc_views_made_without_grad_require_grad]
 
 
 def _run_scenario(scenario, m):

@@ -57,9 +57,10 @@ def _make_grads(outputs, grads):
 def _roots(outputs):
     roots = []
     for i, o in enumerate(outputs):
-        if not o.requires_grad:
+        edge = o._grad_edge() if o.requires_grad else None
+        if edge is None or edge[0] is None:      # (a view made in no_grad mode: no edge of its own)
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
-        roots.append(o._grad_edge())
+        roots.append(edge)
     return roots
 
 
