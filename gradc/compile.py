@@ -902,7 +902,7 @@ class CompiledFunction:
                     self._rebound.add(path)     # the next trace makes it an argument (p.grad each step)
                     return (f"a captured one-element tensor (compiled in as a constant) was rebound: "
                             f"{_path_text(path)} is another tensor")
-            if t._version != version:
+            if t._version_counter.value != version:
                 return "a captured one-element tensor (compiled in as a constant) was modified in place"
         for path, value in spec.scalars:
             now = capture_paths.resolve(self.fn, path)

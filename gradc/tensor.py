@@ -57,17 +57,53 @@ class _VersionCounter:
     """How many in-place changes a tensor's storage has had (shared by its views).  ``internal``:
     the storage was made while ``@gradc.compile`` traced (``counter_factory`` swapped in); other
     storage is the traced function's outside state (closures), which the tracer records ops on
-    instead of computing them once."""
+    instead of computing them once.  ``inference``: the storage was made in inference mode, so
+    its tensors (and their views, which share the counter) are PyTorch's inference tensors."""
     value = 0      # a class default: making a counter (one per tensor) runs no __init__
     internal = False
+    inference = False
 
 
 class _InternalCounter(_VersionCounter):
     internal = True
 
 
-# what each new tensor's storage gets: ``_VersionCounter``, or ``_InternalCounter`` during a trace
+class _InferenceCounter(_VersionCounter):
+    inference = True
+
+
+class _InternalInferenceCounter(_InternalCounter):
+    inference = True
+
+
+# what each new tensor's storage gets: ``_VersionCounter``, ``_InternalCounter`` during a trace,
+# an inference one in ``inference_mode`` (``push_inference_counter``)
 counter_factory = [_VersionCounter]
+_COUNTERS = {(False, False): _VersionCounter, (True, False): _InternalCounter,
+             (False, True): _InferenceCounter, (True, True): _InternalInferenceCounter}
+
+INFERENCE_SAVE_ERROR = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
+    "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use it "
+    "in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
+
+
+def push_inference_counter(enabled: bool) -> None:
+    """Entering ``inference_mode(enabled)``: tensors made from now on are inference tensors (or,
+    for ``inference_mode(False)``, normal ones); ``pop_inference_counter`` on exit."""
+    counter_factory.append(_COUNTERS[counter_factory[-1].internal, bool(enabled)])
+
+
+def pop_inference_counter() -> None:
+    counter_factory.pop()
+
+
+def check_inference_write(t) -> None:
+    """PyTorch refuses an in-place change of an inference tensor outside inference mode."""
+    if t._version_counter.inference and not grad_mode.is_inference_mode_enabled():
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+                           "clone to get a normal tensor before doing inplace update.See "
+                           "https://github.com/pytorch/rfcs/pull/17 for more details.")
 
 
 # PyTorch's device types, which its message for another lists
@@ -193,11 +229,17 @@ class Tensor(TensorAPI):
 
     @property
     def _version(self) -> int:
+        if self._version_counter.inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_counter.value
 
     def _is_view(self) -> bool:
         """Whether this tensor is a view of another (PyTorch's ``Tensor._is_view``)."""
         return self._base is not None
+
+    def is_inference(self) -> bool:
+        """Whether this tensor was made in inference mode (or is a view of one that was)."""
+        return self._version_counter.inference
 
     @property
     def requires_grad(self) -> bool:
@@ -221,6 +263,8 @@ class Tensor(TensorAPI):
             return self
         if requires_grad and not self._dtype.is_floating_point:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if requires_grad and self._version_counter.inference and not grad_mode.is_inference_mode_enabled():
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if self._creation_meta in ("no_grad", "inference") and self._base.requires_grad:
             # a view made in no_grad mode requires grad while its base does; its own flag says
             # whether gradients reaching it accumulate into its .grad
@@ -309,6 +353,7 @@ class Tensor(TensorAPI):
         """Make this tensor ``view`` (a view of it just made) in place, as PyTorch's in-place view
         ops do: the same object with the new shape and strides, its version bumped, and (when
         recording) the view's node, renamed ``node_name``, as its grad_fn."""
+        check_inference_write(self)
         tracking = grad_mode.is_grad_enabled()
         if self._creation_meta is not None:
             self._check_view_write()
@@ -368,6 +413,7 @@ class Tensor(TensorAPI):
         leaves them uninitialised); refused for a tensor that requires grad."""
         from .tensor_api import _shape_args
         shape = _shape_args(sizes)
+        check_inference_write(self)
         if self._requires_grad:
             raise RuntimeError("cannot resize variables that require grad")
         if not isinstance(self._data, np.ndarray):
@@ -518,6 +564,7 @@ class Tensor(TensorAPI):
             raise view_write_error(self, indirect=False, via=via)
 
     def _assign_inplace(self, result):
+        check_inference_write(self)
         tracking = grad_mode.is_grad_enabled()
         if self._creation_meta is not None:
             self._check_view_write(result)

@@ -917,7 +917,9 @@ def is_neg(input) -> bool:
 
 
 def is_inference(input) -> bool:
-    return False
+    """Whether ``input`` was made in inference mode (PyTorch's inference tensors)."""
+    counter = getattr(input, "_version_counter", None)
+    return bool(getattr(counter, "inference", False))
 
 
 def conj(input):
@@ -976,6 +978,8 @@ def _apply_(self, callable):
     """Each element replaced by ``callable(element)`` (CPU, no gradient), in place."""
     if self.device.type != "cpu":
         raise TypeError("apply_ is only implemented on CPU tensors")
+    from .tensor import check_inference_write
+    check_inference_write(self)
     if self.requires_grad:
         raise RuntimeError("Can't call apply_() on Variable that requires grad. Use var.detach().apply_() instead.")
     data = self._data
@@ -990,6 +994,8 @@ def _map_(self, tensor, callable):
     """``self[i] = callable(self[i], tensor[i])`` with ``tensor`` broadcast to self (CPU, no grad)."""
     if self.device.type != "cpu":
         raise TypeError("map_ is only implemented on CPU tensors")
+    from .tensor import check_inference_write
+    check_inference_write(self)
     if self.requires_grad:
         raise RuntimeError("Can't call map_() on Variable that requires grad. Use var.detach().map_() instead.")
     other = np.broadcast_to(_values(tensor), self.shape)

@@ -2292,12 +2292,70 @@ def sc_views_made_without_grad_require_grad(m):
     return out
 
 
+def sc_inference_tensors(m):
+    """Tensors made in inference mode are inference tensors (views of them too, views of normal
+    tensors not): no version counter, not saved for backward, not written in place or made to
+    require grad outside inference mode; inference_mode(False) enables grad mode."""
+    x = m.ones(3, dtype=m.float64, requires_grad=True)
+    n = m.ones(3, dtype=m.float64)
+    with m.inference_mode():
+        a = m.ones(3, dtype=m.float64)
+        b, c, d, f = x * 2, n[:2], x[:2], a + 1
+        g, h = m.tensor([1.0, 2.0]), m.zeros_like(n)
+        a.add_(1)                                         # in place inside: allowed
+        n.add_(0)                                         # a normal tensor stays normal
+        out = [m.is_inference_mode_enabled(), m.is_grad_enabled(), err_of(lambda: a._version), n._version]
+        with m.inference_mode(False):
+            i = m.ones(2)
+            out += [m.is_inference_mode_enabled(), m.is_grad_enabled(), i.is_inference(),
+                    err_of(lambda: a * x), err_of(lambda: g.add_(1))]
+        with m.no_grad():
+            j = m.ones(2)
+        a2 = m.ones(2)
+        a2.requires_grad_()                               # allowed inside
+        spare = [m.ones(2, 2) for _ in range(2)]
+    out += [(t.is_inference(), t.requires_grad, m.is_inference(t)) for t in (a, b, c, d, f, g, h, i, j, x, n, a2)]
+    out += [m.is_inference_mode_enabled(), repr(a * 2), (a * 2).is_inference(), repr(a + x), repr(a.sum() * x.sum()),
+            repr(m.where(a > 0, x, a)), repr(m.cat([a, x])), a.numpy().tolist()]
+    # (PyTorch refuses the writes below after making them: the values are not compared after this)
+    for use in (lambda: a * x, lambda: x * a, lambda: x.exp() * a, lambda: m.matmul(x, a),
+                lambda: m.nn.functional.linear(a, x.reshape(1, 3)), lambda: a.add_(1), lambda: a.requires_grad_(),
+                lambda: a.__setitem__(0, 5.0), lambda: b.add_(1), lambda: a[:1].mul_(2),
+                lambda: d.add_(1), lambda: spare[0].t_(), lambda: spare[1].resize_(3)):
+        out.append(err_of(use))
+    with m.no_grad():
+        out.append(err_of(lambda: a.add_(1)))
+    c.add_(1)                                             # a view of a normal tensor: normal
+    out += [a.requires_grad, a.clone().is_inference(), a.detach().is_inference(), a[:1].is_inference(),
+            a.view(3).is_inference(), a.view(3).requires_grad, repr(d * 2), n.tolist()]
+
+    @m.inference_mode()
+    def called():
+        return m.ones(1).is_inference(), m.is_inference_mode_enabled()
+
+    @m.inference_mode
+    def bare():
+        return m.ones(1).is_inference(), m.is_grad_enabled()
+
+    @m.inference_mode(False)
+    def disabled():
+        return m.ones(1).is_inference(), m.is_inference_mode_enabled(), m.is_grad_enabled()
+
+    out += [called(), bare(), disabled(), m.is_inference_mode_enabled(), m.is_grad_enabled()]
+    with m.no_grad():
+        with m.inference_mode(False):
+            out.append(m.is_grad_enabled())
+        out.append(m.is_grad_enabled())
+    return out
+
+
 SCENARIOS = [sc_augmented_assignment, sc_dtype_info_type_and_inference_mode, sc_bitwise_where_and_products, sc_retain_graph, sc_retain_graph_autograd_grad, sc_double_backward, sc_autograd_grad_options,
              sc_hooks, sc_hooks_under_autograd_grad, sc_hook_order_in_graph, sc_node_hooks, sc_retain_grad, sc_grad_modes, sc_accumulation,
              sc_detach_data, sc_autograd_function, sc_return_types_and_size, sc_requires_grad_flags,
              sc_backward_variants, sc_inplace_on_views, sc_inplace_on_multiple_views,
              sc_inplace_on_multiple_views_kinds, sc_inplace_on_views_made_without_grad, sc_inplace_on_expand_views,
-             sc_inplace_on_custom_function_views, sc_views_made_without_grad_require_grad]
+             sc_inplace_on_custom_function_views, sc_views_made_without_grad_require_grad,
+             sc_inference_tensors]
 
 
 def _run_scenario(scenario, m):

@@ -15,7 +15,7 @@ class FunctionCtx:
 
     def save_for_backward(self, *tensors):
         self._saved = tensors
-        self._versions = [t._version if t is not None else None for t in tensors]
+        self._versions = [t._version_counter.value if t is not None else None for t in tensors]
 
     def _pack_saved(self):
         """Put the saved tensors through the saved-tensor hooks (``Function.apply`` calls this once
@@ -35,7 +35,7 @@ class FunctionCtx:
             return tuple(s.unpack() if s is not None else None for s in self._packed)
         saved = getattr(self, "_saved", ())
         for t, v in zip(saved, getattr(self, "_versions", ())):
-            if t is not None and t._version != v:
+            if t is not None and t._version_counter.value != v:
                 from .node import version_error
                 raise version_error(t, v)
         return saved

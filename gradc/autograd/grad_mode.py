@@ -96,36 +96,40 @@ def is_inference_mode_enabled() -> bool:
 
 
 class inference_mode(_GradModeContext):
-    """``with gradc.inference_mode():`` (or ``@gradc.inference_mode()``): no gradient recording,
-    as ``no_grad``.  (PyTorch's inference tensors, which also skip version counting and refuse
-    later use in autograd, have no separate kind in gradc.)  ``inference_mode(False)`` changes
-    nothing."""
+    """``with gradc.inference_mode():`` (or ``@gradc.inference_mode()``, or bare
+    ``@gradc.inference_mode``): no gradient recording, as ``no_grad``, and every tensor made
+    inside (other than a view of a normal tensor) is an inference tensor, as PyTorch's: it has no
+    version counter, cannot be saved for backward, and cannot be changed in place (or made to
+    require grad) outside inference mode.  ``inference_mode(False)`` enables grad mode, and the
+    tensors made inside it are normal ones."""
 
     def __new__(cls, mode=True):
         self = super().__new__(cls)
         if callable(mode):  # bare @inference_mode
-            self._target = False
+            self._mode = True
             return self(mode)
         return self
 
     def __init__(self, mode=True):
         if not callable(mode):
             self._mode = bool(mode)
-            self._target = False if mode else None
 
     def __enter__(self):
+        from ..tensor import push_inference_counter
         self._prev = is_grad_enabled()
-        if self._target is not None:
-            _set(self._target)
-        _inference_modes.append(getattr(self, "_mode", True))
+        _set(not self._mode)
+        _inference_modes.append(self._mode)
+        push_inference_counter(self._mode)
         return None
 
     def __exit__(self, *exc):
+        from ..tensor import pop_inference_counter
+        pop_inference_counter()
         _inference_modes.pop()
         return super().__exit__(*exc)
 
     def __call__(self, fn):
-        mode = self._mode if hasattr(self, "_mode") else True
+        mode = self._mode
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):

@@ -159,6 +159,9 @@ class SavedTensor:
     __slots__ = ("tensor", "version", "output_of", "output_nr", "_unpack_hook", "_packed", "_ref", "_edge")
 
     def __init__(self, tensor, output_of=None, output_nr=0):
+        if tensor._version_counter.inference:
+            from ..tensor import INFERENCE_SAVE_ERROR
+            raise RuntimeError(INFERENCE_SAVE_ERROR)
         self.tensor = tensor
         self.version = tensor._version_counter.value
         self.output_of = output_of

@@ -180,15 +180,15 @@ class _Trace:
 
     def capture(self, t: Tensor) -> Value:
         entry = self._captured.get(id(t))
-        if entry is not None and entry[0] is t and (entry[1] == t._version or entry[1] is None):
+        if entry is not None and entry[0] is t and (entry[1] == t._version_counter.value or entry[1] is None):
             return entry[2]
         if self.lift and (t.requires_grad or t.numel() > 1 or id(t) in self.lift_ids):
             v = self._lift(t)
             self._captured[id(t)] = (t, None, v)
             return v
         v = self.constant(np.asarray(t._data), t.dtype)
-        self._captured[id(t)] = (t, t._version, v)
-        self.constants.append((t, t._version))
+        self._captured[id(t)] = (t, t._version_counter.value, v)
+        self.constants.append((t, t._version_counter.value))
         return v
 
     def apply_captured(self, op, inputs, attrs, node_name=None):
