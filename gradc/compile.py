@@ -1094,6 +1094,7 @@ def _view_outputs(func: Function, n_outputs: int) -> dict:
     through it reach the input; ``f(x) is x`` for an identity) and its grad_fn is eager's."""
     from .ops.registry import VIEW
     position = {a: i for i, a in enumerate(func.args)}
+    traced_no_grad = func.meta.get("view_detaches", ())     # (dropped: the view replayed under no_grad is one)
     found = {}
     for k, v in enumerate(func.outputs[:n_outputs]):
         chain = []
@@ -1105,7 +1106,8 @@ def _view_outputs(func: Function, n_outputs: int) -> dict:
             if opdef is None or not (opdef.has(VIEW) or op.name == "gradc.detach" or (
                     op.name == "gradc.index" and not any(e[0] == "tensor" for e in op.attrs.get("key", ())))):
                 break
-            chain.append((opdef.name, dict(op.attrs)))
+            if v not in traced_no_grad:
+                chain.append((opdef.name, dict(op.attrs)))
             v = op.operands[0]
         if v in position:
             found[k] = (position[v], chain[::-1])

@@ -349,3 +349,18 @@ def test_create_graph_gradient_through_relu_requires_grad_as_eagerly(body):
         h = m.autograd.grad((g * g).sum(), [x], allow_unused=True)[0]
         return (g.requires_grad, g.is_leaf, g.grad_fn is None), h
     _agree(scenario)
+
+
+def test_a_view_of_an_input_returned_under_no_grad_requires_grad_as_eagerly():
+    """Called under no_grad, a view of an input that requires grad is a view made in no_grad
+    mode: it requires grad (a leaf taking no gradient); a detached one does not."""
+    def scenario(m, C):
+        f = C(lambda a, b: (a * 2, b.t(), b[0].detach(), b[1:]))
+        x = m.tensor([[0.5, -1.0], [2.0, 3.0]], dtype=m.float64, requires_grad=True)
+        with m.no_grad():
+            outs = f(x * 1, x)
+        flags = [(v.requires_grad, v.is_leaf, v.grad_fn is None) for v in outs]
+        (outs[1] * 3).sum().backward()
+        return flags, x.grad, _outcome(lambda: outs[3].add_(1))
+    flags = _agree(scenario)[0]
+    assert flags == [[False, True, True], [True, True, True], [False, True, True], [True, True, True]]

@@ -164,6 +164,7 @@ class _Trace:
         self.rewritten: set[int] = set()        # ids of eager tensors a traced value was written into
         self.modules: dict = {}                 # id(module) -> module, for the modules called
         self.lift_ids = frozenset()             # ids of small tensors to lift all the same (rebound before)
+        self.view_detaches: set = set()         # the detaches after views taken under no_grad (see _apply)
 
     def emit(self, name: str, operands, attrs):
         loc = user_location()
@@ -334,6 +335,8 @@ class Proxy(IRTensor):
             # as eager autograd records nothing (a detach in the IR)
             results = [trace.emit("detach", [r], {}).results[0] if r.type.dtype.is_floating_point else r
                        for r in results]
+            if _is_view(op, attrs):     # (eagerly a view made in no_grad mode: @gradc.compile replays it so)
+                trace.view_detaches.update(results)
         outs = []
         for k, r in enumerate(results):
             rg = needs and k in op.differentiable_outputs and r.type.dtype.is_floating_point
@@ -717,6 +720,7 @@ def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_
     func.meta["tensor_arg_positions"] = positions
     func.meta["captured"] = tr.lifted
     func.meta["constants"] = tr.constants
+    func.meta["view_detaches"] = tr.view_detaches
     func.meta["state_writes"] = [(func.args.index(arg), v) for arg, v in tr.state_writes.values()]
     # the in-place writes' new values are extra outputs after the function's own: @gradc.compile
     # writes them back after each call (``gradc dump-ir`` shows them so)
