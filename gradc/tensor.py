@@ -615,7 +615,8 @@ class Tensor(TensorAPI):
     # ---- autograd entry points -----------------------------------------------------------
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         node = self._grad_fn
-        if gradient is None and inputs is None and not create_graph and node is not None and self._data.ndim == 0:
+        if (gradient is None and inputs is None and create_graph is False and node is not None
+                and self._data.ndim == 0 and (retain_graph is None or type(retain_graph) is bool)):
             if run_unit_backward(node, bool(retain_graph)):      # a compiled scalar loss: no graph walk
                 return
         from .autograd import backward

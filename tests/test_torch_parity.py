@@ -2349,13 +2349,60 @@ def sc_inference_tensors(m):
     return out
 
 
+def sc_autograd_argument_errors(m):
+    """autograd.grad, autograd.backward and Tensor.backward check their arguments in PyTorch's
+    order, with its exception types and messages; inputs may be a dict (grad returns a dict)."""
+    import numpy
+
+    def loss():
+        x = m.ones(3, requires_grad=True)
+        return x, (x * 2).sum()
+
+    def call(fn):
+        x, y = loss()
+        return err_of(lambda: fn(x, y))
+
+    g, b = m.autograd.grad, m.autograd.backward
+    cases = [
+        lambda x, y: g(0, [x]), lambda x, y: g(None, [x]), lambda x, y: g("a", [x]), lambda x, y: g([y, 1], [x]),
+        lambda x, y: g(y, [0]), lambda x, y: g(y, [x, 1]), lambda x, y: g(y, []), lambda x, y: g(y, 0),
+        lambda x, y: g(y, x, grad_outputs=1.0), lambda x, y: g(y, [x], grad_outputs=[1.0]),
+        lambda x, y: g(y, [x], grad_outputs=["a"]), lambda x, y: g(y, [x], grad_outputs=[numpy.float32(1)]),
+        lambda x, y: g(y, [x], grad_outputs=[m.ones(2)]), lambda x, y: g([y, y], [x], grad_outputs=[None]),
+        lambda x, y: g(y, [x], retain_graph="a"), lambda x, y: g(y, [x], create_graph=None),
+        lambda x, y: g(y, [x], allow_unused="a"), lambda x, y: g(y, [x], allow_unused=False, materialize_grads=True),
+        lambda x, y: g(y, [x.detach()]), lambda x, y: g(m.ones(2), [x]),
+        lambda x, y: b(0), lambda x, y: b(None), lambda x, y: b([y, 0]), lambda x, y: b(y, grad_tensors=1.0),
+        lambda x, y: b(y, grad_tensors="a"), lambda x, y: b(y, inputs=0), lambda x, y: b(y, inputs=[0]),
+        lambda x, y: b(y, inputs=[]), lambda x, y: b([y, y], grad_tensors=[None]), lambda x, y: b(y, retain_graph=1.5),
+        lambda x, y: y.backward(1.0), lambda x, y: y.backward("a"), lambda x, y: y.backward([1.0]),
+        lambda x, y: y.backward(inputs=0), lambda x, y: y.backward(inputs=[0]), lambda x, y: y.backward(inputs=[]),
+        lambda x, y: y.backward(retain_graph="a"), lambda x, y: y.backward(create_graph=None),
+        lambda x, y: m.ones(2).retain_grad(), lambda x, y: m.ones(2).register_hook(print),
+    ]
+    out = [call(fn) for fn in cases]
+    x, y = loss()
+    out.append(repr(g(y, {x})))                            # any iterable of inputs
+    x, y = loss()
+    out.append(repr(g(y, (t for t in [x]))))
+    x, y = loss()
+    out.append(repr(g(y, {"x": x})))                       # a dict: a dict back
+    x, y = loss()
+    b(y, grad_tensors=[m.ones(()), m.ones(())])            # (extra gradients dropped, as PyTorch's zip)
+    out.append(repr(x.grad))
+    x, y = loss()
+    b(y, inputs={"x": x}, retain_graph=1)
+    out.append(repr(x.grad))
+    return out
+
+
 SCENARIOS = [sc_augmented_assignment, sc_dtype_info_type_and_inference_mode, sc_bitwise_where_and_products, sc_retain_graph, sc_retain_graph_autograd_grad, sc_double_backward, sc_autograd_grad_options,
              sc_hooks, sc_hooks_under_autograd_grad, sc_hook_order_in_graph, sc_node_hooks, sc_retain_grad, sc_grad_modes, sc_accumulation,
              sc_detach_data, sc_autograd_function, sc_return_types_and_size, sc_requires_grad_flags,
              sc_backward_variants, sc_inplace_on_views, sc_inplace_on_multiple_views,
              sc_inplace_on_multiple_views_kinds, sc_inplace_on_views_made_without_grad, sc_inplace_on_expand_views,
              sc_inplace_on_custom_function_views, sc_views_made_without_grad_require_grad,
-             sc_inference_tensors]
+             sc_inference_tensors, sc_autograd_argument_errors]
 
 
 def _run_scenario(scenario, m):

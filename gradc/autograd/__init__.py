@@ -1,6 +1,8 @@
 """gradc.autograd: backward(), grad(), Function, gradcheck, grad mode."""
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from . import forward_ad, functional, graph
@@ -16,23 +18,68 @@ __all__ = ["backward", "grad", "Function", "gradcheck", "gradgradcheck", "no_gra
            "detect_anomaly", "set_detect_anomaly"]
 
 
-def _as_tuple(x):
-    if x is None:
-        return None
-    if isinstance(x, (list, tuple)):
-        return tuple(x)
-    return (x,)
+def _tensors_tuple(x):
+    """``outputs``/``tensors`` as PyTorch reads them: one tensor, or any iterable of them."""
+    from ..tensor_api import is_tensor_like
+    return (x,) if is_tensor_like(x) else tuple(x)
+
+
+def _inputs_tuple(inputs, caller: str):
+    """``inputs`` as PyTorch reads them: one tensor, a dict (its values), or any other iterable."""
+    from collections.abc import Mapping
+    from ..tensor_api import is_tensor_like
+    if is_tensor_like(inputs):
+        return (inputs,)
+    if type(inputs) is dict:
+        return tuple(inputs.values())
+    if isinstance(inputs, Mapping):
+        raise TypeError(f"`inputs` argument to `{caller}()` must be a dict, not {type(inputs).__name__}. "
+                        "Other Mapping types are not supported.")
+    return tuple(inputs)
+
+
+def _grads_tuple(grads, length: int):
+    """PyTorch's _tensor_or_tensors_to_tuple: None for each output, one tensor, or an iterable."""
+    from ..tensor_api import is_tensor_like
+    if grads is None:
+        return (None,) * length
+    return (grads,) if is_tensor_like(grads) else tuple(grads)
+
+
+def _flag(value) -> bool:
+    """A flag the engine parses as PyTorch's does (an int or a bool; anything else, None
+    included, is a TypeError)."""
+    if value is True or value is False:
+        return value
+    try:
+        return bool(operator.index(value))
+    except TypeError:
+        raise TypeError(f"'{type(value).__name__}' object cannot be interpreted as an integer") from None
 
 
 _ONES = {np.dtype(d): np.ones((), d) for d in ("float16", "float32", "float64")}
 
 
 def _make_grads(outputs, grads):
+    """PyTorch's _make_grads: the given gradient of each output (checked), ones for a scalar
+    output that requires grad and has none, None for one that does not require grad. Pairs
+    past the shorter sequence are dropped, as PyTorch's zip does (the engine then reports the
+    count mismatch)."""
     from ..tensor import Tensor
-    import numpy as np
+    from ..tensor_api import is_tensor_like
     out = []
     for i, (o, g) in enumerate(zip(outputs, grads)):
-        if g is None:
+        if not is_tensor_like(o):
+            raise AssertionError("Expected output to be a torch.Tensor")
+        if is_tensor_like(g):
+            if tuple(g.shape) != tuple(o.shape):
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape!r} and "
+                                   f"output[{i}] has a shape of {o.shape!r}.")
+            if g.dtype is not o.dtype:
+                g = g.to(o.dtype)
+        elif g is not None:
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
+        elif o.requires_grad:
             if o.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if not o.dtype.is_floating_point:
@@ -42,19 +89,14 @@ def _make_grads(outputs, grads):
                              else np.ones(o._data.shape, dtype=o._data.dtype))
             if o._device.type != "cpu":
                 g = g._to_device(o._device)
-        else:
-            if not isinstance(g, Tensor):
-                g = Tensor(np.asarray(g, dtype=o.dtype.np))
-            if tuple(g.shape) != tuple(o.shape):
-                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape!r} and "
-                                   f"output[{i}] has a shape of {o.shape!r}.")
-            if g.dtype is not o.dtype:
-                g = g.to(o.dtype)
         out.append(g)
     return out
 
 
-def _roots(outputs):
+def _roots(outputs, grads=None):
+    """The engine's checks of the outputs (and their gradients' count) and their grad edges."""
+    if grads is not None and len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     roots = []
     for i, o in enumerate(outputs):
         edge = o._grad_edge() if o.requires_grad else None
@@ -64,18 +106,29 @@ def _roots(outputs):
     return roots
 
 
+def _check_inputs(inputs) -> None:
+    from ..tensor_api import is_tensor_like
+    for t in inputs:
+        if not is_tensor_like(t):
+            raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got {type(t).__name__}")
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulate gradients of ``tensors`` into the leaves (``Tensor.backward``)."""
-    tensors = _as_tuple(tensors)
-    grads = _as_tuple(grad_tensors) or (None,) * len(tensors)
-    if len(grads) != len(tensors):
-        raise RuntimeError(f"got {len(grads)} tensors and {len(tensors)} gradients")
+    if inputs is not None:
+        inputs = _inputs_tuple(inputs, "backward")
+        if not inputs:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    tensors = _tensors_tuple(tensors)
+    root_grads = _make_grads(tensors, _grads_tuple(grad_tensors, len(tensors)))
     if retain_graph is None:
         retain_graph = create_graph
-    roots = _roots(tensors)
-    root_grads = _make_grads(tensors, grads)
+    retain_graph, create_graph = _flag(retain_graph), _flag(create_graph)
+    roots = _roots(tensors, root_grads)
     if inputs is not None:
-        inputs = _as_tuple(inputs)
+        _check_inputs(inputs)
         result = grad(tensors, inputs, root_grads, retain_graph=retain_graph, create_graph=create_graph,
                       allow_unused=True)
         for t, g in zip(inputs, result):
@@ -142,21 +195,39 @@ def _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unus
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
-    """Gradients of ``outputs`` with respect to ``inputs``, returned rather than accumulated."""
-    outputs = _as_tuple(outputs)
-    inputs = _as_tuple(inputs)
-    grads = _as_tuple(grad_outputs) or (None,) * len(outputs)
-    if is_grads_batched:
-        return _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize_grads)
-    if retain_graph is None:
-        retain_graph = create_graph
+    """Gradients of ``outputs`` with respect to ``inputs``, returned rather than accumulated (a
+    dict with the same keys when ``inputs`` is a dict). Arguments are checked in PyTorch's order,
+    with its errors."""
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                         "but got: allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
-    roots = _roots(outputs)                 # PyTorch checks the outputs first
-    for i, t in enumerate(inputs):
-        if not t.requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    outputs = _tensors_tuple(outputs)
+    keys = tuple(inputs.keys()) if type(inputs) is dict else None
+    inputs = _inputs_tuple(inputs, "grad")
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if not only_inputs:
+        import warnings
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                      "gradient for other parts of the graph, please use torch.autograd.backward.", FutureWarning,
+                      stacklevel=2)
+    grads = _grads_tuple(grad_outputs, len(outputs))
+    if is_grads_batched:
+        result = _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize_grads)
+    else:
+        result = _grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize_grads)
+    return result if keys is None else dict(zip(keys, result))
+
+
+def _grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize_grads):
     root_grads = _make_grads(outputs, grads)
+    if retain_graph is None:
+        retain_graph = create_graph
+    retain_graph, create_graph, allow_unused = _flag(retain_graph), _flag(create_graph), _flag(allow_unused)
+    roots = _roots(outputs, root_grads)
+    _check_inputs(inputs)
     capture = [t._grad_edge() for t in inputs]
     captured = run_backward(roots, root_grads, retain_graph=retain_graph, create_graph=create_graph,
                             capture=capture)
