@@ -352,3 +352,27 @@ def test_detached_tensors_share_memory_under_compile():
         return y + 0
     with pytest.raises(TraceError, match="in-place write through detach"):
         gradc.compile(writes)(x)
+
+
+_LOCATION = re.compile(r" \(at [^()]*:\d+\)$")     # (compiled errors add where in the user's code)
+
+
+@pytest.mark.parametrize("shape,body", [
+    ((), lambda x: len(x)), ((), lambda x: [v for v in x]), ((), lambda x: iter(x)), ((3,), lambda x: x + "a"),
+    ((3,), lambda x: "a" + x), ((3,), lambda x: x * [1]), ((3,), lambda x: x @ "a"), ((3,), lambda x: x - None),
+    ((3,), lambda x: int(x)), ((3,), lambda x: float(x)), ((3,), lambda x: complex(x)), ((3,), lambda x: bool(x)),
+    ((3,), lambda x: x[1.5]), ((2, 3), lambda x: x[None, 1.5]), ((3,), lambda x: x[[1.5]]), ((3,), lambda x: x["a"]),
+    ((3,), lambda x: x()), ((3,), lambda x: x.foo), ((3,), lambda x: setattr(x, "shape", 3)),
+    ((3,), lambda x: range(x)), ((3,), lambda x: [1, 2][x]), ((3,), lambda x: divmod(x, "a")),
+    ((3,), lambda x: sorted([x, "b"])), ((3,), lambda x: x.__setitem__(0, "a")), ((3,), lambda x: round(x, "a")),
+])
+def test_python_errors_on_traced_tensors_read_as_eager_ones(shape, body):
+    """Python's own errors on a traced tensor (a wrong operand, len or iteration of a 0-d tensor, a
+    conversion of several elements, a bad index) have the eager tensor's type, message and name."""
+    errors = []
+    for _, fn in _both(body):
+        with pytest.raises(Exception) as info:
+            fn(gradc.ones(shape))
+        errors.append((type(info.value), _LOCATION.sub("", str(info.value))))
+    assert errors[0] == errors[1]
+    assert "Proxy" not in errors[1][1]

@@ -463,6 +463,8 @@ class Proxy(IRTensor):
         raise _data_dependent("__index__ (use as a Python int)")
 
     def __complex__(self):
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         raise _data_dependent("complex()")
 
     def __format__(self, spec):
@@ -566,8 +568,9 @@ class Proxy(IRTensor):
 
 
 # Python's own errors name a traced tensor's type as they name an eager one's ("unsupported operand
-# type(s) for *: 'Tensor' and 'NoneType'", "type Tensor doesn't define __round__ method")
-Proxy.__name__ = "Tensor"
+# type(s) for *: 'Tensor' and 'NoneType'", "type Tensor doesn't define __round__ method", and by
+# the qualified name "property 'shape' of 'Tensor' object has no setter")
+Proxy.__name__ = Proxy.__qualname__ = "Tensor"
 
 
 def mark_view(view: "Proxy", parent: "Proxy", op_name=None, attrs=None, operands=()) -> None:
