@@ -12,9 +12,18 @@ import warnings
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
-def warn_at_user_code(message: str, category=UserWarning) -> None:
+def warn_at_user_code(message: str, category=UserWarning, *, with_held_output=False) -> None:
+    """``with_held_output``: a warning about something printed, issued when what is printed is
+    (``held_output``: dropped with it if a failed trace's output is dropped)."""
     level, frame = 2, sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         frame = frame.f_back
         level += 1
+    if with_held_output and frame is not None:
+        from .held_output import defer
+        where = (frame.f_code.co_filename, frame.f_lineno, frame.f_globals.get("__name__"),
+                 frame.f_globals.setdefault("__warningregistry__", {}))
+        if defer(lambda: warnings.warn_explicit(message, category, where[0], where[1], module=where[2],
+                                                registry=where[3])):
+            return
     warnings.warn(message, category, stacklevel=level)

@@ -27,6 +27,7 @@ versions as eager code would.
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
 import operator
@@ -46,6 +47,7 @@ from .ir.core import Function
 from .ops import dispatch as _dispatch
 from .ops.registry import RANDOM
 from .codegen.cuda_driver import DeviceArray
+from .held_output import held_stdout
 from .eager_graph import (differentiable_reach, double_backward_reads_saved, input_tied_gradients, internal_outputs,
                           output_dependencies, partition_free_inputs, read_arguments, repeated_outputs, replay,
                           saved_by_eager_autograd, saves_anything)
@@ -618,6 +620,7 @@ class CompiledFunction:
         self._cache: dict = {}
         self._variants: dict = {}       # key -> the specialisations with guards beyond the key, newest last
         self._rebound: set = set()      # access paths of small tensors seen rebound: lifted, not constants
+        self._eager_keys: set = set()   # (fallback=True) the guard keys whose trace failed: run eagerly
         self._compiles = 0
         self._last_key = None
         self.log: list[str] = []
@@ -798,13 +801,20 @@ class CompiledFunction:
                         self._cache[key] = other
                         break
         if spec is None:
+            falls_back = self.fallback and self.fn is not None
+            if falls_back and key in self._eager_keys:
+                return self._call(args)        # (its trace failed before: no trace, the function runs once)
             reason = stale or self._why(key)
             try:
-                spec = self._build(args, key)
+                # (with fallback, what the trace prints is held back: dropped if it fails, as the
+                # eager run prints it again; other side effects of the failed trace do happen twice)
+                with held_stdout() if falls_back else contextlib.nullcontext():
+                    spec = self._build(args, key)
             except Exception as e:
                 self.log.append(f"could not compile {self.__name__} ({reason}): {type(e).__name__}: {e}")
-                if self.fallback and self.fn is not None:
+                if falls_back:
                     out = self._call(args)     # (code that fails eagerly too raises its eager error, no warning)
+                    self._eager_keys.add(key)
                     warnings.warn(f"@gradc.compile({self.__name__}) fell back to eager mode: {e}", UserWarning,
                                   stacklevel=2)
                     return out
@@ -1160,6 +1170,9 @@ def compile(fn=None, *, target="auto", memory="min-memory", fallback=False, back
     them by the real cotangent in backward (for functions returning one 0-d float tensor, the
     usual loss: inputs are read once and backward does no work); ``auto`` (the default) uses
     ``precompute`` for such functions and ``separate`` otherwise.
+    ``fallback``: a call whose trace fails runs the function eagerly, with a warning, and later
+    calls with the same guard key run eagerly without a trace. The failed trace's prints are
+    dropped (``held_output``); its other side effects happen again in the eager run.
     """
     if options:
         raise TypeError(f"gradc.compile: unknown option(s) {', '.join(sorted(options))}")

@@ -1,6 +1,7 @@
 """@gradc.compile: results equal eager and the interpreter; autograd semantics are eager's."""
 import random
 import re
+import sys
 import warnings
 
 import numpy as np
@@ -179,6 +180,58 @@ def test_fallback_runs_eagerly_with_a_warning():
     with pytest.warns(UserWarning, match="fell back to eager"):
         y = f(gradc.ones(2))
     assert y.tolist() == [2.0, 2.0]
+
+
+def test_fallback_prints_once_per_call_and_runs_a_failed_key_eagerly_from_then_on(capsys):
+    """What the failed trace printed is dropped (the eager run prints it, with values); later calls
+    with the same guard key run eagerly without tracing again. Other side effects of the failed
+    trace (the list append) happen in both runs of the first call only."""
+    calls = []
+
+    def branchy(x):
+        calls.append(len(calls))
+        print("sum is", x.sum())
+        return x * 2 if x.sum() > 0 else x
+    f = gradc.compile(branchy, fallback=True)
+    with pytest.warns(UserWarning, match="fell back to eager") as record:
+        assert f(gradc.ones(2)).tolist() == [2.0, 2.0]
+    assert capsys.readouterr().out == "sum is tensor(2.)\n"
+    assert not [w for w in record if "printing a traced tensor" in str(w.message)]     # (dropped with the print)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")              # (no second warning, no trace)
+        assert f(gradc.ones(2)).tolist() == [2.0, 2.0]
+        assert f(-gradc.ones(2)).tolist() == [-1.0, -1.0]
+    assert capsys.readouterr().out == "sum is tensor(2.)\nsum is tensor(-2.)\n"
+    assert len(calls) == 4 and len(f.log) == 1
+    with pytest.warns(UserWarning, match="fell back to eager"):
+        f(gradc.ones(3))                            # another key: traced (and fails) once
+    assert capsys.readouterr().out == "sum is tensor(3.)\n" and len(calls) == 6
+
+
+def test_fallback_keeps_what_a_successful_trace_prints_and_other_threads_output(capsys):
+    import threading
+
+    def printer():
+        print("from another thread")
+
+    def fine(x):
+        print("tracing", x)
+        return x * 2
+
+    def fails(x):
+        t = threading.Thread(target=printer)
+        t.start()
+        t.join()
+        return x if x.sum() > 0 else -x
+    f = gradc.compile(fine, fallback=True)
+    with pytest.warns(UserWarning, match="printing a traced tensor"):
+        f(gradc.ones(2))
+    f(gradc.ones(2))
+    assert capsys.readouterr().out.count("tracing") == 1      # printed at the trace, as without fallback
+    with pytest.warns(UserWarning, match="fell back to eager"):
+        gradc.compile(fails, fallback=True)(gradc.ones(2))
+    assert capsys.readouterr().out == "from another thread\n" * 2      # (one per run: not held back)
+    assert not type(sys.stdout).__module__.startswith("gradc")
 
 
 def test_fallback_of_code_that_fails_eagerly_too_raises_the_eager_error_without_a_warning():

@@ -315,7 +315,8 @@ class Proxy(IRTensor):
             from .._warnings import warn_at_user_code
             warn_at_user_code(f"printing a traced tensor inside a @gradc.compile function shows its type, not its "
                               f"values (unknown while tracing), and only once, when the function is compiled "
-                              f"(at {user_location()}); print the compiled function's outputs instead")
+                              f"(at {user_location()}); print the compiled function's outputs instead",
+                              with_held_output=True)
         return repr(self)
 
     # ---- op application ------------------------------------------------------------------
