@@ -125,7 +125,7 @@ def _store_out(out, result):
 def _call_with_out(name, fn, args, kwargs, out):
     """``fn(*args, **kwargs)`` written into ``out`` (a tensor or a tuple of them), which is returned;
     refused when an argument requires grad, as PyTorch refuses it."""
-    from .autograd import is_grad_enabled
+    from .autograd.grad_mode import is_grad_enabled
     tensors = _tensors_in(list(args) + list(kwargs.values()) + [out])
     if is_grad_enabled() and builtins.any(t.requires_grad for t in tensors):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "

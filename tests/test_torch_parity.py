@@ -2396,13 +2396,47 @@ def sc_autograd_argument_errors(m):
     return out
 
 
+def sc_inference_mode_records_nothing(m):
+    """Inside inference mode nothing is recorded, not even under enable_grad (which is_grad_enabled
+    reports); a custom Function may not save an inference tensor."""
+    x = m.ones(3, dtype=m.float64, requires_grad=True)
+    out = []
+    with m.inference_mode():
+        with m.enable_grad():
+            z = x * 2
+            w = m.ones(2, requires_grad=True)
+            out += [z.requires_grad, z.is_inference(), m.is_grad_enabled(), (w * 2).requires_grad, w.requires_grad]
+            with m.no_grad():
+                out.append(m.is_grad_enabled())
+                with m.inference_mode(False):
+                    out += [m.is_grad_enabled(), (x * 2).requires_grad, repr(x * 2)]
+        out.append(m.is_grad_enabled())
+        a = m.ones(3, dtype=m.float64)
+    out.append(m.is_grad_enabled())
+
+    class Scale(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, t, s):
+            ctx.save_for_backward(s)
+            return t * s
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.saved_tensors[0], None
+    out += [err_of(lambda: Scale.apply(x, a)), repr(Scale.apply(x.detach(), a))]
+    with m.no_grad():
+        out.append(repr(Scale.apply(x, a)))
+    return out
+
+
 SCENARIOS = [sc_augmented_assignment, sc_dtype_info_type_and_inference_mode, sc_bitwise_where_and_products, sc_retain_graph, sc_retain_graph_autograd_grad, sc_double_backward, sc_autograd_grad_options,
              sc_hooks, sc_hooks_under_autograd_grad, sc_hook_order_in_graph, sc_node_hooks, sc_retain_grad, sc_grad_modes, sc_accumulation,
              sc_detach_data, sc_autograd_function, sc_return_types_and_size, sc_requires_grad_flags,
              sc_backward_variants, sc_inplace_on_views, sc_inplace_on_multiple_views,
              sc_inplace_on_multiple_views_kinds, sc_inplace_on_views_made_without_grad, sc_inplace_on_expand_views,
              sc_inplace_on_custom_function_views, sc_views_made_without_grad_require_grad,
-             sc_inference_tensors, sc_autograd_argument_errors]
+             sc_inference_tensors, sc_autograd_argument_errors,
+             sc_inference_mode_records_nothing]
 
 
 def _run_scenario(scenario, m):

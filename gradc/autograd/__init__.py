@@ -9,7 +9,8 @@ from . import forward_ad, functional, graph
 from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .engine import run_backward
 from .function import Function
-from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
+from .grad_mode import grad_mode_setting as is_grad_enabled     # (the setting; recording: grad_mode's)
 from .gradcheck import gradcheck, gradgradcheck
 from .node import AccumulateGrad, Node
 

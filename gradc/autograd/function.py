@@ -152,6 +152,9 @@ class Function:
             node._positions, node._nargs = positions, len(args)
             node._types = [TypeInfo(tuple(o.shape), o.dtype) if isinstance(o, Tensor) else None for o in outputs]
             from .node import _DEFAULT_HOOKS
+            if any(t is not None and t._version_counter.inference for t in getattr(ctx, "_saved", ())):
+                from ..tensor import INFERENCE_SAVE_ERROR
+                raise RuntimeError(INFERENCE_SAVE_ERROR)
             if _DEFAULT_HOOKS:
                 ctx._pack_saved()
             differentiable = [isinstance(o, Tensor) and id(o) not in ctx._non_diff and o.dtype.is_floating_point

@@ -1,4 +1,5 @@
-"""Grad mode: no_grad, enable_grad, set_grad_enabled (context managers and decorators)."""
+"""Grad mode: no_grad, enable_grad, set_grad_enabled and inference_mode (context managers and
+decorators), per thread."""
 from __future__ import annotations
 
 import functools
@@ -7,26 +8,38 @@ import threading
 class _State(threading.local):
     """Per-thread grad mode.  The class default makes a thread that never set it read True
     without the AttributeError that ``getattr(local, name, default)`` raises and catches
-    inside (0.67 us per check against 0.08 here; every eager op and compiled call checks)."""
+    inside (0.67 us per check against 0.08 here; every eager op and compiled call checks).
+    ``enabled``: whether ops are recorded; ``mode``: the grad mode set, which differs only in
+    inference mode: it records nothing, even inside ``enable_grad`` (which PyTorch reports)."""
     enabled = True
+    mode = True
+    inference_modes = ()     # the modes of the inference_mode blocks entered, innermost last
 
 
 _state = _State()
 
 
 def is_grad_enabled() -> bool:
+    """Whether ops are recorded now (what gradc's own code asks)."""
     return _state.enabled
 
 
+def grad_mode_setting() -> bool:
+    """The grad mode set (``torch.is_grad_enabled``): True inside ``enable_grad`` in inference
+    mode too, where nothing is recorded."""
+    return _state.mode
+
+
 def _set(enabled: bool) -> None:
-    _state.enabled = bool(enabled)
+    _state.mode = enabled = bool(enabled)
+    _state.enabled = enabled and not is_inference_mode_enabled()
 
 
 class _GradModeContext:
     _target = True
 
     def __enter__(self):
-        self._prev = is_grad_enabled()
+        self._prev = grad_mode_setting()
         _set(self._target)
         return None
 
@@ -65,7 +78,7 @@ class set_grad_enabled(_GradModeContext):
     """Set grad mode now (like PyTorch, it takes effect on construction) and restore on exit."""
 
     def __init__(self, mode: bool):
-        self._prev = is_grad_enabled()
+        self._prev = grad_mode_setting()
         self._target = bool(mode)
         _set(mode)
 
@@ -87,12 +100,10 @@ class set_grad_enabled(_GradModeContext):
         return wrapper
 
 
-_inference_modes: list = []      # the modes of the inference_mode blocks entered, innermost last
-
-
 def is_inference_mode_enabled() -> bool:
     """Whether the innermost ``inference_mode`` block (if any) enabled it."""
-    return bool(_inference_modes and _inference_modes[-1])
+    modes = _state.inference_modes
+    return bool(modes and modes[-1])
 
 
 class inference_mode(_GradModeContext):
@@ -116,16 +127,16 @@ class inference_mode(_GradModeContext):
 
     def __enter__(self):
         from ..tensor import push_inference_counter
-        self._prev = is_grad_enabled()
+        self._prev = grad_mode_setting()
+        _state.inference_modes += (self._mode,)
         _set(not self._mode)
-        _inference_modes.append(self._mode)
         push_inference_counter(self._mode)
         return None
 
     def __exit__(self, *exc):
         from ..tensor import pop_inference_counter
         pop_inference_counter()
-        _inference_modes.pop()
+        _state.inference_modes = _state.inference_modes[:-1]
         return super().__exit__(*exc)
 
     def __call__(self, fn):
