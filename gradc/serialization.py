@@ -291,10 +291,10 @@ class _LoadedStorage:
     """A storage as it loads: its bytes on the host, where it goes, and its tensors' shared version counter."""
 
     def __init__(self, host, start, target):
-        from .tensor import counter_factory
+        from .tensor import new_counter
         self.host, self.start, self.target = host, start, target
         self.device_array = None          # the bytes uploaded, for a CUDA target
-        self.counter = counter_factory[-1]()
+        self.counter = new_counter()
 
 
 class _Unpickler(pickle.Unpickler):

@@ -12,6 +12,7 @@ indexing) are copies (``_CudaCopyView``) that share the base's version counter a
 themselves after an in-place change of the base; an in-place write to one raises."""
 from __future__ import annotations
 
+import threading
 import warnings
 from types import MappingProxyType
 
@@ -55,7 +56,7 @@ NO_EDGE = (None, 0)
 
 class _VersionCounter:
     """How many in-place changes a tensor's storage has had (shared by its views).  ``internal``:
-    the storage was made while ``@gradc.compile`` traced (``counter_factory`` swapped in); other
+    the storage was made while ``@gradc.compile`` traced (``push_counter``); other
     storage is the traced function's outside state (closures), which the tracer records ops on
     instead of computing them once.  ``inference``: the storage was made in inference mode, so
     its tensors (and their views, which share the counter) are PyTorch's inference tensors."""
@@ -76,9 +77,28 @@ class _InternalInferenceCounter(_InternalCounter):
     inference = True
 
 
-# what each new tensor's storage gets: ``_VersionCounter``, ``_InternalCounter`` during a trace,
-# an inference one in ``inference_mode`` (``push_inference_counter``)
-counter_factory = [_VersionCounter]
+class _CounterStack(threading.local):
+    """Per thread, what each new tensor's storage gets, innermost last: ``_VersionCounter``,
+    ``_InternalCounter`` during a trace, an inference one in ``inference_mode``
+    (``push_inference_counter``).  A tuple, so the class default serves a thread that pushed none."""
+    stack = (_VersionCounter,)
+
+
+_counters = _CounterStack()
+
+
+def push_counter(cls) -> None:
+    _counters.stack += (cls,)
+
+
+def pop_counter() -> None:
+    _counters.stack = _counters.stack[:-1]
+
+
+def new_counter() -> _VersionCounter:
+    """A version counter for new storage, of the kind the current thread's mode asks for."""
+    return _counters.stack[-1]()
+
 _COUNTERS = {(False, False): _VersionCounter, (True, False): _InternalCounter,
              (False, True): _InferenceCounter, (True, True): _InternalInferenceCounter}
 
@@ -91,11 +111,11 @@ INFERENCE_SAVE_ERROR = (
 def push_inference_counter(enabled: bool) -> None:
     """Entering ``inference_mode(enabled)``: tensors made from now on are inference tensors (or,
     for ``inference_mode(False)``, normal ones); ``pop_inference_counter`` on exit."""
-    counter_factory.append(_COUNTERS[counter_factory[-1].internal, bool(enabled)])
+    push_counter(_COUNTERS[_counters.stack[-1].internal, bool(enabled)])
 
 
 def pop_inference_counter() -> None:
-    counter_factory.pop()
+    pop_counter()
 
 
 def check_inference_write(t) -> None:
@@ -202,7 +222,7 @@ class Tensor(TensorAPI):
             self._data = data = data.astype(self._dtype.np)
         if dev is not CPU:
             self._device = dev
-        self._version_counter = _version or counter_factory[-1]()
+        self._version_counter = _version or _counters.stack[-1]()
         if requires_grad:
             self.requires_grad_(True)
 
@@ -514,7 +534,7 @@ class Tensor(TensorAPI):
         t = _new_object(cls)           # (made on every op and compiled call: kept lean)
         t._data = array
         t._dtype = dtypes.BY_NUMPY.get(array.dtype) or dtypes.from_numpy(array.dtype)
-        t._version_counter = counter_factory[-1]()
+        t._version_counter = _counters.stack[-1]()
         return t
 
     def _grad_edge(self):

@@ -757,11 +757,11 @@ def _unsafe(outs, name):
     """The outputs of unsafe_split/unsafe_chunk, renamed ``name``: PyTorch's share the input's
     memory but autograd does not see them as views (no base, a version counter of their own), so
     an in-place write to one is allowed and recorded as on any tensor."""
-    from .tensor import NO_EDGE, Tensor, counter_factory
+    from .tensor import NO_EDGE, Tensor, new_counter
     for t in outs:
         if isinstance(t, Tensor) and t._base is not None:
             t._base = t._view_of = t._creation_meta = None
-            t._version_counter = counter_factory[-1]()
+            t._version_counter = new_counter()
             if t._leaf_edge is NO_EDGE:        # made in no_grad mode: not a view, so no grad
                 t._requires_grad, t._leaf_edge = False, None
     return _renamed(outs, name)

@@ -2426,7 +2426,14 @@ def sc_inference_mode_records_nothing(m):
     out += [err_of(lambda: Scale.apply(x, a)), repr(Scale.apply(x.detach(), a))]
     with m.no_grad():
         out.append(repr(Scale.apply(x, a)))
-    return out
+    import threading                          # (inference mode is the thread's own)
+    seen = []
+    with m.inference_mode():
+        t = threading.Thread(target=lambda: seen.append((m.is_inference_mode_enabled(), m.ones(1).is_inference(),
+                                                         (x * 2).requires_grad)))
+        t.start()
+        t.join()
+    return out + seen
 
 
 SCENARIOS = [sc_augmented_assignment, sc_dtype_info_type_and_inference_mode, sc_bitwise_where_and_products, sc_retain_graph, sc_retain_graph_autograd_grad, sc_double_backward, sc_autograd_grad_options,

@@ -56,7 +56,7 @@ from .. import dtypes
 from ..autograd import grad_mode
 from ..ops import dispatch
 from ..ops.registry import NONDIFF, VIEW, ShapeError
-from ..tensor import CPU, Tensor, _InternalCounter, counter_factory
+from ..tensor import CPU, Tensor, _InternalCounter, pop_counter, push_counter
 from .core import Builder, Function, Value
 from .emitter import IRTensor
 from .errors import TraceError, TraceTypeError, add_location
@@ -696,7 +696,7 @@ def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_
             args.append(s)
     if lift_captured:
         dispatch.capturing.append(tr)
-        counter_factory.append(_InternalCounter)
+        push_counter(_InternalCounter)
     try:
         out = fn(*args)
     except Exception as e:
@@ -705,7 +705,7 @@ def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_
     finally:
         if lift_captured:
             dispatch.capturing.pop()
-            counter_factory.pop()
+            pop_counter()
     if isinstance(out, (Proxy, Tensor)):
         structure, outs = "single", [out]
     elif isinstance(out, (tuple, list)):
