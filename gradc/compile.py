@@ -241,6 +241,14 @@ def _check_argument_writes(name, spec, tensors):
                                "rewrite the base tensor's history); pass the base tensor, or clone() the view")
 
 
+def _check_no_inference_saved(spec, tensors):
+    """PyTorch's error for an inference tensor that eager autograd would save for backward."""
+    for i in spec.eager_saved:
+        if tensors[i]._version_counter.inference:
+            from .tensor import INFERENCE_SAVE_ERROR
+            raise RuntimeError(INFERENCE_SAVE_ERROR)
+
+
 def outputs_saved_by_eager_autograd(func: Function, n_outputs: int) -> dict:
     """``{output position: (grad_fn name, result index)}`` for the outputs of traced ``func``
     (of its first ``n_outputs``) that eager autograd's node would save as its own result
@@ -839,6 +847,8 @@ class CompiledFunction:
             tensors = [*tensors, *captured]
         if spec.arg_writes:
             _check_argument_writes(self.__name__, spec, tensors)
+        if spec.wrt and spec.eager_saved and grad_mode._state.enabled:
+            _check_no_inference_saved(spec, tensors)
         arrays = [t._data for t in tensors]
         results = spec.forward.run(arrays)
         n = spec.n_outputs

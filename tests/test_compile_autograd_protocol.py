@@ -364,3 +364,17 @@ def test_a_view_of_an_input_returned_under_no_grad_requires_grad_as_eagerly():
         return flags, x.grad, _outcome(lambda: outs[3].add_(1))
     flags = _agree(scenario)[0]
     assert flags == [[False, True, True], [True, True, True], [False, True, True], [True, True, True]]
+
+
+def test_an_inference_tensor_is_refused_exactly_where_eager_autograd_would_save_it():
+    def scenario(m, C):
+        with m.inference_mode():
+            a = m.tensor([1.0, 2.0, 3.0], dtype=m.float64)
+        x = _x(m)
+        saves = C(lambda p, q: p * q)            # mul saves both operands
+        adds = C(lambda p, q: p + q)             # add saves neither
+        out = [_outcome(lambda: saves(x, a)), _outcome(lambda: adds(x, a).sum().backward()), x.grad]
+        with m.no_grad():
+            out.append(saves(x, a))
+        return out
+    assert _agree(scenario)[0][0] == "error"
