@@ -270,6 +270,8 @@ class Tensor(TensorAPI):
 
     @requires_grad.setter
     def requires_grad(self, value):
+        if type(value) is not bool:
+            raise RuntimeError("requires_grad must be a bool")
         self.requires_grad_(value)
 
     @parses("requires_grad_", "(bool requires_grad = True)")

@@ -2379,6 +2379,9 @@ def sc_autograd_argument_errors(m):
         lambda x, y: y.backward(inputs=0), lambda x, y: y.backward(inputs=[0]), lambda x, y: y.backward(inputs=[]),
         lambda x, y: y.backward(retain_graph="a"), lambda x, y: y.backward(create_graph=None),
         lambda x, y: m.ones(2).retain_grad(), lambda x, y: m.ones(2).register_hook(print),
+        lambda x, y: g(y, [x], retain_graph=-1), lambda x, y: g(y, [x], retain_graph=256),
+        lambda x, y: g(y, [x], retain_graph=2), lambda x, y: setattr(m.ones(2), "requires_grad", 1),
+        lambda x, y: setattr(m.ones(2), "requires_grad", None), lambda x, y: (x * 2).register_post_accumulate_grad_hook(print),
     ]
     out = [call(fn) for fn in cases]
     x, y = loss()

@@ -48,14 +48,17 @@ def _grads_tuple(grads, length: int):
 
 
 def _flag(value) -> bool:
-    """A flag the engine parses as PyTorch's does (an int or a bool; anything else, None
-    included, is a TypeError)."""
+    """A flag the engine parses as PyTorch's does (a bool or an int from 0 to 255; anything else,
+    None included, is a TypeError)."""
     if value is True or value is False:
         return value
     try:
-        return bool(operator.index(value))
+        n = operator.index(value)
     except TypeError:
         raise TypeError(f"'{type(value).__name__}' object cannot be interpreted as an integer") from None
+    if not 0 <= n <= 255:        # (an unsigned byte)
+        raise OverflowError(f"unsigned byte integer is {'less than minimum' if n < 0 else 'greater than maximum'}")
+    return bool(n)
 
 
 _ONES = {np.dtype(d): np.ones((), d) for d in ("float16", "float32", "float64")}
