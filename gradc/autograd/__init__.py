@@ -75,6 +75,8 @@ def _make_grads(outputs, grads):
     for i, (o, g) in enumerate(zip(outputs, grads)):
         if not is_tensor_like(o):
             raise AssertionError("Expected output to be a torch.Tensor")
+        if not isinstance(o, Tensor):       # a traced tensor: its own error (TraceError)
+            o._grad_edge()
         if is_tensor_like(g):
             if tuple(g.shape) != tuple(o.shape):
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape!r} and "
