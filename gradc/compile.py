@@ -1167,7 +1167,28 @@ def _own(outs, inputs, candidates):
 BACKWARD_MODES = ("auto", "precompute", "separate")
 
 
-def compile(fn=None, *, target="auto", memory="min-memory", fallback=False, backward="auto", **options):
+# torch.compile's modes: accepted (and checked) for code written for it; gradc has one way to compile
+TORCH_COMPILE_MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
+
+
+def _torch_compile_arguments(backend, mode, options):
+    """Check ``torch.compile``'s ``backend``, ``mode`` and ``options`` as PyTorch does; whether
+    the function is to run eagerly (``backend="eager"``)."""
+    if mode is not None and options is not None:
+        raise RuntimeError("Either mode or options can be specified, but both can't be specified at the same time.")
+    if mode is not None and mode not in TORCH_COMPILE_MODES:
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(TORCH_COMPILE_MODES)}")
+    if options:
+        raise RuntimeError(f"Unexpected optimization option {next(iter(options))}, gradc.compile has none "
+                           "(target=, memory=, backward= and fallback= are its own keywords)")
+    if backend not in ("inductor", "eager", "gradc"):
+        raise RuntimeError(f"Invalid backend: {backend!r}: gradc.compile compiles with its own compiler "
+                           "('inductor', the default, or 'gradc'), or runs eagerly ('eager')")
+    return backend == "eager"
+
+
+def compile(fn=None, *, target="auto", memory="min-memory", fallback=False, backward="auto", fullgraph=False,
+            dynamic=None, backend="inductor", mode=None, options=None, disable=False, **unknown):
     """``@gradc.compile``, ``gradc.compile(fn)`` or ``@gradc.compile(target="cpu", memory=...)``.
 
     ``target``: ``auto`` (the default) compiles for the device of the tensor arguments (the
@@ -1183,9 +1204,16 @@ def compile(fn=None, *, target="auto", memory="min-memory", fallback=False, back
     ``fallback``: a call whose trace fails runs the function eagerly, with a warning, and later
     calls with the same guard key run eagerly without a trace. The failed trace's prints are
     dropped (``held_output``); its other side effects happen again in the eager run.
+
+    ``torch.compile``'s keywords are accepted for code written for it: ``disable=True`` or
+    ``backend="eager"`` return the function as it is; ``fullgraph`` and ``dynamic`` change
+    nothing (gradc always compiles the whole function, specialised on its input shapes);
+    ``mode`` and ``options`` are checked as PyTorch checks them.
     """
-    if options:
-        raise TypeError(f"gradc.compile: unknown option(s) {', '.join(sorted(options))}")
+    if unknown:
+        raise TypeError(f"gradc.compile: unknown option(s) {', '.join(sorted(unknown))}")
+    if _torch_compile_arguments(backend, mode, options) or disable:
+        return (lambda f: f) if fn is None else fn
     if target not in TARGETS:
         raise ValueError(f"gradc.compile: target must be one of {', '.join(TARGETS)}, got '{target}'")
     from .passes.partition import POLICIES

@@ -1138,3 +1138,22 @@ def test_compiling_a_module_gives_a_module_as_torch_compile_does():
     out = again(x)
     assert type(out.grad_fn).__name__ == "CompiledFunctionBackward"
     np.testing.assert_allclose(out.detach().numpy(), make()(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_torch_compile_keywords_are_accepted_and_checked_as_pytorch():
+    """Code written for torch.compile runs: mode/fullgraph/dynamic compile as usual, disable=True
+    and backend='eager' return the function, bad modes/options/backends are PyTorch's errors."""
+    def f(x):
+        return x * 2
+    g = gradc.compile(f, mode="max-autotune", fullgraph=True, dynamic=False)
+    assert type(g).__name__ == "CompiledFunction" and g(gradc.ones(2)).tolist() == [2.0, 2.0]
+    assert gradc.compile(f, disable=True) is f and gradc.compile(f, backend="eager") is f
+    assert gradc.compile(mode="reduce-overhead")(f)(gradc.ones(1)).item() == 2.0
+    with pytest.raises(RuntimeError, match="^Unrecognized mode=fast, should be one of: default, lite, "):
+        gradc.compile(f, mode="fast")
+    with pytest.raises(RuntimeError, match="Either mode or options can be specified"):
+        gradc.compile(f, mode="default", options={})
+    with pytest.raises(RuntimeError, match="^Invalid backend: 'nope'"):
+        gradc.compile(f, backend="nope")
+    with pytest.raises(RuntimeError, match="^Unexpected optimization option x"):
+        gradc.compile(f, options={"x": 1})
