@@ -28,6 +28,7 @@ from .serialization import load, save  # noqa: F401
 from .random_state import Generator, default_generator, get_rng_state, initial_seed, set_rng_state  # noqa: F401
 from .compile import CompiledFunction, compile  # noqa: E402,A004  (after Tensor: compile imports it)
 from . import utils  # noqa: E402,F401  (torch.utils.checkpoint)
+from . import compiler  # noqa: E402,F401  (torch.compiler)
 
 float = float32  # noqa: A001
 double = float64

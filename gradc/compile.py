@@ -1214,6 +1214,8 @@ def compile(fn=None, *, target="auto", memory="min-memory", fallback=False, back
         raise TypeError(f"gradc.compile: unknown option(s) {', '.join(sorted(unknown))}")
     if _torch_compile_arguments(backend, mode, options) or disable:
         return (lambda f: f) if fn is None else fn
+    if getattr(fn, "_gradc_disabled", False):        # gradc.compiler.disable
+        return fn
     if target not in TARGETS:
         raise ValueError(f"gradc.compile: target must be one of {', '.join(TARGETS)}, got '{target}'")
     from .passes.partition import POLICIES

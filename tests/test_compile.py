@@ -1157,3 +1157,22 @@ def test_torch_compile_keywords_are_accepted_and_checked_as_pytorch():
         gradc.compile(f, backend="nope")
     with pytest.raises(RuntimeError, match="^Unexpected optimization option x"):
         gradc.compile(f, options={"x": 1})
+
+
+def test_gradc_compiler_namespace_as_torch_compiler():
+    """gradc.compiler.is_compiling() is True while gradc.compile traces the calling code;
+    disable() leaves a function eager (compiling it returns it; calling it while tracing is a
+    TraceError: no graph breaks)."""
+    from gradc.ir.errors import TraceError
+
+    def f(x):
+        return x * 2 if gradc.compiler.is_compiling() else x * 3
+    assert f(gradc.ones(1)).item() == 3.0 and gradc.compile(f)(gradc.ones(1)).item() == 2.0
+    assert not gradc.compiler.is_compiling() and gradc.compiler.compile is gradc.compile
+
+    @gradc.compiler.disable
+    def g(x):
+        return x + 1
+    assert gradc.compile(g) is g and g(gradc.ones(1)).item() == 2.0
+    with pytest.raises(TraceError, match="marked gradc.compiler.disable"):
+        gradc.compile(lambda x: g(x) * 2)(gradc.ones(1))

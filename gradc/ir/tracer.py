@@ -46,6 +46,7 @@ import inspect
 import os
 import re
 import sys
+import threading
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -61,6 +62,13 @@ from .core import Builder, Function, Value
 from .emitter import IRTensor
 from .errors import TraceError, TraceTypeError, add_location
 from .types import TensorType
+
+_tracing = threading.local()     # .depth: traces running in this thread
+
+
+def is_tracing() -> bool:
+    """Whether this thread is tracing a function (``gradc.compiler.is_compiling``)."""
+    return getattr(_tracing, "depth", 0) > 0
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
@@ -697,12 +705,14 @@ def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_
     if lift_captured:
         dispatch.capturing.append(tr)
         push_counter(_InternalCounter)
+    _tracing.depth = getattr(_tracing, "depth", 0) + 1
     try:
         out = fn(*args)
     except Exception as e:
         name_user_line(e)
         raise
     finally:
+        _tracing.depth -= 1
         if lift_captured:
             dispatch.capturing.pop()
             pop_counter()
