@@ -398,18 +398,18 @@ def _random(op, sample, size, dtype, requires_grad, device, generator=None):
     if dispatch.capturing and not requires_grad:      # traced by @gradc.compile: a draw at every call
         _traced_generator_error(generator)
         return dispatch.capturing[-1].draw(op, shape, dt)
-    return _finish(sample(shape).astype(dt.np), dt, requires_grad, device)
+    return _finish(sample(shape, dt.np).astype(dt.np), dt, requires_grad, device)
 
 
 @parses("rand", *_SIZE_DRAWN, method=False)
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
-    return _random("rand_like", lambda shape: numpy_rng(generator).random(shape), size, dtype, requires_grad, device,
-                   generator)
+    return _random("rand_like", lambda shape, dt: numpy_rng(generator).random(shape, dt), size, dtype, requires_grad,
+                   device, generator)
 
 
 @parses("randn", *_SIZE_DRAWN, method=False)
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
-    return _random("randn_like", lambda shape: numpy_rng(generator).standard_normal(shape), size, dtype,
+    return _random("randn_like", lambda shape, dt: numpy_rng(generator).standard_normal(shape, dt), size, dtype,
                    requires_grad, device, generator)
 
 
@@ -497,17 +497,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if not replacement and num_samples > rows.shape[1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-    out = np.empty((rows.shape[0], num_samples), np.int64)
-    rng = numpy_rng(generator)
-    for i, row in enumerate(rows):
-        total = row.sum()
-        if total <= 0:
-            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-        nonzero = int(np.count_nonzero(row))
-        if replacement or num_samples <= nonzero:
-            out[i] = rng.choice(row.size, num_samples, replace=replacement, p=row / total)
-        else:              # PyTorch's order: the categories with weight first, then the zero ones
-            first = rng.choice(row.size, nonzero, replace=False, p=row / total)
-            rest = rng.permutation(np.flatnonzero(row == 0))[:num_samples - nonzero]
-            out[i] = np.concatenate([first, rest])
+    if np.any(rows.sum(1) <= 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    out = numpy_rng(generator).multinomial_rows(values.reshape(rows.shape), int(num_samples), replacement,
+                                                values.dtype)
     return tensor(out.reshape(values.shape[:-1] + (num_samples,)), device=input.device)

@@ -1,16 +1,22 @@
 """Random generators: ``gradc.Generator``, the default generator, and the seeding functions.
 
-A ``Generator`` holds a NumPy PCG64 stream (so gradc's numbers differ from PyTorch's Mersenne
-Twister, but seeding gives the same reproducibility guarantees). Every sampling function takes
-``generator=``; without one it draws from ``default_generator``, which ``manual_seed`` seeds
-and which compiled functions draw from at each call. A state is an int64 tensor of 32-bit
-words (PyTorch's is a uint8 tensor; both are opaque: pass it back to ``set_state``).
+A ``Generator`` is PyTorch's CPU generator (``torch_rng.TorchStream``: mt19937 and ATen's
+transformations), so ``gradc.manual_seed(s)`` followed by ``rand``/``randn``/``randint``/
+``randperm``, ``uniform_``/``normal_``/``bernoulli_``, ``nn.init`` or a new ``nn.Linear`` gives
+PyTorch's numbers.  Every sampling function takes ``generator=``; without one it draws from
+``default_generator``, which ``manual_seed`` seeds and which compiled functions draw from at each
+call.  A state is an int64 tensor of the engine's 624 words, its position, the cached normal
+and the initial seed (PyTorch's is a uint8 tensor; both are opaque: pass it back to
+``set_state``).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from .torch_rng import TorchStream
+
 DEFAULT_SEED = 67280421310721          # PyTorch's initial seed of a new Generator
+_STATE_WORDS = 624 + 1 + 2 + 2         # engine words, position, cached normal (flag, bits), initial seed
 
 
 class Generator:
@@ -27,7 +33,7 @@ class Generator:
         if not -(2 ** 63) <= seed < 2 ** 64:
             raise RuntimeError("Overflow when unpacking long long")
         self._initial_seed = seed % 2 ** 64
-        self._rng = np.random.Generator(np.random.PCG64(self._initial_seed))
+        self._rng = TorchStream(self._initial_seed)
         return self
 
     def seed(self) -> int:
@@ -41,23 +47,26 @@ class Generator:
 
     def get_state(self):
         from .factories import tensor
-        st = self._rng.bit_generator.state
-        words = [st["state"]["state"], st["state"]["inc"]]
-        out = [(w >> (32 * k)) & 0xFFFFFFFF for w in words for k in range(4)]
-        return tensor(out + [st["has_uint32"], st["uinteger"], self._initial_seed >> 32,
-                             self._initial_seed & 0xFFFFFFFF])
+        st = self._rng.bits.state["state"]
+        cached = self._rng.next_double_normal
+        bits = 0 if cached is None else int(np.array(cached, np.float64).view(np.int64))
+        words = [int(w) for w in st["key"]] + [int(st["pos"]), int(cached is not None), bits,
+                                                self._initial_seed >> 32, self._initial_seed & 0xFFFFFFFF]
+        return tensor(words)
 
     def set_state(self, new_state) -> "Generator":
         from .tensor_api import is_tensor_like
-        if not is_tensor_like(new_state) or tuple(new_state.shape) != (12,) or new_state.dtype.is_floating_point:
-            raise RuntimeError("set_state: expected a state from Generator.get_state() (an int64 tensor of 12 words)")
+        if not is_tensor_like(new_state) or tuple(new_state.shape) != (_STATE_WORDS,) or \
+                new_state.dtype.is_floating_point:
+            raise RuntimeError(f"set_state: expected a state from Generator.get_state() (an int64 tensor of "
+                               f"{_STATE_WORDS} words)")
         w = [int(v) for v in new_state.tolist()]
-        join = lambda ws: sum(x << (32 * k) for k, x in enumerate(ws))   # noqa: E731
-        bit = np.random.PCG64()
-        bit.state = {"bit_generator": "PCG64", "state": {"state": join(w[0:4]), "inc": join(w[4:8])},
-                     "has_uint32": w[8], "uinteger": w[9]}
-        self._rng = np.random.Generator(bit)
-        self._initial_seed = (w[10] << 32) | w[11]
+        self._initial_seed = (w[-2] << 32) | w[-1]
+        stream = TorchStream(0)
+        stream.bits.state = {"bit_generator": "MT19937",
+                             "state": {"key": np.array(w[:624], np.uint32), "pos": w[624]}}
+        stream.next_double_normal = float(np.array(w[626], np.int64).view(np.float64)) if w[625] else None
+        self._rng = stream
         return self
 
     def __repr__(self):
@@ -70,8 +79,8 @@ default_generator = Generator()
 vmap_randomness = None        # inside gradc.func.vmap: its randomness mode ('error' refuses draws)
 
 
-def numpy_rng(generator=None) -> np.random.Generator:
-    """The NumPy stream to draw from for a ``generator=`` argument."""
+def numpy_rng(generator=None) -> TorchStream:
+    """The stream to draw from for a ``generator=`` argument (``torch_rng.TorchStream``)."""
     if vmap_randomness == "error":
         raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use the "
                            "'same' or 'different' randomness flags on vmap or perform the randomness operation out "

@@ -222,6 +222,11 @@ def promote_operands(operands, *, float_only=False, wrap_integers=True):
     return out, dt
 
 
+def _float_or_double(dt):
+    """The dtype a random kernel draws for a tensor of NumPy dtype ``dt`` (integers: double)."""
+    return dt if np.dtype(dt).kind == "f" else np.float64
+
+
 class TensorAPI(TensorLikeMeta):
     """Methods common to every tensor-like; see the module docstring."""
 
@@ -1348,7 +1353,7 @@ class TensorAPI(TensorLikeMeta):
             kind, transform = traced
             values = transform(dispatch.capturing[-1].draw(kind, tuple(self.shape), self.dtype))
         else:
-            values = factories.tensor(draw(tuple(self.shape)), dtype=self.dtype, device=self.device)
+            values = factories.tensor(draw(tuple(self.shape), self.dtype.np), dtype=self.dtype, device=self.device)
         with grad_mode.no_grad():
             self.copy_(values)
         return self
@@ -1358,7 +1363,8 @@ class TensorAPI(TensorLikeMeta):
         if a > b:
             raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}")
         rng = numpy_rng(generator)
-        return self._sample_(lambda shape: rng.uniform(a, b, shape), ("rand_like", lambda u: u * (b - a) + a),
+        return self._sample_(lambda shape, dt: rng.uniform(a, b, shape, _float_or_double(dt)),
+                             ("rand_like", lambda u: u * (b - a) + a),
                              generator)
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
@@ -1366,20 +1372,21 @@ class TensorAPI(TensorLikeMeta):
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
         rng = numpy_rng(generator)
-        return self._sample_(lambda shape: rng.normal(mean, std, shape), ("randn_like", lambda z: z * std + mean),
+        return self._sample_(lambda shape, dt: rng.normal(mean, std, shape, _float_or_double(dt)),
+                             ("randn_like", lambda z: z * std + mean),
                              generator)
 
     def bernoulli_(self, p=0.5, *, generator=None):
         from .random_state import numpy_rng
         rng = numpy_rng(generator)
-        return self._sample_(lambda shape: (rng.random(shape) < p).astype(np.float64),
+        return self._sample_(lambda shape, dt: rng.bernoulli(p, shape).astype(np.float64),
                              ("rand_like", lambda u: u < p), generator)
 
     def exponential_(self, lambd=1.0, *, generator=None):
         from .random_state import numpy_rng
         rng = numpy_rng(generator)
         # traced: inversion of a uniform draw (NumPy's own sampler uses another method)
-        return self._sample_(lambda shape: rng.exponential(1.0 / lambd, shape),
+        return self._sample_(lambda shape, dt: rng.exponential(1.0 / lambd, shape),
                              ("rand_like", lambda u: (-u).log1p() * (-1.0 / lambd)), generator)
 
     def zero_(self): return self._fill(0, "ZeroBackward0")

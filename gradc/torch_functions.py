@@ -1029,8 +1029,8 @@ def _random_(self, from_=None, to=None, *, generator=None):
         lo, hi = from_, to
     if lo >= hi:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}")
-    return self._sample_(lambda shape: rng.integers(lo, hi, shape).astype(np.float64), None, generator) \
-        if self.dtype.is_floating_point else self._sample_(lambda shape: rng.integers(lo, hi, shape), None,
+    return self._sample_(lambda shape, dt: rng.integers(lo, hi, shape).astype(np.float64), None, generator) \
+        if self.dtype.is_floating_point else self._sample_(lambda shape, dt: rng.integers(lo, hi, shape), None,
                                                           generator)
 
 
@@ -1039,7 +1039,7 @@ def _geometric_(self, p, *, generator=None):
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
     rng = numpy_rng(generator)
-    return self._sample_(lambda shape: rng.geometric(p, shape).astype(np.float64), None, generator)
+    return self._sample_(lambda shape, dt: rng.geometric(p, shape), None, generator)
 
 
 def _num(v) -> str:
@@ -1058,7 +1058,7 @@ def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     if std <= 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_num(std)}")
     rng = numpy_rng(generator)
-    return self._sample_(lambda shape: rng.lognormal(mean, std, shape), None, generator)
+    return self._sample_(lambda shape, dt: rng.log_normal(mean, std, shape), None, generator)
 
 
 def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
@@ -1067,7 +1067,7 @@ def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     if sigma <= 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_num(sigma)}")
     rng = numpy_rng(generator)
-    return self._sample_(lambda shape: median + sigma * rng.standard_cauchy(shape), None, generator)
+    return self._sample_(lambda shape, dt: rng.cauchy(median, sigma, shape), None, generator)
 
 
 def _register_post_accumulate_grad_hook(self, hook):

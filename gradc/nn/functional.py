@@ -540,8 +540,10 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if not training or p == 0:
         return input
     from ..ops import apply
-    keep = apply("rand_like", input.detach()) >= p       # gradc.rand's stream; an IR op when compiled
-    mask = keep.to(input.dtype) * (1.0 / (1.0 - p)) if p < 1 else keep.to(input.dtype)
+    # PyTorch's CPU dropout: a bernoulli(1 - p) mask (a double uniform below 1 - p: the same
+    # stream as PyTorch's, through rand_like, an IR op when compiled) divided by 1 - p
+    keep = apply("rand_like", input.detach().double()) < 1.0 - p
+    mask = keep.to(input.dtype) / (1.0 - p) if p < 1 else keep.to(input.dtype)
     return input * mask
 
 

@@ -63,28 +63,56 @@ def _no_op_for_empty(tensor) -> bool:
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
+    """``tensor.uniform_(a, b)``: PyTorch's numbers for the same seed."""
     with grad_mode.no_grad():
-        tensor.copy_(factories.rand(tensor.shape, dtype=tensor.dtype, generator=generator) * (b - a) + a)
-    return tensor
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
+    """``tensor.normal_(mean, std)``: PyTorch's numbers for the same seed."""
     with grad_mode.no_grad():
-        tensor.copy_(factories.randn(tensor.shape, dtype=tensor.dtype, generator=generator) * std + mean)
-    return tensor
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """Normal(mean, std) truncated to [a, b], by the inverse CDF of a uniform draw (PyTorch's method)."""
+    """Normal(mean, std) truncated to [a, b] by rejection, as PyTorch 2.13 draws it (the same
+    numbers for the same seed): when [a, b] holds more than 30% of the mass, normal draws with
+    the ones outside redrawn; otherwise uniform candidates in [a, b], each accepted when the
+    log of a uniform draw is below its log density relative to the peak."""
+    from ..tensor_api import where
     def cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
                       "be incorrect.", stacklevel=2)
-    lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
     with grad_mode.no_grad():
-        u = factories.rand(tensor.shape, dtype=tensor.dtype, generator=generator) * (2 * hi - 2 * lo) + (2 * lo - 1)
-        tensor.copy_((u.erfinv() * (std * math.sqrt(2.0)) + mean).clamp(a, b))
+        if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
+            lo, hi = tensor.new_tensor(a).item(), tensor.new_tensor(b).item()
+            result = tensor.normal_(mean, std, generator=generator)
+            while True:
+                outside = (result < lo) | (result > hi)
+                if not outside.any():
+                    break
+                result = where(outside, factories.empty_like(result).normal_(mean, std, generator=generator), result)
+            if result is not tensor:
+                tensor.copy_(result)
+            return tensor
+        log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2
+
+        def log_density_gap(c):
+            return c.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+        accept = factories.empty_like(tensor)
+        tensor.uniform_(a, b, generator=generator)
+        candidates = log_density_gap(tensor.clone())
+        pending = accept.uniform_(generator=generator).log_().gt(candidates)
+        result = tensor
+        while pending.any():
+            candidates.uniform_(a, b, generator=generator)
+            result = where(pending, candidates, result)
+            log_density_gap(candidates)
+            pending = where(pending, accept.uniform_(generator=generator).log_().gt(candidates), pending)
+        if result is not tensor:
+            tensor.copy_(result)
     return tensor
 
 

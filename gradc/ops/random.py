@@ -27,12 +27,12 @@ def _rand_like_infer(types, attrs):
 
 def _rand_like_forward(x):
     from ..random_state import default_generator
-    return default_generator._rng.random(x.shape).astype(x.dtype, copy=False)
+    return default_generator._rng.random(x.shape, x.dtype).astype(x.dtype, copy=False)
 
 
 def _randn_like_forward(x):
     from ..random_state import default_generator
-    return default_generator._rng.standard_normal(x.shape).astype(x.dtype, copy=False)
+    return default_generator._rng.standard_normal(x.shape, x.dtype).astype(x.dtype, copy=False)
 
 
 defop("rand_like", infer=_rand_like_infer, forward=_rand_like_forward, traits=frozenset({RANDOM, NONDIFF}),

@@ -1,0 +1,252 @@
+"""PyTorch's CPU random number stream, bit for bit: ``torch.manual_seed(0); torch.randn(3)``
+and ``gradc.manual_seed(0); gradc.randn(3)`` give the same numbers.
+
+PyTorch's CPU generator is a 32-bit Mersenne Twister (mt19937, seeded with the low 32 bits of
+the seed as ``init_genrand`` does); NumPy's ``MT19937`` bit generator with its legacy seeding
+is the same engine, and gives its raw 32-bit outputs.  On top of it this module spells the
+transformations of ATen's CPU kernels (``DistributionsHelper.h``, ``TransformationHelper.h``,
+``cpu/DistributionTemplates.h``), checked against PyTorch 2.13 on x86-64:
+
+* a float (and float16) uniform in [0, 1) takes the low 24 bits of one 32-bit draw, a double
+  the low 53 bits of a 64-bit draw (two 32-bit draws, the first the high word);
+* ``uniform_(a, b)`` is ``u * (b - a) + a``, fused, in float (float16 too) or double;
+* normal draws of 16 or more float32 elements fill the tensor with float uniforms and turn
+  each block of 16 into normals by Box-Muller with the AVX2 ``log``/``sincos`` approximations
+  of ``avx_mathfun.h`` (PyTorch keeps its normal kernel off AVX-512), with the FMA
+  contractions the compiled kernel has; a tail shorter than 16 redraws the last 16.  Other
+  dtypes of 16 or more do the same with the C library's functions; fewer than 16 elements
+  draw one double normal each (Box-Muller on two double uniforms, the second value kept for
+  the next draw: the generator's cached normal);
+* integers in [low, high) are ``draw % (high - low) + low`` with a 64-bit draw when the range
+  is 2**28 or more, a 32-bit one otherwise; ``randperm`` is a Fisher-Yates shuffle with
+  ``draw % (n - i)``; bernoulli(p) is ``double uniform < p`` (PyTorch's non-MKL path, which it
+  also takes on AMD processors; on Intel ones it uses MKL's stream instead).
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+F32 = np.float32
+_U24 = np.uint64((1 << 24) - 1)
+_U53 = np.uint64((1 << 53) - 1)
+_NORMAL_BLOCK = 16
+
+
+def _fma32(a, b, c):
+    """float32 fused multiply-add (the product is exact in float64; one rounding of the sum in
+    float64, then to float32: equal to a true fma except in rare double-rounding ties)."""
+    return (np.asarray(a, np.float64) * np.asarray(b, np.float64) + np.asarray(c, np.float64)).astype(F32)
+
+
+def _log_avx(x):
+    """``log256_ps`` of avx_mathfun.h (cephes' logf), float32, with the compiled FMAs."""
+    x = np.maximum(x.astype(F32), np.array(0x00800000, np.int32).view(F32))
+    bits = x.view(np.int32)
+    e = ((bits.view(np.uint32) >> np.uint32(23)).astype(np.int32) - np.int32(0x7F)).astype(F32) + F32(1)
+    x = ((bits & np.int32(~0x7F800000)) | np.array(0.5, F32).view(np.int32)).view(F32)
+    small = x < F32(0.707106781186547524)
+    x = (x - F32(1)) + np.where(small, x, F32(0))
+    e = e - np.where(small, F32(1), F32(0))
+    z = x * x
+    y = np.full_like(x, F32(7.0376836292e-2))
+    for c in (-1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1,
+              2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1):
+        y = _fma32(y, x, F32(c))
+    y = _fma32(y * x, z, e * F32(-2.12194440e-4))
+    y = _fma32(-z, F32(0.5), y)
+    return _fma32(e, F32(0.693359375), x + y)
+
+
+def _sincos_avx(x):
+    """``sincos256_ps`` of avx_mathfun.h (cephes' sinf/cosf), float32, with the compiled FMAs."""
+    x = x.astype(F32)
+    sign_sin = x.view(np.int32) & np.int32(-0x80000000)
+    x = np.abs(x)
+    j = ((x * F32(1.27323954473516)).astype(np.int32) + 1) & ~1
+    y = j.astype(F32)
+    for dp in (-0.78515625, -2.4187564849853515625e-4, -3.77489497744594108e-8):
+        x = _fma32(y, F32(dp), x)
+    sign_sin = sign_sin ^ ((j & 4) << 29)
+    sign_cos = (~(j - 2) & 4) << 29
+    sin_poly = (j & 2) == 0
+    z = x * x
+    yc = _fma32(_fma32(F32(2.443315711809948e-5), z, F32(-1.388731625493765e-3)), z, F32(4.166664568298827e-2))
+    yc = _fma32(yc * z, z, -(z * F32(0.5))) + F32(1)
+    ys = _fma32(_fma32(F32(-1.9515295891e-4), z, F32(8.3321608736e-3)), z, F32(-1.6666654611e-1))
+    ys = _fma32(ys * z, x, x)
+    s_part = np.where(sin_poly, ys, F32(0)) + np.where(sin_poly, F32(0), yc)
+    c_part = np.where(sin_poly, yc, F32(0)) + np.where(sin_poly, F32(0), ys)
+    return ((s_part.view(np.int32) ^ sign_sin).view(F32), (c_part.view(np.int32) ^ sign_cos).view(F32))
+
+
+def _fma64(a: float, b: float, c: float) -> float:
+    """double fused multiply-add, exactly rounded (the compiled kernels contract ``a * b + c``)."""
+    return float(Fraction(a) * Fraction(b) + Fraction(c))
+
+
+def _libm(fn, x):
+    """``fn`` (a math-module function: the C library's, as C++'s std:: calls) of each element."""
+    flat = np.asarray(x, np.float64).ravel()
+    return np.fromiter(map(fn, flat.tolist()), np.float64, flat.size).reshape(np.shape(x))
+
+
+class TorchStream:
+    """One PyTorch CPU generator's stream: the engine and the cached second normal values."""
+
+    def __init__(self, seed: int):
+        self.bits = np.random.MT19937()
+        self.bits._legacy_seeding(int(seed) & 0xFFFFFFFF)
+        self.next_double_normal = None
+        self.next_float_normal = None
+
+    # ---- raw draws ---------------------------------------------------------------------------
+    def u32(self, n: int) -> np.ndarray:
+        return self.bits.random_raw(int(n)).astype(np.uint64, copy=False)
+
+    def u64(self, n: int) -> np.ndarray:
+        r = self.u32(2 * int(n))
+        return (r[0::2] << np.uint64(32)) | r[1::2]
+
+    def unit(self, n: int, dtype) -> np.ndarray:
+        """``n`` uniforms in [0, 1) as PyTorch draws them for ``dtype`` (float32 for float16)."""
+        dtype = np.dtype(dtype)
+        if dtype == np.float64:
+            return (self.u64(n) & _U53).astype(np.float64) * 2.0 ** -53
+        return (self.u32(n) & _U24).astype(F32) * F32(2.0 ** -24)     # (float16: drawn as float)
+
+    # ---- distributions -----------------------------------------------------------------------
+    def uniform(self, low, high, shape, dtype=np.float64) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        n = math.prod(shape)
+        u = self.unit(n, dtype)
+        if dtype == np.float64:
+            out = u * (float(high) - float(low)) + float(low)
+        else:
+            out = _fma32(u, F32(high) - F32(low), F32(low))
+        return out.astype(dtype).reshape(shape)
+
+    def random(self, shape, dtype=np.float64) -> np.ndarray:
+        return self.uniform(0.0, 1.0, shape, dtype)
+
+    def normal(self, mean, std, shape, dtype=np.float64) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        n = math.prod(shape)
+        if n >= _NORMAL_BLOCK:
+            out = self._normal_fill(n, dtype, mean, std)
+        else:
+            out = np.array([_fma64(self._one_double_normal(), float(std), float(mean)) for _ in range(n)], np.float64)
+        return out.astype(dtype).reshape(shape)
+
+    def standard_normal(self, shape, dtype=np.float64) -> np.ndarray:
+        return self.normal(0.0, 1.0, shape, dtype)
+
+    def _one_double_normal(self) -> float:
+        if self.next_double_normal is not None:
+            v, self.next_double_normal = self.next_double_normal, None
+            return v
+        u1, u2 = self.unit(2, np.float64)
+        r = math.sqrt(-2.0 * math.log1p(-float(u2)))
+        theta = 2.0 * math.pi * float(u1)
+        self.next_double_normal = r * math.sin(theta)
+        return r * math.cos(theta)
+
+    def _normal_fill(self, n: int, dtype, mean, std) -> np.ndarray:
+        data = self.unit(n, dtype)
+        whole = n - n % _NORMAL_BLOCK
+        out = data.copy()
+        out[:whole] = self._box_muller(data[:whole], dtype, mean, std)
+        if n % _NORMAL_BLOCK:           # PyTorch redraws the last 16 values
+            out[n - _NORMAL_BLOCK:] = self._box_muller(self.unit(_NORMAL_BLOCK, dtype), dtype, mean, std)
+        return out
+
+    @staticmethod
+    def _box_muller(data, dtype, mean, std):
+        """Blocks of 16 uniforms to normals: the first 8 of a block give radius, the last 8 angle."""
+        blocks = data.reshape(-1, 2, _NORMAL_BLOCK // 2)
+        u1, u2 = 1 - blocks[:, 0], blocks[:, 1]
+        if dtype == np.float32:
+            radius = np.sqrt(F32(-2) * _log_avx(u1))
+            s, c = _sincos_avx(F32(2.0 * math.pi) * u2)
+            first, second = _fma32(radius * c, F32(std), F32(mean)), _fma32(radius * s, F32(std), F32(mean))
+        else:
+            acc = np.float64 if dtype == np.float64 else F32
+            radius = np.sqrt(acc(-2) * _libm(math.log, u1).astype(acc))
+            theta = (2.0 * math.pi * u2.astype(np.float64)).astype(acc)
+            first = radius * _libm(math.cos, theta).astype(acc) * acc(std) + acc(mean)
+            second = radius * _libm(math.sin, theta).astype(acc) * acc(std) + acc(mean)
+        return np.stack([first, second], axis=1).reshape(-1)
+
+    def integers(self, low, high, size=(), dtype=np.int64) -> np.ndarray:
+        low, high = int(low), int(high)
+        span = high - low
+        n = math.prod(size) if isinstance(size, tuple) else int(size)
+        raw = self.u64(n) if span >= 1 << 28 else self.u32(n)
+        vals = (raw % np.uint64(span)).astype(np.int64) + np.int64(low) if span < 1 << 63 else \
+            np.array([int(v) % span + low for v in raw.tolist()], np.int64)
+        return vals.reshape(size)
+
+    def permutation(self, n: int) -> np.ndarray:
+        n = int(n)
+        out = list(range(n))
+        if n > 1:
+            draws = self.u32(n - 1).tolist()
+            for i, r in enumerate(draws):
+                z = i + r % (n - i)
+                out[i], out[z] = out[z], out[i]
+        return np.array(out, np.int64)
+
+    def bernoulli(self, p, shape) -> np.ndarray:
+        """``double uniform < p`` per element (``p`` a number or an array of the shape)."""
+        u = self.unit(math.prod(shape), np.float64).reshape(shape)
+        return u < p
+
+    def exponential(self, scale, shape) -> np.ndarray:
+        """``-1/lambda * log1p(-u)`` of double uniforms (``scale`` = 1/lambda)."""
+        u = self.unit(math.prod(shape), np.float64)
+        return (-scale * _libm(math.log1p, -u)).reshape(shape)
+
+    def log_normal(self, mean, std, shape) -> np.ndarray:
+        """``exp`` of double normals (one at a time, with the cached second value)."""
+        n = math.prod(shape)
+        return np.array([math.exp(self._one_double_normal() * std + mean) for _ in range(n)], np.float64).reshape(shape)
+
+    def geometric(self, p, shape) -> np.ndarray:
+        """``ceil(log(u) / log(1 - p))`` of double uniforms."""
+        u = self.unit(math.prod(shape), np.float64)
+        return np.ceil(_libm(math.log, u) / math.log(1 - p)).reshape(shape)
+
+    def cauchy(self, median, sigma, shape) -> np.ndarray:
+        """``median + sigma * tan(pi * (u - 0.5))`` of double uniforms."""
+        u = self.unit(math.prod(shape), np.float64)
+        return (median + sigma * _libm(math.tan, math.pi * (u - 0.5))).reshape(shape)
+
+    def multinomial_rows(self, rows: np.ndarray, n_sample: int, replacement: bool, dtype) -> np.ndarray:
+        """PyTorch's CPU multinomial of each row of ``rows`` (non-negative weights): without
+        replacement (or one sample) the largest ``row / q`` with ``q`` exponential draws of the
+        rows' dtype (its topk); with replacement a double uniform per sample searched in the
+        row's normalised cumulative distribution."""
+        if not replacement or n_sample == 1:
+            q = self.exponential(1.0, rows.shape).astype(dtype)
+            keys = (rows.astype(dtype) / q).astype(dtype)
+            order = np.argsort(-keys, axis=1, kind="stable")
+            return order[:, :n_sample]
+        out = np.empty((rows.shape[0], n_sample), np.int64)
+        for i, row in enumerate(rows):
+            acc = np.float64 if np.dtype(dtype) == np.float64 else F32
+            cum = np.cumsum(row.astype(acc), dtype=acc)
+            cum = (cum / cum[-1]).astype(acc)
+            cum[-1] = 1
+            u = self.unit(n_sample, np.float64)
+            for k in range(n_sample):
+                left, right = 0, cum.size
+                while right - left > 0:
+                    mid = left + (right - left) // 2
+                    if cum[mid] < u[k]:
+                        left = mid + 1
+                    else:
+                        right = mid
+                out[i, k] = left
+        return out
