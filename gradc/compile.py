@@ -551,8 +551,8 @@ class CompiledFunctionBackward(Node):
         """create_graph=True: a gradient that eagerly runs back through relu, threshold, ... (whose
         PyTorch backward takes the op's input) requires grad and reaches the input, tied to it as
         eagerly (``_InputTie``, with its derivative: zeros, none or PyTorch's error); the compiled
-        adjoint computes it through a comparison, which carries none.  (Only table ops named so:
-        composites such as hardtanh, a clamp, are not found in the traced function.)"""
+        adjoint computes it through a comparison, which carries none (``input_tied_gradients``:
+        table ops so named, and compositions such as hardtanh, the pools and the pads)."""
         if spec.tied_inputs is None:
             spec.tied_inputs = input_tied_gradients(spec.traced, spec.wrt)
         for j, (name, kind) in spec.tied_inputs.items():

@@ -294,11 +294,14 @@ def input_tied_gradients(func: Function, wrt) -> dict:
     eagerly runs back through a node whose PyTorch backward takes the op's input
     (``autograd.node._TAKES_INPUT``: threshold, hardtanh, ...; relu's takes its result): under create_graph=True that
     gradient requires grad eagerly (``_InputTie``), where a compiled adjoint computes it through a
-    comparison that carries no derivative."""
+    comparison that carries no derivative.  Table ops count by their grad_fn name, compositions
+    (hardtanh, the pools, the pads: several table ops) by the name the tracer noted for their
+    results (``func.meta["takes_input"]``)."""
     from .autograd.node import _TAKES_INPUT
     from .ops.registry import NONDIFF, _TABLE
     deps = {func.args[i]: frozenset([n]) for n, i in enumerate(wrt)}
     live = set(needed_ops(func, func.outputs))
+    composed = func.meta.get("takes_input", {})      # results of compositions so named (hardtanh, pools, pads)
     tied = {}
     for op in func.body.ops:
         opdef = _TABLE.get(op.name[len("gradc."):]) if op.name.startswith("gradc.") else None
@@ -308,7 +311,7 @@ def input_tied_gradients(func: Function, wrt) -> dict:
         if not reached:
             continue
         deps.update((r, reached) for r in op.results if r.type.dtype.is_floating_point)
-        name = opdef.grad_fn_name(op.attrs)
+        name = next((composed[r] for r in op.results if r in composed), None) or opdef.grad_fn_name(op.attrs)
         if name == "ReluBackward0":     # (threshold_backward(grad, result, 0): a node over relu's result)
             name = "ThresholdBackward0"
         if op in live and name in _TAKES_INPUT:

@@ -378,3 +378,19 @@ def test_an_inference_tensor_is_refused_exactly_where_eager_autograd_would_save_
             out.append(saves(x, a))
         return out
     assert _agree(scenario)[0][0] == "error"
+
+
+@pytest.mark.parametrize("body", ["(F.hardtanh(a * 2) + b).sum()", "F.max_pool1d(a.reshape(1, 1, 3), 2).sum() - b.sum()",
+                                  "F.pad(a.reshape(1, 3), (2, 1), mode='reflect').sum() + b.sum()"])
+def test_create_graph_gradient_through_a_composition_requires_grad_as_eagerly(body):
+    """The same for compositions of table ops that PyTorch records as one node whose backward takes
+    the input (hardtanh, the pools, the pads): only the inputs whose gradient runs through it are
+    tied (b's gradient, a constant, does not require grad)."""
+    def scenario(m, C):
+        F = m.nn.functional
+        f = C(eval("lambda a, b: " + body, {"F": F}))
+        x, b = _x(m), _x(m, (1.0, -2.0, 0.5))
+        ga, gb = m.autograd.grad(f(x, b), [x, b], create_graph=True)
+        h = m.autograd.grad((ga * ga).sum(), [x], allow_unused=True)[0]
+        return (ga.requires_grad, gb.requires_grad, ga.grad_fn is None), h
+    assert _agree(scenario)[0] == [True, False, False]

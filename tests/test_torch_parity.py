@@ -1611,11 +1611,11 @@ CREATE_GRAPH_CASES = [
 ]
 
 
-def _second_order(m, fn):
+def _second_order(m, fn, compiled=False):
     data = np.array([[0.7, -1.3, 0.4, 2.1, -0.6, 1.5], [-0.9, 0.35, 1.2, -1.7, 0.8, -0.25],
                      [1.1, -0.45, -2.2, 0.6, 0.3, -1.4], [0.55, 1.9, -0.7, -0.35, 1.3, 0.95]])
     x = m.tensor(data, dtype=m.float64, requires_grad=True)
-    y = fn(m, x)
+    y = gradc.compile(lambda x: fn(m, x))(x) if compiled else fn(m, x)
     weights = m.tensor(np.linspace(-1.0, 1.5, y.numel()).reshape(tuple(y.shape)), dtype=m.float64)
     (g,) = m.autograd.grad((y * weights).sum(), x, create_graph=True)
     out = [g.requires_grad, g.grad_fn is None, np.round(np.array(g.tolist()), 6).tolist()]   # (PyTorch: float32 constants)
@@ -1632,6 +1632,14 @@ def _second_order(m, fn):
 @pytest.mark.parametrize("name,fn", CREATE_GRAPH_CASES, ids=[c[0] for c in CREATE_GRAPH_CASES])
 def test_create_graph_gradients_require_grad_as_pytorchs(name, fn):
     assert _second_order(gradc, fn) == _second_order(torch, fn)
+
+
+@pytest.mark.parametrize("name,fn", CREATE_GRAPH_CASES, ids=[c[0] for c in CREATE_GRAPH_CASES])
+def test_compiled_create_graph_gradients_require_grad_as_pytorchs(name, fn):
+    """The same through @gradc.compile: its create_graph backward differentiates the adjoint,
+    whose comparisons carry no derivative, and ties a gradient to the input where eager autograd
+    runs it back through such a node (compositions included: hardtanh, the pools, the pads)."""
+    assert _second_order(gradc, fn, compiled=True) == _second_order(torch, fn)
 
 
 def test_create_graph_gradient_of_a_single_node_is_named_as_pytorchs():

@@ -16,6 +16,7 @@ import itertools
 import weakref
 from types import MappingProxyType
 
+from ..ops import dispatch
 from ..ops.registry import TypeInfo, VJPContext, vjp_rule
 from . import anomaly_mode, grad_mode
 
@@ -532,7 +533,11 @@ def grad_fn_named(name, edges=None):
             start = next(_seq)
             want = name(*args, **kwargs) if callable(name) else name
             tensors = edges(*args, **kwargs) if edges is not None and want and grad_mode._state.enabled else None
+            trace = dispatch.capturing[-1] if dispatch.capturing and want in _TAKES_INPUT else None
+            since = len(trace.func.body.ops) if trace is not None else 0
             out = fn(*args, **kwargs) if tensors is None else _composite_call(want, tensors, fn, args, kwargs)
+            if trace is not None:       # (traced by @gradc.compile: tell its create_graph backward)
+                trace.note_takes_input(out, want, since)
             if want:
                 for t in (out if isinstance(out, (tuple, list)) else (out,)):
                     node = getattr(t, "_grad_fn", None)

@@ -173,6 +173,7 @@ class _Trace:
         self.modules: dict = {}                 # id(module) -> module, for the modules called
         self.lift_ids = frozenset()             # ids of small tensors to lift all the same (rebound before)
         self.view_detaches: set = set()         # the detaches after views taken under no_grad (see _apply)
+        self.takes_input: dict = {}             # result Value -> name of its node whose backward takes the input
 
     def emit(self, name: str, operands, attrs):
         loc = user_location()
@@ -218,6 +219,18 @@ class _Trace:
         attributes (``p``, ``eps``, ``momentum``) chose what was recorded, so ``@gradc.compile``
         guards on them (``module_scalars``)."""
         self.modules.setdefault(id(module), module)
+
+    def note_takes_input(self, outs, name: str, since: int) -> None:
+        """A composition (``autograd.node.grad_fn_named``) traced from op ``since`` on returned
+        ``outs`` (a proxy or a tuple/list) that eager autograd records as node ``name``, whose
+        PyTorch backward takes the op's input (``autograd.node._TAKES_INPUT``: hardtanh, the
+        pools, the pads, ...): its results made by the call are listed in
+        ``func.meta["takes_input"]`` (the innermost such composition's name), for
+        ``eager_graph.input_tied_gradients``."""
+        made = {r for op in self.func.body.ops[since:] for r in op.results}
+        for p in (outs if isinstance(outs, (tuple, list)) else (outs,)):
+            if isinstance(p, Proxy) and p._trace is self and p.value in made:
+                self.takes_input.setdefault(p.value, name)
 
     def write_state(self, t: Tensor, result) -> Tensor:
         """An in-place write of traced ``result`` into eager tensor ``t`` (``t.mul_(...)`` with
@@ -736,6 +749,7 @@ def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_
     func.meta["constants"] = tr.constants
     func.meta["view_detaches"] = tr.view_detaches
     func.meta["state_writes"] = [(func.args.index(arg), v) for arg, v in tr.state_writes.values()]
+    func.meta["takes_input"] = tr.takes_input
     # the in-place writes' new values are extra outputs after the function's own: @gradc.compile
     # writes them back after each call (``gradc dump-ir`` shows them so)
     if tr.state_writes:
