@@ -1017,9 +1017,12 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     return out.squeeze(0) if unbatched else out
 
 
+@grad_fn_named("Col2ImBackward0", edges=lambda input, *a, **k: (input,))
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """col2im, unfold's adjoint: the columns summed back into (N, C, H, W), overlapping windows
-    adding up.  A grouped conv_transpose2d whose kernels are one-hot at each column's offset."""
+    adding up.  A grouped transposed convolution whose kernels are one-hot at each column's
+    offset (PyTorch records one Col2ImBackward0, whose backward, unlike a convolution's, does
+    not take the input)."""
     unbatched = input.ndim == 2
     if unbatched:
         input = input.unsqueeze(0)
@@ -1040,7 +1043,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     for k in range(ck):
         onehot[k, 0, (k % (kh * kw)) // kw, k % kw] = 1.0
     weight = factories.tensor(onehot, dtype=input.dtype, device=input.device)
-    out = conv_transpose2d(input.reshape(n, ck, ho, wo), weight, None, (sh, sw), (ph, pw), 0, c, (dh, dw))
+    out = _conv_transpose(input.reshape(n, ck, ho, wo), weight, None, (sh, sw), (ph, pw), 0, c, (dh, dw), 2)
     covered = (out.shape[2], out.shape[3])
     if covered != (h, w):            # windows that do not reach the bottom/right edge: zeros there
         out = pad(out, (0, w - covered[1], 0, h - covered[0]))

@@ -1175,12 +1175,15 @@ FOLDS = [("F.unfold(x, (2, 3), padding=1, stride=2)", (2, 3, 4, 5)), ("F.unfold(
 def test_unfold_and_fold_match_pytorch(expr, shape):
     torch = pytest.importorskip("torch")
     x = np.random.default_rng(17).standard_normal(shape)
-    got = []
+    got, nodes = [], []
     for m in (torch, gradc):
         xt = m.tensor(x, requires_grad=True)
         y = eval(expr, {"F": m.nn.functional, "m": m, "x": xt})
+        nodes.append(type(y.grad_fn).__name__)
         (y * m.arange(y.numel(), dtype=m.float64).reshape(y.shape)).sum().backward()
         got.append([y.detach().numpy(), xt.grad.numpy()])
+    if expr.startswith(("F.fold", "m.nn.Fold")):
+        assert nodes[1] == nodes[0] == "Col2ImBackward0"
     for want, have in zip(*got, strict=True):
         assert have.shape == want.shape
         np.testing.assert_allclose(have, want, rtol=1e-12, atol=1e-12)

@@ -1608,6 +1608,15 @@ CREATE_GRAPH_CASES = [
     ("F.adaptive_max_pool1d", lambda m, x: m.nn.functional.adaptive_max_pool1d(x.reshape(1, 4, 6), 4)),
     ("F.pdist", lambda m, x: m.nn.functional.pdist(x)),
     ("cdist", lambda m, x: m.cdist(x, x.detach() * 2 + 1)),
+    ("F.conv2d", lambda m, x: m.nn.functional.conv2d(x.reshape(1, 2, 3, 4), m.ones(3, 2, 2, 2, dtype=m.float64))),
+    ("F.conv_transpose1d", lambda m, x: m.nn.functional.conv_transpose1d(
+        x.reshape(1, 4, 6), m.ones(4, 2, 3, dtype=m.float64), stride=2)),
+    ("F.prelu", lambda m, x: m.nn.functional.prelu(x.reshape(2, 2, 6), m.tensor([0.2, -0.3], dtype=m.float64))),
+    ("F.batch_norm_eval", lambda m, x: m.nn.functional.batch_norm(
+        x, m.zeros(6, dtype=m.float64), m.ones(6, dtype=m.float64), m.full((6,), 2.0, dtype=m.float64))),
+    ("F.leaky_relu_", lambda m, x: m.nn.functional.leaky_relu_(x * 1.0, 0.2)),
+    ("F.hardtanh_inplace", lambda m, x: m.nn.functional.hardtanh(x * 1.0, -0.5, 0.5, inplace=True)),
+    ("F.fold", lambda m, x: m.nn.functional.fold(x.reshape(1, 4, 6), (4, 3), 2)),
 ]
 
 

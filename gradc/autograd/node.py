@@ -485,16 +485,16 @@ def _not_implemented(op):
 # the derivative of that backward with respect to the input: None (zeros), "none" (none: an
 # unused input) or the error PyTorch raises (its type and message)
 _TAKES_INPUT = {
-    **dict.fromkeys(["ThresholdBackward0", "HardtanhBackward0", "LeakyReluBackward0",
+    **dict.fromkeys(["ThresholdBackward0", "HardtanhBackward0", "LeakyReluBackward0", "LeakyReluBackward1",
                      "RreluWithNoiseBackward0", "SoftshrinkBackward0", "HardshrinkBackward0",
                      "MaxPool2DWithIndicesBackward0", "MaxPool3DWithIndicesBackward0", "AvgPool2DBackward0",
                      "AvgPool3DBackward0", "AdaptiveAvgPool2DBackward0", "AdaptiveAvgPool3DBackward0",
                      "AdaptiveMaxPool2DBackward0", "AdaptiveMaxPool3DBackward0", "ReflectionPad1DBackward0",
                      "ReflectionPad2DBackward0", "ReflectionPad3DBackward0", "ReplicationPad1DBackward0",
                      "ReplicationPad2DBackward0", "ReplicationPad3DBackward0", "NllLossBackward0",
-                     "NllLoss2DBackward0"]),
-    "GridSampler2DBackward0": "none",
-    "GridSampler3DBackward0": "none",
+                     "NllLoss2DBackward0", "PreluKernelBackward0"]),
+    **dict.fromkeys(["GridSampler2DBackward0", "GridSampler3DBackward0", "ConvolutionBackward0",
+                     "NativeBatchNormBackward0"], "none"),
     "HardsigmoidBackward0": _not_implemented("hardsigmoid_backward"),
     "MultiMarginLossBackward0": _not_implemented("multi_margin_loss_backward"),
     "MultilabelMarginLossBackward0": _not_implemented("multilabel_margin_loss_backward"),
