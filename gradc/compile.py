@@ -33,6 +33,7 @@ import logging
 import operator
 import time
 import warnings
+from weakref import ref as _weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,7 +41,7 @@ import numpy as np
 from . import capture_paths, dtypes
 from .autograd import anomaly_mode as _anomaly
 from .autograd import grad_mode
-from .autograd.node import FREED_MESSAGE, Node, _InputTie, version_error
+from .autograd.node import FREED_MESSAGE, AccumulateGrad, Node, _InputTie, version_error
 from .autograd.node import _seq as _node_seq
 from .ir.clone import clone_function
 from .ir.core import Function
@@ -51,7 +52,7 @@ from .held_output import held_stdout
 from .eager_graph import (differentiable_reach, double_backward_reads_saved, input_tied_gradients, internal_outputs,
                           output_dependencies, partition_free_inputs, read_arguments, repeated_outputs, replay,
                           saved_by_eager_autograd, saves_anything)
-from .tensor import CPU, Tensor
+from .tensor import CPU, Tensor, before_write
 
 log = logging.getLogger("gradc.compile")
 _GONE = "<no attribute>"   # how explain() shows an attribute a module no longer has
@@ -108,6 +109,7 @@ class _Specialization:
     view_outputs = {}    # outputs that are views of arguments: replayed on the caller's tensors
     grad_writes = ()     # (position, output) of each written argument whose new value carries gradients
     copied_inputs = frozenset()   # inputs saved for backward as a copy taken at the call
+    watched = ()                  # inputs a backward may read again that eager autograd does not save
     grad_reads = frozenset()      # inputs the gradients are computed from (create_graph=True reads them)
     tied_inputs = None            # eager_graph.input_tied_gradients, worked out at the first create_graph
     _frees_cache = None          # outputs given a gradient -> double_backward_reads_saved
@@ -183,6 +185,9 @@ class _Specialization:
             self.forward_only = fwd
             self.forward = Executor(fwd, backend)
             fwd_func = fwd
+        if self.wrt:    # (a create_graph backward or an eager replay reads them: copied before a write)
+            self.watched = tuple(k for k in range(len(func.args))
+                                 if k not in self.eager_saved and k not in self.unchecked_inputs)
         self.copy_outputs = _maybe_aliasing(fwd_func, fwd_func.outputs[:n_outputs])
         self.out_types = [v.type if v.type.dtype.is_floating_point else None
                           for v in fwd_func.outputs[:n_outputs]]
@@ -343,6 +348,7 @@ class CompiledFunctionBackward(Node):
     __module__ = "builtins"   # printed <CompiledFunctionBackward object at 0x...> like PyTorch's nodes
     _single_node_ok = True    # the engine may run a hook-free graph of just this node directly
     _replayed = None          # (outputs, hooks moved) of an eager replay: _replayed_gradients
+    _kept = None              # {input position: its value at the call}, taken before an in-place write
 
     def __init__(self, spec: _Specialization, inputs, residuals, next_functions, out_types):
         self._seq = next(_node_seq)     # (Node.__init__, inlined: one node per compiled call)
@@ -358,18 +364,67 @@ class CompiledFunctionBackward(Node):
         self._device = inputs[0]._device if inputs else CPU
         self._unit_ok = spec.precompute   # run_unit_backward may call apply_unit
         self._saved_outputs = ()          # _SavedOutput of each output eager autograd would have saved
+        # Ask to be told (``tensor.before_write``) before an input ``spec.watched`` changes in
+        # place: eager autograd did not save it (it saved what it computed from it), so changing
+        # it is legal, yet a create_graph=True backward or an eager replay reads it again.
+        # (Inline, not a method: it runs at every call.)
+        if spec.watched:
+            ref = _weakref(self)
+            for k in spec.watched:
+                counter = inputs[k]._version_counter
+                refs = counter.watchers
+                if refs is None:
+                    counter.watchers = [ref]
+                    continue
+                n = len(refs)
+                if n >= 8 and not n & (n - 1):      # (now and then: forget the nodes gone)
+                    refs[:] = [r for r in refs if r() is not None]
+                refs.append(ref)
+
+    def _input_written(self, counter):
+        """An input this node watches (``__init__``) is about to change in place: keep its value at the call (a
+        copy standing for it in the graph, as the tensor did at the call), unless no backward
+        can read it any more."""
+        if self._residuals is None or self._replayed is not None:
+            return
+        for k in self._spec.watched:
+            t = self._inputs[k]
+            if t._version_counter is counter and counter.value == self._versions[k]:
+                if self._kept is None:
+                    self._kept = {}
+                self._kept[k] = self._copy_of_input(k)
+
+    def _copy_of_input(self, k):
+        """A copy of input ``k`` with its place in the graph at the call (its edge: the gradients
+        computed from the copy flow where they would have from the input then)."""
+        t = self._inputs[k]
+        c = _wrap(_snapshot(t._data), self._device)
+        c._dtype = t._dtype
+        spec = self._spec
+        if k in spec.wrt:
+            edge = self._next[spec.wrt.index(k)]
+            if isinstance(edge[0], AccumulateGrad):
+                c._leaf_edge, c._requires_grad = edge, True
+            elif edge[0] is not None:
+                c._grad_fn, c._output_nr, c._requires_grad = edge[0], edge[1], True
+        return c
 
     def _unpack(self, only=None):
         """The saved inputs, after PyTorch's check that none was modified in place since (of
-        the positions ``only``, when given), nor an output eager autograd would have saved."""
+        the positions ``only``, when given), nor an output eager autograd would have saved; an
+        input eager autograd did not save is, once changed, the copy kept of it (``_watch``)."""
         for saved in self._saved_outputs:
             saved.check()
-        if [t._version_counter.value for t in self._inputs] != self._versions:
-            unread = self._unread
+        inputs = self._inputs
+        if [t._version_counter.value for t in inputs] != self._versions:
+            unread, kept = self._unread, self._kept or {}
+            inputs = list(inputs)
             for k, (t, v) in enumerate(zip(self._inputs, self._versions)):
                 if t._version_counter.value != v and k not in unread and (only is None or k in only):
-                    raise version_error(t, v)
-        return self._inputs
+                    if k not in kept:
+                        raise version_error(t, v)
+                    inputs[k] = kept[k]
+        return inputs
 
     def release(self):
         if self._spec.eager_saves:          # (eagerly, nodes that save nothing free nothing)
@@ -453,7 +508,7 @@ class CompiledFunctionBackward(Node):
                                "function (a hook or retain_grad on an output it also uses, or create_graph=True "
                                "with hooks or an output given no gradient), not supported for a function that "
                                + ("draws random numbers" if spec.random else "writes into tensors in place"))
-        inputs = self._unpack()     # the replay reads every input: each must be as at the call
+        inputs = self._unpack()     # the replay reads every input as at the call (or its copy kept)
         with grad_mode.enable_grad():
             wrt = set(spec.wrt)
             # (views of the inputs: the gradients are captured there, and connect to the inputs)
@@ -526,8 +581,8 @@ class CompiledFunctionBackward(Node):
                 raise RuntimeError(f"backward(create_graph=True) through @gradc.compile({spec.traced.name}), which "
                                    "writes into tensors in place (running statistics, an argument), is not "
                                    "supported: the differentiated backward would read the written values")
-            # (the differentiated backward reads the inputs as they are now: those it computes the
-            # gradients from must be unmodified, beyond eager autograd's own checks)
+            # (the differentiated backward reads the inputs it computes the gradients from: one
+            # changed in place since the call is the copy kept of it, ``_input_written``)
             inputs = self._unpack(spec.eager_saved | spec.grad_reads)
             grads = list(spec.grad_function()(*inputs, *cts))
             self._check_release_on_double_backward(given, grads)
@@ -1017,6 +1072,8 @@ def _write_state(spec, tensors, values) -> None:
     outside the function, each a change of its version (as ``t.add_(...)`` eagerly)."""
     for j, a in zip(spec.state_slots, values):
         t = tensors[j]
+        if t._version_counter.watchers:
+            before_write(t._version_counter)
         if isinstance(t._data, DeviceArray):
             t._data.driver.copy(t._data, a)
         else:

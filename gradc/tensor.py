@@ -63,6 +63,8 @@ class _VersionCounter:
     value = 0      # a class default: making a counter (one per tensor) runs no __init__
     internal = False
     inference = False
+    watchers = None    # weak references to the compiled calls' nodes that would read this storage
+                       # again without having saved it (``CompiledFunctionBackward._watch``)
 
 
 class _InternalCounter(_VersionCounter):
@@ -124,6 +126,18 @@ def check_inference_write(t) -> None:
         raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
                            "clone to get a normal tensor before doing inplace update.See "
                            "https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
+def before_write(counter) -> None:
+    """The storage ``counter`` counts the changes of is about to change in place: each compiled
+    call's node watching it keeps a copy of what it reads (``CompiledFunctionBackward``), as eager
+    autograd's nodes kept the values they saved.  (The writes that do not call this, a NumPy
+    view's, leave PyTorch's version-counter error in place of the copy.)"""
+    watchers, counter.watchers = counter.watchers, None
+    for ref in watchers:
+        node = ref()
+        if node is not None:
+            node._input_written(counter)
 
 
 # PyTorch's device types, which its message for another lists
@@ -389,6 +403,8 @@ class Tensor(TensorAPI):
             source._requires_grad, source._parent_layout = self._requires_grad, self._parent_layout
             source._creation_meta = self._creation_meta
         result = view(source)
+        if self._version_counter.watchers:
+            before_write(self._version_counter)
         self._data = result._data
         if source is not self:
             self._view_of, self._parent_layout = result._view_of, result._parent_layout
@@ -441,6 +457,8 @@ class Tensor(TensorAPI):
         if not isinstance(self._data, np.ndarray):
             raise RuntimeError("gradc: resize_ of a CUDA tensor is not supported")
         n = math.prod(shape)
+        if self._version_counter.watchers:
+            before_write(self._version_counter)
         flat = self._data.reshape(-1)
         if n <= flat.size and self._data.flags.c_contiguous:
             self._data = flat[:n].reshape(shape)
@@ -614,6 +632,8 @@ class Tensor(TensorAPI):
                                f"{self._device} and {result._device}!")
         if tracking and result._grad_fn is not None:
             _save_original_self(result._grad_fn, self)
+        if self._version_counter.watchers:
+            before_write(self._version_counter)
         if isinstance(self._data, DeviceArray):
             src = result._data
             if src.dtype != self._data.dtype or src.shape != self._data.shape:

@@ -378,25 +378,12 @@ def first_diff(la, lb, tol, superset=False):
     return None
 
 
-def known(chunks, d):
-    """A known limitation: after an in-place change of an input eager autograd did not save, the
-    compiled code raises the version-counter error where eager computes when it must recompute
-    from that input (create_graph=True, or an eager replay for output hooks)."""
-    a, b = d[1], d[2]
-    src = "\n".join(chunks)
-    return (b is not None and isinstance(b[1], tuple) and b[1][:1] == ("exc",) and "modified by an inplace" in b[1][2]
-            and (a is None or not (isinstance(a[1], tuple) and a[1][:1] == ("exc",) and "modified by" in a[1][2]))
-            and ("create_graph=True" in src or "register_hook" in src or "retain_grad" in src))
-
-
-def check(chunks, tol=1e-9, pairs=(("torch", "eager"), ("eager", "compiled")), skip_known=True):
+def check(chunks, tol=1e-9, pairs=(("torch", "eager"), ("eager", "compiled"))):
     """The first divergence ((run, run), first_diff) between the runs of each pair, or None."""
     logs = {m: run(chunks, m) for m in dict.fromkeys(m for pair in pairs for m in pair)}
     for a, b in pairs:
         d = first_diff(logs[a], logs[b], tol, superset=b == "compiled")
         if d is not None:
-            if skip_known and b == "compiled" and known(chunks, d):
-                return None
             return (a, b), d
     return None
 

@@ -313,9 +313,7 @@ def test_an_enable_grad_block_inside_a_function_called_under_no_grad():
 @pytest.mark.parametrize("first", range(0, 80, 16))
 def test_fuzzed_protocol_scenarios_compile_as_eagerly(first):
     """A few dozen programs of the seeded fuzzer (``autograd_protocol_fuzz``): the compiled run's
-    record (values, flags, reached leaves, .grad, exceptions) is the eager run's. (Its known
-    limitation, a version error where a create_graph or replayed backward must read an input
-    changed in place, is skipped.)"""
+    record (values, flags, reached leaves, .grad, exceptions) is the eager run's."""
     import autograd_protocol_fuzz as fuzz
     for seed in range(first, first + 16):
         chunks = fuzz.Gen(seed).scenario()
@@ -394,3 +392,75 @@ def test_create_graph_gradient_through_a_composition_requires_grad_as_eagerly(bo
         h = m.autograd.grad((ga * ga).sum(), [x], allow_unused=True)[0]
         return (ga.requires_grad, gb.requires_grad, ga.grad_fn is None), h
     assert _agree(scenario)[0] == [True, False, False]
+
+
+def _changed_then_differentiated(m, C, change):
+    """A compiled call, an in-place ``change`` of the input eager autograd did not save (it saved
+    ``a * 2``), then a create_graph=True gradient and its derivative."""
+    x = _x(m)
+    xc = x * 1.0
+    y = C(lambda a: (a * 2).sin().sum())(xc)
+    change(m, x, xc)
+    (g,) = m.autograd.grad(y, x, create_graph=True)
+    return g, m.autograd.grad((g * g).sum(), x)[0]
+
+
+CHANGES = {"add_": lambda m, x, xc: xc.add_(1.0), "a slice": lambda m, x, xc: xc[1:].mul_(3.0),
+           "twice": lambda m, x, xc: (xc.add_(1.0), xc.mul_(2.0)),
+           "recorded": lambda m, x, xc: xc.mul_(x.detach() + 2)}
+
+
+@pytest.mark.parametrize("change", CHANGES.values(), ids=list(CHANGES))
+def test_create_graph_after_an_input_unsaved_eagerly_changed_in_place(change):
+    """Eager autograd saved what it computed from the input, so the input may change; the compiled
+    create_graph backward computes from the input again: from the copy kept of it before the write
+    (in the input's place in the graph at the call)."""
+    _agree(lambda m, C: _changed_then_differentiated(m, C, change))
+
+
+def test_create_graph_after_a_leaf_changed_under_no_grad():
+    def scenario(m, C):
+        x, w = _x(m), _x(m, (1.5, 0.5, -2.0))
+        o1, o2 = C(lambda a, b: ((a * 2).sin() * b.exp(), (a * 3).cos() * b))(x, w)
+        with m.no_grad():
+            x.mul_(3.0)
+        g = m.autograd.grad((o1 * o2).sum(), [x, w], create_graph=True)
+        return g, m.autograd.grad((g[0] * g[1]).sum(), [x, w])
+    _agree(scenario)
+
+
+def test_an_output_hooks_replay_after_an_input_changed_in_place():
+    """A hook on an output the function also uses makes the backward replay the function eagerly
+    from its inputs: from the copy kept of one changed since."""
+    def scenario(m, C):
+        x = _x(m)
+        xc = x * 1.0
+        o1, o2 = C(lambda a: ((s := (a * 2).sin()), s.sum() * 2))(xc)
+        o1.register_hook(lambda g: g * 3)
+        xc.add_(1.0)
+        (o1.sum() + o2).backward()
+        return x.grad
+    _agree(scenario)
+
+
+def test_an_input_saved_eagerly_and_changed_still_raises_under_create_graph():
+    def scenario(m, C):
+        x = _x(m)
+        xc = x * 1.0
+        y = C(lambda a: (a * a).sum())(xc)
+        xc.add_(1.0)
+        return _outcome(lambda: m.autograd.grad(y, x, create_graph=True))
+    assert "modified by an inplace operation" in _agree(scenario)[1]
+
+
+def test_the_nodes_watching_an_input_are_forgotten_when_gone():
+    """Each call's node watches the inputs it would read again (a weak reference on the input's
+    version counter); those of calls whose graphs are gone are dropped as new ones come."""
+    f = gradc.compile(lambda a: (a * 2).sin().sum())
+    x = gradc.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    for _ in range(100):
+        f(x).backward()
+    assert len(x._version_counter.watchers) <= 8
+    with gradc.no_grad():
+        x.add_(1.0)
+    assert x._version_counter.watchers is None
