@@ -464,3 +464,30 @@ def test_the_nodes_watching_an_input_are_forgotten_when_gone():
     with gradc.no_grad():
         x.add_(1.0)
     assert x._version_counter.watchers is None
+
+
+def test_one_node_serves_every_output_as_pytorchs_compiled_functions():
+    """Two outputs, each computed from one input: eagerly each has a node of its own, reaching its
+    input only; PyTorch's compiled functions (torch.compile's AOTAutograd, an autograd.Function)
+    record one node for both whose next_functions lists both inputs, and so does @gradc.compile
+    (one node per call: no node per output to make, nor to run in backward).  The gradients are
+    eager autograd's all the same: backward from one output gives the other input none."""
+    class Both(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a * 2, b.sin()
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            return ga * 2, gb
+
+    def shown(o, leaves):
+        return o[0].grad_fn is o[1].grad_fn, [[[v is n.variable for v in leaves].index(True)
+                                               for n, _ in t.grad_fn.next_functions] for t in o]
+    x, y = _x(torch), _x(torch)
+    want = shown(Both.apply(x, y), [x, y])
+    x, y = _x(gradc), _x(gradc)
+    o = gradc.compile(lambda a, b: (a * 2, b.sin()))(x, y)
+    assert shown(o, [x, y]) == want == (True, [[0, 1], [0, 1]])
+    o[0].sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0, 2.0] and y.grad is None
