@@ -300,7 +300,7 @@ def input_tied_gradients(func: Function, wrt) -> dict:
     from .autograd.node import _TAKES_INPUT
     from .ops.registry import NONDIFF, _TABLE
     deps = {func.args[i]: frozenset([n]) for n, i in enumerate(wrt)}
-    live = set(needed_ops(func, func.outputs))
+    live = _run_by_backward(func.outputs)      # (not an op that only computes an index: argmax's input)
     composed = func.meta.get("takes_input", {})      # results of compositions so named (hardtanh, pools, pads)
     tied = {}
     for op in func.body.ops:

@@ -491,3 +491,16 @@ def test_one_node_serves_every_output_as_pytorchs_compiled_functions():
     assert shown(o, [x, y]) == want == (True, [[0, 1], [0, 1]])
     o[0].sum().backward()
     assert x.grad.tolist() == [2.0, 2.0, 2.0] and y.grad is None
+
+
+@pytest.mark.parametrize("index", ["a.relu().argmax()", "F.hardtanh(a * 3).argmax()", "(F.max_pool1d(a.reshape(1, 1, 3), 2) > 0)"])
+def test_a_node_that_only_computes_an_index_ties_no_gradient(index):
+    """relu/hardtanh/a pool whose result only feeds an argmax or a comparison: eagerly no gradient
+    runs back through it, so the create_graph=True gradient of a linear output stays a constant."""
+    def scenario(m, C):
+        F = m.nn.functional
+        f = C(eval("lambda a: (a * 2, " + index + ")", {"F": F}))
+        x = _x(m)
+        g = m.autograd.grad(f(x)[0].sum(), [x], create_graph=True)[0]
+        return g, g.requires_grad
+    assert _agree(scenario)[1] is False
