@@ -448,10 +448,8 @@ class CompiledFunctionBackward(Node):
         backward that does not retain its graph frees them. The compiled gradient's graph
         reaches the inputs directly: a ``_FreedGuard`` on each such edge of its node stands for
         this node there."""
-        from .autograd.engine import gradient_needed
         spec = self._spec
-        # (only the nodes this backward ran are freed: those on the way to the inputs it needs)
-        ran = {i for i, (n, _) in enumerate(self._next) if n is not None and gradient_needed(n)}
+        ran = self._ran_now()
         frees = spec.double_backward_frees(given)
         guarded = set().union(*(d for ds in frees.values() for d in ds))
         if not guarded:
@@ -467,6 +465,12 @@ class CompiledFunctionBackward(Node):
                 if e is not None and edges[e][0] is not None:
                     edges[e] = (_FreedGuard(self, frees, i, active, ran, edges[e]), 0)
             node._next = tuple(edges)
+
+    def _ran_now(self) -> set:
+        """The input positions this backward runs toward: only the nodes on the way to the
+        inputs it needs run (and are freed)."""
+        from .autograd.engine import gradient_needed
+        return {i for i, (n, _) in enumerate(self._next) if n is not None and gradient_needed(n)}
 
     def _replays(self, grads) -> bool:
         """Whether this backward replays the function eagerly (and runs its outputs' hooks
@@ -586,7 +590,7 @@ class CompiledFunctionBackward(Node):
             inputs = self._unpack(spec.eager_saved | spec.grad_reads)
             grads = list(spec.grad_function()(*inputs, *cts))
             self._check_release_on_double_backward(given, grads)
-            return self._tied_to_inputs(spec, grads)
+            return self._tied_to_inputs(spec, grads, given)
         if spec.precompute:
             return self._scaled_precomputed(cts[0], retain_graph)
         inputs = self._unpack(spec.eager_saved)     # the errors eager autograd would raise
@@ -602,7 +606,7 @@ class CompiledFunctionBackward(Node):
             grads.append(t)
         return grads
 
-    def _tied_to_inputs(self, spec, grads):
+    def _tied_to_inputs(self, spec, grads, given):
         """create_graph=True: a gradient that eagerly runs back through relu, threshold, ... (whose
         PyTorch backward takes the op's input) requires grad and reaches the input, tied to it as
         eagerly (``_InputTie``, with its derivative: zeros, none or PyTorch's error); the compiled
@@ -610,10 +614,13 @@ class CompiledFunctionBackward(Node):
         table ops so named, and compositions such as hardtanh, the pools and the pads)."""
         if spec.tied_inputs is None:
             spec.tied_inputs = input_tied_gradients(spec.traced, spec.wrt)
+        frees = spec.double_backward_frees(given) if spec.tied_inputs else {}
         for j, (name, kind) in spec.tied_inputs.items():
             g = grads[j] if j < len(grads) else None
             edge = self._next[j] if j < len(self._next) else (None, 0)
             if g is not None and edge[0] is not None and g.dtype.is_floating_point:
+                if any(j in d for d in frees.get(j, ())):     # (eagerly the tie runs through saving nodes)
+                    edge = (_FreedGuard(self, frees, j, {j}, self._ran_now(), edge), 0)
                 grads[j] = _InputTie.of(name, kind, g, edge, g)
         return grads
 

@@ -216,6 +216,9 @@ def double_backward_reads_saved(func: Function, wrt, outputs) -> dict:
         deps.update((r, reached) for r in op.results if r.type.dtype.is_floating_point)
         if op not in live:
             continue
+        for d in _tie_runs_through(op, opdef, func.meta.get("takes_input", {}), args, deps, reached):
+            for j in reached:
+                frees[j] = frees.get(j, frozenset()) | d
         for token in opdef.saves:
             if token in _COMPARED_ONLY.get(opdef.name, ()):
                 continue
@@ -236,6 +239,20 @@ def double_backward_reads_saved(func: Function, wrt, outputs) -> dict:
                         for j in d:
                             frees[j] = frees.get(j, frozenset()) | beyond
     return frees
+
+
+def _tie_runs_through(op, opdef, composed, args, deps, reached) -> list:
+    """The saving nodes a second backward runs through (with zeros) from the ``_InputTie`` of
+    ``op``'s gradient, when eager autograd records one that passes a derivative on (relu's, over
+    its own result: relu's node; the others', over the op's inputs: the nodes between those and
+    the arguments), as in ``double_backward_reads_saved``'s result."""
+    from .autograd.node import _TAKES_INPUT
+    name = _tie_name(op, opdef, composed)
+    if name is None or _TAKES_INPUT[name] is not None:      # (none passed on, or an error)
+        return []
+    if opdef.name == "relu":
+        return [{reached}]
+    return [_saves_on_the_way(v, args, deps) for v in op.operands if v not in args and deps.get(v)]
 
 
 # saved values a VJP reads only in comparisons (a mask): no graph runs through them
@@ -311,10 +328,19 @@ def input_tied_gradients(func: Function, wrt) -> dict:
         if not reached:
             continue
         deps.update((r, reached) for r in op.results if r.type.dtype.is_floating_point)
-        name = next((composed[r] for r in op.results if r in composed), None) or opdef.grad_fn_name(op.attrs)
-        if name == "ReluBackward0":     # (threshold_backward(grad, result, 0): a node over relu's result)
-            name = "ThresholdBackward0"
-        if op in live and name in _TAKES_INPUT:
+        name = _tie_name(op, opdef, composed)
+        if op in live and name is not None:
             for j in reached:
                 tied.setdefault(j, (name, _TAKES_INPUT[name]))
     return tied
+
+
+def _tie_name(op, opdef, composed):
+    """The name of eager autograd's node for ``op`` when PyTorch's backward of it takes the input
+    (``autograd.node._TAKES_INPUT``; ``composed``: the names the tracer noted for compositions'
+    results), else None.  relu's is threshold_backward(grad, result, 0), its node's own result."""
+    from .autograd.node import _TAKES_INPUT
+    name = next((composed[r] for r in op.results if r in composed), None) or opdef.grad_fn_name(op.attrs)
+    if name == "ReluBackward0":
+        name = "ThresholdBackward0"
+    return name if name in _TAKES_INPUT else None

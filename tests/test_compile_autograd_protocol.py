@@ -504,3 +504,18 @@ def test_a_node_that_only_computes_an_index_ties_no_gradient(index):
         g = m.autograd.grad(f(x)[0].sum(), [x], create_graph=True)[0]
         return g, g.requires_grad
     assert _agree(scenario)[1] is False
+
+
+@pytest.mark.parametrize("body", ["a.relu().sum()", "F.hardtanh(a * a).sum()", "F.max_pool1d((a * a).reshape(1, 1, 3), 2).sum()",
+                                  "F.hardtanh(a).sum()", "(a.relu() * a).sum()"])
+def test_a_tied_gradient_after_its_graph_was_freed(body):
+    """The create_graph=True gradient through relu/hardtanh/a pool is tied to the node's input (or
+    relu's result): eagerly a second backward runs (with zeros) through that node and the saving
+    nodes before it, PyTorch's error once a first backward freed them; none when none saved."""
+    def scenario(m, C):
+        F = m.nn.functional
+        f = C(eval("lambda a: " + body, {"F": F}))
+        x = _x(m)
+        (g,) = m.autograd.grad(f(x), x, create_graph=True, retain_graph=False)
+        return g, _outcome(lambda: m.autograd.grad(g.sum(), x, allow_unused=True)[0])
+    _agree(scenario)
