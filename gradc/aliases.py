@@ -350,8 +350,13 @@ def take(x, index):
 def take_along_dim(x, indices, dim=None):
     if dim is None:
         return x.reshape(-1).gather(0, indices.reshape(-1))
+    if x.ndim != indices.ndim:
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, "
+                           f"but got {x.ndim} dimensions for input, and {indices.ndim} dimensions for indices")
     d = norm_dim(dim, x.ndim)
-    shape = list(broadcast_shapes(x.shape, indices.shape))
+    xs, ix = list(x.shape), list(indices.shape)     # broadcast against each other but along dim
+    xs[d] = ix[d] = 1
+    shape = list(broadcast_shapes(xs, ix))
     xs, ix = list(shape), list(shape)
     xs[d], ix[d] = x.shape[d], indices.shape[d]
     return x.expand(*xs).gather(d, indices.expand(*ix))

@@ -123,6 +123,9 @@ CASES += [       # arrangement.py
     ("m.matrix_power(x, 3) + m.matrix_power(x, 0) + m.matrix_power(x, -1)", dict(x=[[2.0, 1.0], [0.5, 3.0]])),
     ("m.take(x, m.tensor([[0, 5], [-1, 2]]))", dict(x=np.arange(6.0).reshape(2, 3))),
     ("m.take_along_dim(x, m.tensor([[0], [2]]), 1) + m.take_along_dim(x, m.tensor([3, 1]))", dict(x=np.arange(6.0).reshape(2, 3))),
+    ("m.take_along_dim(x, m.tensor([[0, 1], [2, 2], [4, 0]]), 1)", dict(x=np.arange(15.0).reshape(3, 5))),
+    ("m.take_along_dim(x, m.tensor([[[0], [1]]]), 1) * m.take_along_dim(x, m.tensor([[[1]], [[0]], [[1]]]), 1)",
+     dict(x=np.arange(6.0).reshape(3, 2, 1))),
     ("m.slice_scatter(x, y, 1, 0, 2) + m.select_scatter(x, y[:, 0], 1, 2)", dict(x=np.ones((2, 3)), y=[[1.0, 2.0], [3.0, 4.0]])),
     ("x.index_copy(0, m.tensor([2, 0]), y)", dict(x=np.ones((3, 2)), y=[[1.0, 2.0], [3.0, 4.0]])),
     ("m.ravel(x.t()) * 2 + m.msort(x).reshape(-1)", dict(x=np.arange(6.0).reshape(2, 3)[::-1].copy())),
@@ -196,6 +199,9 @@ def test_python_results_and_errors():
         gradc.einsum("i,i", a)
     with pytest.raises(RuntimeError, match="output subscript k does not appear"):
         gradc.einsum("ij->k", a.reshape(1, 2))
+    with pytest.raises(RuntimeError, match=r"take_along_dim\(\): input and indices should have the same number of "
+                                           "dimensions, but got 2 dimensions for input, and 1 dimensions for indices"):
+        gradc.take_along_dim(a.reshape(1, 2), gradc.tensor([0]), 1)
 
 
 def test_repeat_interleave_and_conv1d_errors_and_compile(compiled_vs_eager):
