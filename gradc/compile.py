@@ -765,6 +765,10 @@ class CompiledFunction:
         from .ir.tracer import ArgSpec, _definition_location, trace
         if self._ir is not None:
             f = clone_function(self._ir)
+            # (every input is an argument: what the trace of the function it was made from
+            # captured, wrote or guarded is no part of it: a create_graph gradient function's
+            # joint was cloned with the user's function's meta, its captured tensors arguments now)
+            f.meta = {}
             for i, k in enumerate(key[0]):
                 f.arg_attrs[i] = {"gradc.requires_grad": True} if k[3] else {}
             return f, len(f.outputs), False

@@ -519,3 +519,20 @@ def test_a_tied_gradient_after_its_graph_was_freed(body):
         (g,) = m.autograd.grad(f(x), x, create_graph=True, retain_graph=False)
         return g, _outcome(lambda: m.autograd.grad(g.sum(), x, allow_unused=True)[0])
     _agree(scenario)
+
+
+def test_create_graph_through_a_function_that_captures_a_parameter():
+    """A gradient penalty through a compiled function reading a parameter from outside (a
+    captured tensor, an extra argument of the traced function): the create_graph backward's
+    gradient function takes it as an argument like the others."""
+    def scenario(m, C):
+        w = m.tensor([1.5, -0.5, 2.0], dtype=m.float64, requires_grad=True)
+        lin = m.nn.Linear(3, 2).double()
+        with m.no_grad():
+            lin.weight.copy_(m.tensor([[0.1, -0.2, 0.3], [0.5, 0.4, -0.6]], dtype=m.float64))
+            lin.bias.fill_(0.25)
+        f = C(lambda a: (lin(a.tanh() * w) ** 2).sum())
+        x = _x(m)
+        (g,) = m.autograd.grad(f(x), x, create_graph=True)
+        return g, m.autograd.grad((g * g).sum(), [x, w, lin.weight, lin.bias])
+    _agree(scenario)
