@@ -1615,6 +1615,7 @@ CREATE_GRAPH_CASES = [
     ("F.batch_norm_eval", lambda m, x: m.nn.functional.batch_norm(
         x, m.zeros(6, dtype=m.float64), m.ones(6, dtype=m.float64), m.full((6,), 2.0, dtype=m.float64))),
     ("F.leaky_relu_", lambda m, x: m.nn.functional.leaky_relu_(x * 1.0, 0.2)),
+    ("F.rrelu_", lambda m, x: m.nn.functional.rrelu_(x * 1.0)),
     ("F.hardtanh_inplace", lambda m, x: m.nn.functional.hardtanh(x * 1.0, -0.5, 0.5, inplace=True)),
     ("F.fold", lambda m, x: m.nn.functional.fold(x.reshape(1, 4, 6), (4, 3), 2)),
 ]

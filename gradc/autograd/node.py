@@ -486,7 +486,7 @@ def _not_implemented(op):
 # unused input) or the error PyTorch raises (its type and message)
 _TAKES_INPUT = {
     **dict.fromkeys(["ThresholdBackward0", "HardtanhBackward0", "LeakyReluBackward0", "LeakyReluBackward1",
-                     "RreluWithNoiseBackward0", "SoftshrinkBackward0", "HardshrinkBackward0",
+                     "RreluWithNoiseBackward0", "RreluWithNoiseBackward1", "SoftshrinkBackward0", "HardshrinkBackward0",
                      "MaxPool2DWithIndicesBackward0", "MaxPool3DWithIndicesBackward0", "AvgPool2DBackward0",
                      "AvgPool3DBackward0", "AdaptiveAvgPool2DBackward0", "AdaptiveAvgPool3DBackward0",
                      "AdaptiveMaxPool2DBackward0", "AdaptiveMaxPool3DBackward0", "ReflectionPad1DBackward0",
