@@ -830,9 +830,8 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input of "
                            f"size: {list(input.shape)}")
-    unbatched = input.ndim == nd + 1
-    if unbatched:
-        input = input.unsqueeze(0)
+    if input.ndim == nd + 1:     # (PyTorch's unbatched convolution: the batched one between an unsqueeze and a squeeze)
+        return _BATCHED[name](input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
     _check_conv(input, weight, bias, stride, padding, groups, nd)
     n = input.shape[0]
     o, cg, ks = weight.shape[0], weight.shape[1], tuple(weight.shape[2:])
@@ -858,7 +857,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
     out = (weight.reshape(1, groups, o // groups, cg * kk) @ cols).reshape(n, o, *outs)
     if bias is not None:
         out = out + bias.reshape(1, o, *(1,) * nd)
-    return out.squeeze(0) if unbatched else out
+    return out
 
 
 def _check_conv(input, weight, bias, stride, padding, groups, nd):
@@ -951,9 +950,9 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     (zeros between its elements), padded by ``dilation * (k - 1) - padding`` (plus
     ``output_padding`` at the end), then a stride-1 convolution with the weight flipped and its
     in/out channels swapped per group (weight (C_in, C_out / groups, *kernel))."""
-    unbatched = input.ndim == nd + 1
-    if unbatched:
-        input = input.unsqueeze(0)
+    if input.ndim == nd + 1:
+        return _BATCHED[f"conv_transpose{nd}d"](input.unsqueeze(0), weight, bias, stride, padding, output_padding,
+                                                groups, dilation).squeeze(0)
     n, c, sizes = input.shape[0], input.shape[1], tuple(input.shape[2:])
     cin, cog, ks = weight.shape[0], weight.shape[1], tuple(weight.shape[2:])
     if c != cin:
@@ -975,8 +974,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     x = pad(x, _pad_list([(edge[i], edge[i] + op[i]) for i in range(nd)]))
     flipped = weight.reshape(groups, cin // groups, cog, *ks).transpose(1, 2).reshape(
         groups * cog, cin // groups, *ks).flip(tuple(range(2, 2 + nd)))
-    out = _conv(x, flipped, bias, 1, 0, d, groups, nd, f"conv{nd}d")
-    return out.squeeze(0) if unbatched else out
+    return _conv(x, flipped, bias, 1, 0, d, groups, nd, f"conv{nd}d")
 
 
 @grad_fn_named(_conv_node(2), edges=_conv_edges)
@@ -989,6 +987,12 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """``nn.functional.conv_transpose3d`` (weight (C_in, C_out / groups, kD, kH, kW))."""
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3)
+
+
+# the batched convolutions, recorded as PyTorch's ConvolutionBackward0 (whose backward takes the
+# input), that an unbatched call runs between an unsqueeze and a squeeze
+_BATCHED = {"conv2d": conv2d, "conv3d": conv3d, "conv_transpose2d": conv_transpose2d,
+            "conv_transpose3d": conv_transpose3d}
 
 
 @grad_fn_named(_conv_node(1), edges=_conv_edges)

@@ -1611,6 +1611,9 @@ CREATE_GRAPH_CASES = [
     ("F.conv2d", lambda m, x: m.nn.functional.conv2d(x.reshape(1, 2, 3, 4), m.ones(3, 2, 2, 2, dtype=m.float64))),
     ("F.conv_transpose1d", lambda m, x: m.nn.functional.conv_transpose1d(
         x.reshape(1, 4, 6), m.ones(4, 2, 3, dtype=m.float64), stride=2)),
+    ("F.conv2d_unbatched", lambda m, x: m.nn.functional.conv2d(x.reshape(2, 3, 4), m.ones(3, 2, 2, 2, dtype=m.float64))),
+    ("F.conv_transpose3d_unbatched", lambda m, x: m.nn.functional.conv_transpose3d(
+        x.reshape(2, 2, 3, 2), m.ones(2, 1, 2, 1, 2, dtype=m.float64), stride=2)),
     ("F.prelu", lambda m, x: m.nn.functional.prelu(x.reshape(2, 2, 6), m.tensor([0.2, -0.3], dtype=m.float64))),
     ("F.batch_norm_eval", lambda m, x: m.nn.functional.batch_norm(
         x, m.zeros(6, dtype=m.float64), m.ones(6, dtype=m.float64), m.full((6,), 2.0, dtype=m.float64))),
