@@ -428,7 +428,7 @@ class CompiledFunctionBackward(Node):
 
     def release(self):
         if self._spec.eager_saves:          # (eagerly, nodes that save nothing free nothing)
-            self._residuals = None
+            self._residuals = self._kept = None
 
     def apply_unit(self, retain_graph=True):
         """(gradients, whether each is fresh) for a cotangent of 1, computed by the forward: the

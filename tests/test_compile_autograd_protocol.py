@@ -536,3 +536,16 @@ def test_create_graph_through_a_function_that_captures_a_parameter():
         (g,) = m.autograd.grad(f(x), x, create_graph=True)
         return g, m.autograd.grad((g * g).sum(), [x, w, lin.weight, lin.bias])
     _agree(scenario)
+
+
+def test_the_copy_kept_of_a_changed_input_goes_with_the_freed_graph():
+    f = gradc.compile(lambda a: (a * 2).sin().sum())
+    x = gradc.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    y = f(x)
+    with gradc.no_grad():
+        x.add_(1.0)
+    node = y.grad_fn
+    assert node._kept[0].tolist() == [0.5, -1.0, 2.0]
+    y.backward()
+    assert node._kept is None
+    assert x.grad.tolist() == pytest.approx([2 * np.cos(1.0), 2 * np.cos(-2.0), 2 * np.cos(4.0)])
