@@ -4,7 +4,7 @@ from __future__ import annotations
 import builtins
 
 from .arg_parser import ArgumentError, function_signatures, reparse
-from .tensor_api import bmm, cat, dot, is_tensor_like, matmul, mm, stack, where  # noqa: F401
+from .tensor_api import bmm, cat, dot, is_tensor_like, matmul, mm, stack, where, wrapped_number  # noqa: F401
 
 
 # torch.add(2, t) and its kin take a Python number first: as a 0-d tensor, or (pow, remainder) as
@@ -25,15 +25,14 @@ def _method(name):
                 reflected = _SCALAR_FIRST[name]
                 if reflected and len(args) == 1 and not kwargs:
                     return getattr(args[0], reflected)(input)
-                input = args[0]._scalar(input, _scalar_dtype(input))
+                input = wrapped_number(args[0], input)
         if not is_tensor_like(input):
+            _reparse_as_function(name, input, args, kwargs)
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
         try:
             return getattr(input, name)(*args, **kwargs)
         except ArgumentError:       # the method's message: PyTorch's function counts input too
-            signatures = getattr(getattr(type(input), name, None), "signatures", None)
-            if signatures:
-                reparse(name, function_signatures(signatures), (input, *args), kwargs)
+            _reparse_as_function(name, input, args, kwargs)
             raise
     fn.__name__ = name
     fn.__doc__ = f"gradc.{name}(input, ...) is input.{name}(...)"
@@ -62,9 +61,13 @@ concat = cat
 concatenate = cat
 
 
-def _scalar_dtype(value):
-    from . import dtypes
-    return dtypes.scalar_dtype(value)
+def _reparse_as_function(name, input, args, kwargs):
+    """Raise PyTorch's argument error for ``torch.name(input, *args)`` from the method's signatures
+    (the function's have ``input`` first); nothing when the method has none to tell."""
+    from .tensor_api import TensorAPI
+    signatures = getattr(getattr(TensorAPI, name, None), "signatures", None)
+    if signatures:
+        reparse(name, function_signatures(signatures), (input, *args), kwargs)
 
 
 def is_tensor(x) -> bool:

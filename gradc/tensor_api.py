@@ -193,6 +193,14 @@ def _cast_operand(x, dt):
     return out
 
 
+def wrapped_number(like, value):
+    """A Python number as the 0-d tensor PyTorch's argument parser makes of it where a Tensor is
+    expected (``torch.add(2, t)``): a "wrapped number", which promotes as the number would."""
+    out = like._scalar(value, dtypes.scalar_dtype(value))
+    out._wrapped_number = True
+    return out
+
+
 def promote_operands(operands, *, float_only=False, wrap_integers=True):
     """Cast tensor-likes and wrap Python scalars to PyTorch's common result dtype (an integer
     out of an integer dtype's range is taken modulo 2**bits as an arithmetic operand, and is an
@@ -207,7 +215,7 @@ def promote_operands(operands, *, float_only=False, wrap_integers=True):
     pairs = []
     for x in operands:
         if is_tensor_like(x):
-            pairs.append((x.dtype, 2 if x.ndim > 0 else 1))
+            pairs.append((x.dtype, 2 if x.ndim > 0 else 0 if getattr(x, "_wrapped_number", False) else 1))
         else:
             pairs.append((dtypes.scalar_dtype(x), 0))
     dt = dtypes.result_type(pairs)

