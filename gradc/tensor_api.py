@@ -18,6 +18,7 @@ import numpy as np
 from . import dtypes
 from .arg_parser import ArgumentError, bool_arg, dtype_arg, int_arg, int_list, match, parses, reparse
 from .ops.dispatch import TensorLikeMeta, apply, grad_fn_name
+from .ops.rules import not_implemented_for
 
 
 class Size(tuple):
@@ -321,8 +322,11 @@ class TensorAPI(TensorLikeMeta):
     def __add__(self, other): return self._binary("add", other)
     def __radd__(self, other): return self._binary("add", other, reverse=True)
     def _check_sub(self, other):
-        if self.dtype is dtypes.bool_ or (is_tensor_like(other) and other.dtype is dtypes.bool_):
-            if is_tensor_like(other) and self.dtype is other.dtype:
+        """PyTorch's refusal of a bool operand of ``-`` (a Python bool is one too)."""
+        other_dtype = other.dtype if is_tensor_like(other) else (
+            dtypes.bool_ if isinstance(other, (builtins.bool, np.bool_)) else None)
+        if dtypes.bool_ in (self.dtype, other_dtype):
+            if self.dtype is other_dtype:
                 raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                                    "Use the `^` or `logical_xor()` operator instead.")
             raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
@@ -592,6 +596,8 @@ class TensorAPI(TensorLikeMeta):
         if is_tensor_like(min) or is_tensor_like(max):
             given = [b for b in (min, max) if b is not None]
             ops, dt = promote_operands([self, *given])
+            if dt is dtypes.bool_ and len(given) == 2:
+                raise not_implemented_for("clamp_cpu", dt)
             x, bounds = ops[0], iter(ops[1:])
 
             def no_bound(sign):      # a constant that bounds nothing (and needs no gradient)
@@ -607,7 +613,9 @@ class TensorAPI(TensorLikeMeta):
             x = x.to(dtypes.default_float)   # PyTorch: the result type of the input and the bounds
         elif x.dtype is dtypes.bool_:
             if builtins.all(isinstance(b, bool) for b in (min, max) if b is not None):
-                raise NotImplementedError('"clamp_scalar_cpu" not implemented for \'Bool\'')
+                kernel = "clamp_scalar_cpu" if None not in (min, max) else (
+                    "clamp_min_scalar_cpu" if max is None else "clamp_max_scalar_cpu")
+                raise not_implemented_for(kernel, dtypes.bool_)
             x = x.to(dtypes.int64)           # bool and int bounds: int64, as PyTorch's
         for bound in (min, max):
             if bound is not None:

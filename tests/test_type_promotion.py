@@ -94,3 +94,45 @@ def test_functions_with_a_number_first_promote_it_as_a_number(name):
     cases = [(f"{name}({v!r}, {dt}{kind})", lambda m, v=v, dt=dt, make=make: getattr(m, name)(v, make(m, dt)))
              for v in NUMBERS for dt in DTYPES for kind, make in (("()", zero_d), ("[4]", row))]
     assert mismatches(cases) == []
+
+
+OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+             "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "&": operator.and_, "|": operator.or_,
+             "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift, "==": operator.eq, "<": operator.lt,
+             ">=": operator.ge}
+
+
+@pytest.mark.parametrize("symbol", OPERATORS)
+def test_operators_over_every_pair_of_dtypes_and_numbers(symbol):
+    op = OPERATORS[symbol]
+    cases = [(f"{label}: {symbol}", lambda m, a=a, b=b: op(a(m), b(m))) for label, a, b in operand_pairs()]
+    cases += [(f"{label}: reflected {symbol}", lambda m, a=a, b=b: op(b(m), a(m)))
+              for label, a, b in operand_pairs() if label.split(", ")[1][0].isdigit() or "True" in label
+              or "False" in label or "-" in label.split(", ")[1]]
+    assert mismatches(cases) == []
+
+
+BOOL_REFUSED = ["floor_divide", "remainder", "fmod", "pow", "bitwise_left_shift", "bitwise_right_shift"]
+
+
+@pytest.mark.parametrize("name", BOOL_REFUSED)
+def test_ops_without_a_bool_kernel_refuse_bool_operands(name):
+    # bool // True, True % b, b << True: PyTorch's "not implemented for 'Bool'"; a bool with an
+    # integer still promotes (b // 2 is int64)
+    cases = [(f"{name}({a}, {b})", lambda m, a=a, b=b: getattr(m, name)(a(m), b(m)))
+             for a in (lambda m: row(m, "bool"), lambda m: zero_d(m, "bool"))
+             for b in (lambda m: row(m, "bool"), lambda m: zero_d(m, "bool"), lambda m: True, lambda m: False,
+                       lambda m: 2, lambda m: row(m, "uint8"))]
+    cases += [(f"{name}(True, bool)", lambda m: getattr(m, name)(True, row(m, "bool")))]
+    assert mismatches(cases) == []
+
+
+@pytest.mark.parametrize("call", ["torch.div(b, b, rounding_mode='trunc')", "torch.div(b, True, rounding_mode='floor')",
+                                  "torch.clamp(b, b, b)", "torch.clamp(b, min=b)", "b.clamp(max=True)",
+                                  "torch.clamp_min(b, True)", "b.clamp(True, False)", "b ** True", "b ** False",
+                                  "b - True", "torch.tensor([1, 2], dtype=torch.uint8) - False",
+                                  "torch.sub(b, True, alpha=2)", "b.sub_(True)"])
+def test_bool_refusals_name_pytorchs_kernel(call):
+    def run(m):
+        return eval(call, {"torch": m, "b": m.tensor([True, False])})
+    assert outcome(gradc, run) == outcome(torch, run)

@@ -9,13 +9,13 @@ from .. import dtypes
 from .quiet import quiet
 from .registry import ELEMENTWISE, NONDIFF, PURE, ShapeError, TypeInfo, defop
 from .rules import (backward_op, broadcast_shapes, elementwise_rule, same_dtype, scalar_add, scalar_mul, scalar_rsub,
-                    scalar_sub, unbroadcast, zero_grad)
+                    not_implemented_for, scalar_sub, unbroadcast, zero_grad)
 
 EW = frozenset({PURE, ELEMENTWISE})
 
 
-def _binary(name, forward, vjp, saves=(), **kw):
-    return defop(name, infer=elementwise_rule()(name), forward=quiet(forward), vjp=vjp,
+def _binary(name, forward, vjp, saves=(), bool_kernel=None, **kw):
+    return defop(name, infer=elementwise_rule(bool_kernel=bool_kernel)(name), forward=quiet(forward), vjp=vjp,
                  saves=saves, traits=EW, num_inputs=2, **kw)
 
 
@@ -110,10 +110,23 @@ def _pow_forward(a, b, exponent=None, base=None):
         odd = (np.abs(b) % 2) == 1
         small = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0))
         return np.where(neg, small, out).astype(np.result_type(a, b))
+    if a.dtype.kind == "f":
+        if exponent == -0.5 and a.dtype != np.float16:   # PyTorch's pow(Tensor, -0.5) is rsqrt: -0.0 gives -inf
+            return 1 / np.sqrt(a)
+        if exponent is None and b.ndim == 0:
+            # a tensor exponent is C's pow elementwise: NumPy's fast path for a 0-d exponent would
+            # take 0.5 as sqrt (PyTorch's for a Python number only: sqrt(-0.0) is -0.0, pow's +0.0)
+            return np.power(a.reshape(-1), np.full(a.size, b, dtype=b.dtype)).reshape(a.shape)
     return np.power(a, b)
 
 
-_binary("pow", _pow_forward, _pow_vjp, saves=("in0", "in1", "out0"), attr_names=("exponent", "base"))
+def _pow_bool_kernel(attrs):
+    """pow has no bool kernel; PyTorch copies the base for an exponent 1 (True) and fills ones for 0."""
+    return None if attrs.get("exponent", None) in (0, 1) else "pow"
+
+
+_binary("pow", _pow_forward, _pow_vjp, saves=("in0", "in1", "out0"), attr_names=("exponent", "base"),
+        bool_kernel=_pow_bool_kernel)
 
 
 def _minmax_vjp(pick_first):
@@ -444,14 +457,14 @@ def _div_rounding_vjp(ctx, g):
 
 
 _DIVISION = frozenset({PURE})
-defop("remainder", infer=elementwise_rule()("remainder"), forward=quiet(_remainder_forward), vjp=_remainder_vjp,
+defop("remainder", infer=elementwise_rule(bool_kernel="remainder_cpu")("remainder"), forward=quiet(_remainder_forward), vjp=_remainder_vjp,
       saves=("in0", "in1"), traits=_DIVISION, num_inputs=2, attr_names=("scalar_self",),
       node_name=lambda a: "NotImplemented" if a.get("scalar_self") else "RemainderBackward1")
-defop("fmod", infer=elementwise_rule()("fmod"), forward=quiet(_fmod_forward), vjp=_fmod_vjp,
+defop("fmod", infer=elementwise_rule(bool_kernel="fmod_cpu")("fmod"), forward=quiet(_fmod_forward), vjp=_fmod_vjp,
       saves=("in0", "in1"), traits=_DIVISION, num_inputs=2, node_name="FmodBackward1")
-defop("floor_divide", infer=elementwise_rule()("floor_divide"), forward=quiet(_floor_divide_forward),
+defop("floor_divide", infer=elementwise_rule(bool_kernel="div_floor_cpu")("floor_divide"), forward=quiet(_floor_divide_forward),
       vjp=_floor_divide_vjp, traits=_DIVISION, num_inputs=2, node_name="NotImplemented")
-defop("div_rounding", infer=elementwise_rule()("div_rounding"), forward=quiet(_div_rounding_forward),
+defop("div_rounding", infer=elementwise_rule(bool_kernel=lambda a: f"div_{a['mode']}_cpu")("div_rounding"), forward=quiet(_div_rounding_forward),
       vjp=_div_rounding_vjp, traits=_DIVISION, num_inputs=2, attr_names=("mode",), node_name="DivBackward2")
 
 
@@ -558,20 +571,23 @@ defop("logical_not", infer=_bool_rule("logical_not", 1), forward=np.logical_not,
 # ---- bitwise (integer and bool operands; PyTorch's &, |, ^, ~, <<, >>) -------------------------
 # Pure, not elementwise for the fuser (the kernels have no integer bit ops): compiled code runs
 # the NumPy reference as a step of its own.  The tensor API sends bool & and | to the logical ops.
-def _bitwise_rule(name):
+def _bitwise_rule(name, bool_kernel=None):
     def infer(types, attrs):
         shape = broadcast_shapes(name, *(t.shape for t in types))
         dt = same_dtype(name, types)
         if dt.is_floating_point:
             raise ShapeError(f"gradc.{name}: expected integer or bool operands, got {dt}")
+        if bool_kernel and dt is dtypes.bool_:
+            raise not_implemented_for(bool_kernel, dt)
         return [TypeInfo(shape, dt)]
     return infer
 
 
 _BITWISE = {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
             "bitwise_left_shift": np.left_shift, "bitwise_right_shift": np.right_shift}
+_SHIFT_KERNELS = {"bitwise_left_shift": "lshift_cpu", "bitwise_right_shift": "rshift_cpu"}   # (no bool shifts)
 for _name, _fn in _BITWISE.items():
-    defop(_name, infer=_bitwise_rule(_name), forward=quiet(_fn), traits=frozenset({PURE, NONDIFF}), num_inputs=2)
+    defop(_name, infer=_bitwise_rule(_name, _SHIFT_KERNELS.get(_name)), forward=quiet(_fn), traits=frozenset({PURE, NONDIFF}), num_inputs=2)
 defop("bitwise_not", infer=_bitwise_rule("bitwise_not"), forward=np.invert, traits=frozenset({PURE, NONDIFF}),
       num_inputs=1)
 # gcd and lcm of integer tensors (lcm of 0 and anything is 0, both non-negative, as PyTorch's)

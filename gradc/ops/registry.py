@@ -26,6 +26,10 @@ class ShapeError(RuntimeError):
     """A shape or dtype rule rejected its operands; the message names op and shapes."""
 
 
+class KernelDtypeError(ShapeError, NotImplementedError):
+    """An op PyTorch has no kernel for in the operands' dtype (``"pow" not implemented for 'Bool'``)."""
+
+
 class EmptyReductionError(ShapeError, IndexError):
     """A max/min/argmax-like reduction over a dim of size 0 (PyTorch raises an IndexError)."""
 

@@ -5,7 +5,7 @@ import math
 
 from .. import dtypes
 from .dispatch import apply, grad_fn_name
-from .registry import ShapeError, TypeInfo
+from .registry import KernelDtypeError, ShapeError, TypeInfo
 
 
 def fmt_shape(shape) -> str:
@@ -50,17 +50,28 @@ def same_dtype(op: str, types) -> dtypes.dtype:
     return dt
 
 
-def elementwise_rule(out_dtype=None, float_only=False):
-    """Shape rule for a broadcasting elementwise op; the result dtype is the operands' unless given."""
+def elementwise_rule(out_dtype=None, float_only=False, bool_kernel=None):
+    """Shape rule for a broadcasting elementwise op; the result dtype is the operands' unless given.
+    ``bool_kernel`` (a name, or a function of the attrs giving one or None) is the PyTorch kernel
+    that has no bool version: bool operands are refused with its error."""
     def infer(op_name):
         def rule(types, attrs):
             shape = broadcast_shapes(op_name, *(t.shape for t in types))
             dt = same_dtype(op_name, types) if out_dtype is None else out_dtype
             if float_only and not dt.is_floating_point:
                 raise ShapeError(f"gradc.{op_name}: expected a floating point tensor, got {dt}")
+            if bool_kernel is not None and types[0].dtype is dtypes.bool_:
+                kernel = bool_kernel(attrs) if callable(bool_kernel) else bool_kernel
+                if kernel:
+                    raise not_implemented_for(kernel, dtypes.bool_)
             return [TypeInfo(shape, dt)]
         return rule
     return infer
+
+
+def not_implemented_for(kernel: str, dt) -> KernelDtypeError:
+    """PyTorch's error for an op without a kernel for ``dt``: ``"pow" not implemented for 'Bool'``."""
+    return KernelDtypeError(f'"{kernel}" not implemented for \'{dt.scalar_type}\'')
 
 
 def reduced_shape(shape, dims, keepdim) -> tuple:
