@@ -379,6 +379,7 @@ def parses(name, *signatures, method=True):
                     reparse(name, signatures, args[skip:], kwargs)
                 raise
         call.signatures = signatures        # (for forms that take the same arguments: x.eq_ of x.eq)
+        call.parsed_method = method         # (functional.py: torch.name(x, ...) counts x in messages)
         return call
     return decorate
 

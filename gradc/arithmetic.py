@@ -6,29 +6,56 @@ from __future__ import annotations
 import math
 
 from .autograd.node import grad_fn_named
-from . import factories
+from . import dtypes, factories
 from .compositions import beta_scaled, bind_methods, check_broadcast
-from .arg_parser import bool_arg, number_arg, parses
-from .tensor_api import _named_return, cat, norm_dim, where
+from .arg_parser import ArgumentError, bool_arg, number_arg, parses
+from .ops.rules import not_implemented_for
+from .tensor_api import _named_return, cat, is_tensor_like, norm_dim, promote_operands, where
+
+
+def _pointwise_operands(name, input, tensor1, tensor2, value):
+    """addcmul's and addcdiv's operands promoted to their common dtype (PyTorch computes
+    ``tensor1 * tensor2`` in it, not in the factors' own), and that dtype."""
+    if not (is_tensor_like(tensor1) and is_tensor_like(tensor2)):
+        raise ArgumentError(f"{name}(): tensor1 or tensor2")
+    number_arg(value)
+    check_broadcast(name, input, tensor1, tensor2)
+    return promote_operands([input, tensor1, tensor2])
+
+
+def _rounded_once(compute, operands, dt):
+    """``compute(*operands)``; for float16 at float32 and rounded once, as PyTorch's fused kernels."""
+    if dt is not dtypes.float16:
+        return compute(*operands)
+    return compute(*[x.float() for x in operands]).to(dt)
 
 
 @parses("addcmul", "(Tensor tensor1, Tensor tensor2, *, Number value = 1)")
 @grad_fn_named("AddcmulBackward0")
 def addcmul(input, tensor1, tensor2, *, value=1):
-    number_arg(value)
-    check_broadcast("addcmul", input, tensor1, tensor2)
-    product = tensor1 * tensor2
-    if not product.dtype.is_floating_point and not input.dtype.is_floating_point:
+    (x, t1, t2), dt = _pointwise_operands("addcmul", input, tensor1, tensor2, value)
+    if dt is dtypes.bool_:
+        raise not_implemented_for("addcmul_cpu_out", dt)
+    if not dt.is_floating_point:
         value = int(value)                  # integer tensors take the value as an integer, as PyTorch's
-    return input + value * product
+    return _rounded_once(lambda x, t1, t2: x + value * (t1 * t2), (x, t1, t2), dt)
+
+
+_ADDCDIV_INTEGERS = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a true "
+    "division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * "
+    "torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) "
+    "for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / "
+    "tensor2), for all dtypes.")
 
 
 @parses("addcdiv", "(Tensor tensor1, Tensor tensor2, *, Number value = 1)")
 @grad_fn_named("AddcdivBackward0")
 def addcdiv(input, tensor1, tensor2, *, value=1):
-    number_arg(value)
-    check_broadcast("addcdiv", input, tensor1, tensor2)
-    return input + value * (tensor1 / tensor2)
+    (x, t1, t2), dt = _pointwise_operands("addcdiv", input, tensor1, tensor2, value)
+    if not (tensor1.dtype.is_floating_point or tensor2.dtype.is_floating_point):
+        raise RuntimeError(_ADDCDIV_INTEGERS)
+    return _rounded_once(lambda x, t1, t2: x + value * (t1 / t2), (x, t1, t2), dt)
 
 
 def clamp_min(x, min):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+import functools
 
 from .arg_parser import ArgumentError, function_signatures, reparse
 from .tensor_api import bmm, cat, dot, is_tensor_like, matmul, mm, stack, where, wrapped_number  # noqa: F401
@@ -82,10 +83,28 @@ def numel(x) -> int:
 def _compositions():
     from . import aliases, arithmetic, arrangement, compositions, counting, scatter, special, statistics
     from . import torch_functions
-    return {name: getattr(module, name)
+    return {name: _as_function(name, getattr(module, name))
             for module in (compositions, arrangement, arithmetic, scatter, aliases, statistics, special, counting,
                            torch_functions)
             for name in module.FUNCTIONS}
+
+
+def _as_function(name, fn):
+    """``fn``, a function that is a Tensor method too: where its argument checks are a method's
+    (``parses``), the torch.* form reports wrong arguments with ``input`` counted, as PyTorch's
+    (``addcmul(): argument 'tensor1' (position 2)``)."""
+    if not getattr(fn, "parsed_method", False):
+        return fn
+    signatures = function_signatures(fn.signatures)
+
+    @functools.wraps(fn)
+    def function(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except ArgumentError:
+            reparse(name, signatures, args, kwargs)
+            raise
+    return function
 
 
 globals().update(_compositions())

@@ -317,7 +317,7 @@ class TensorAPI(TensorLikeMeta):
             return apply(name, a, b, alpha=float(alpha))
         if dt is dtypes.bool_:                # a bool result: b counts when alpha is nonzero
             return self._binary(name, other if alpha else False)
-        return self._binary(name, other * alpha)
+        return apply(name, a, b * alpha)      # (alpha times other in the result's dtype, as PyTorch's)
 
     def __add__(self, other): return self._binary("add", other)
     def __radd__(self, other): return self._binary("add", other, reverse=True)

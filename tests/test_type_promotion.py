@@ -84,8 +84,8 @@ def operand_pairs():
     return [(f"{la}, {lb}", a, b) for la, a in lefts for lb, b in rights]
 
 
-NUMBER_FIRST = ["add", "sub", "mul", "div", "true_divide", "bitwise_and", "bitwise_or",
-                "bitwise_xor", "eq", "fmod", "atan2"]
+NUMBER_FIRST = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "bitwise_and", "bitwise_or",
+                "bitwise_xor", "bitwise_left_shift", "eq", "fmod", "atan2"]
 
 
 @pytest.mark.parametrize("name", NUMBER_FIRST)
@@ -136,3 +136,20 @@ def test_bool_refusals_name_pytorchs_kernel(call):
     def run(m):
         return eval(call, {"torch": m, "b": m.tensor([True, False])})
     assert outcome(gradc, run) == outcome(torch, run)
+
+
+PAIRWISE = {
+    "add(alpha=2)": lambda m, a, b: m.add(a, b, alpha=2), "sub(alpha=-3)": lambda m, a, b: m.sub(a, b, alpha=-3),
+    "addcmul": lambda m, a, b: m.addcmul(a, b, b, value=2), "addcdiv": lambda m, a, b: m.addcdiv(a, b, b, value=2),
+    "addcmul(value=0.5)": lambda m, a, b: m.addcmul(a, b, a, value=0.5),
+    "addcdiv(a, a, b)": lambda m, a, b: m.addcdiv(a, a, b),
+}
+
+
+@pytest.mark.parametrize("name", PAIRWISE)
+def test_alpha_and_value_scale_in_the_result_dtype(name):
+    # uint8 + int8 * 2 is int16 arithmetic (200 + 2 * -128 = -56, not 200 + 0); addcmul of a uint8
+    # input with bool factors is uint8; bool addcmul and integer addcdiv are refused
+    f = PAIRWISE[name]
+    cases = [(f"{name}: {label}", lambda m, a=a, b=b: f(m, a(m), b(m))) for label, a, b in operand_pairs()]
+    assert mismatches(cases) == []
