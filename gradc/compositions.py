@@ -143,16 +143,27 @@ def logaddexp(a, b):
     return where(d == d, m + (-d).exp().log1p(), a + b)
 
 
+@parses("hypot", "(Tensor other)")
 @grad_fn_named("HypotBackward0")
 def hypot(a, b):
-    """sqrt(a^2 + b^2) scaled by max(|a|, |b|), so that it does not overflow early."""
-    from .tensor_api import _tensor_argument
-    _tensor_argument("hypot", b, 2)
-    a, b = _as_floats(a, b)
-    s = a.abs().maximum(b.abs())
+    """sqrt(a^2 + b^2) scaled by max(|a|, |b|), so that it does not overflow early: of floating
+    point operands only (PyTorch promotes, without turning integers into floats), float16 at
+    float32 and rounded once."""
+    from .ops.rules import not_implemented_for
+    from .tensor_api import is_tensor_like, promote_operands
+    if not is_tensor_like(b):
+        raise ArgumentError("hypot(): other")
+    (a, b), dt = promote_operands([a, b])
+    if not dt.is_floating_point:
+        raise not_implemented_for("hypot_cpu", dt)
+    if dt is dtypes.float16:
+        a, b = a.float(), b.float()
+    abs_a, abs_b = a.abs(), b.abs()
+    s = abs_a.maximum(abs_b)
     safe = where(s == 0, 1.0, s)
     r = s * ((a / safe) ** 2 + (b / safe) ** 2).sqrt()
-    return where(s == math.inf, math.inf, r)
+    r = where((abs_a == math.inf) | (abs_b == math.inf), math.inf, r)     # (C's hypot: inf with NaN too)
+    return r.to(dt) if dt is dtypes.float16 else r
 
 
 # ---- triangles, diagonals, products -------------------------------------------------------------

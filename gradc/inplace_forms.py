@@ -23,7 +23,27 @@ NAMES = (
 )
 
 
+# the binary ones among them, whose other operand is checked before they compute: (whether their
+# result is floating point for integer operands, whether other may be a number)
+BINARY = {"atan2": (True, False), "arctan2": (True, False), "copysign": (True, True), "xlogy": (True, True),
+          "true_divide": (True, True), "bitwise_and": (False, True), "bitwise_or": (False, True),
+          "bitwise_xor": (False, True), "bitwise_left_shift": (False, True), "bitwise_right_shift": (False, True),
+          "floor_divide": (False, True), "fmod": (False, True), "remainder": (False, True), "hypot": (False, False),
+          "multiply": (False, True), "gcd": (False, False), "lcm": (False, False), "nextafter": (False, False)}
+
+
 def _inplace_form(name):
+    if name in BINARY:
+        float_only, takes_number = BINARY[name]
+
+        def method(self, other, *args, **kwargs):
+            if takes_number or hasattr(other, "dtype"):     # (a number where none is taken: the op's error)
+                other = self._inplace_checked(other, float_only=float_only)
+            return self._inplace(getattr(self, name)(other, *args, **kwargs))
+        method.__name__ = name + "_"
+        method.__doc__ = f"In-place ``{name}``: ``self`` becomes ``self.{name}(other, ...)``."
+        return method
+
     def method(self, *args, **kwargs):
         return self._inplace(getattr(self, name)(*args, **kwargs))
     method.__name__ = name + "_"

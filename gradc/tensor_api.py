@@ -18,7 +18,8 @@ import numpy as np
 from . import dtypes
 from .arg_parser import ArgumentError, bool_arg, dtype_arg, int_arg, int_list, match, parses, reparse
 from .ops.dispatch import TensorLikeMeta, apply, grad_fn_name
-from .ops.rules import not_implemented_for
+from .ops.registry import ShapeError
+from .ops.rules import broadcast_shapes, not_implemented_for
 
 
 class Size(tuple):
@@ -202,6 +203,21 @@ def wrapped_number(like, value):
     return out
 
 
+def result_dtype(operands, *, float_only=False):
+    """PyTorch's result type of tensor-likes and Python numbers (the default float type where
+    ``float_only`` and they are integers or bools)."""
+    pairs = []
+    for x in operands:
+        if is_tensor_like(x):
+            pairs.append((x.dtype, 2 if x.ndim > 0 else 0 if getattr(x, "_wrapped_number", False) else 1))
+        else:
+            pairs.append((dtypes.scalar_dtype(x), 0))
+    dt = dtypes.result_type(pairs)
+    if float_only and not dt.is_floating_point:
+        dt = dtypes.default_float
+    return dt
+
+
 def promote_operands(operands, *, float_only=False, wrap_integers=True):
     """Cast tensor-likes and wrap Python scalars to PyTorch's common result dtype (an integer
     out of an integer dtype's range is taken modulo 2**bits as an arithmetic operand, and is an
@@ -213,15 +229,7 @@ def promote_operands(operands, *, float_only=False, wrap_integers=True):
             if dt is b.dtype and (dt.is_floating_point or not float_only):
                 return list(operands), dt
     like = next(x for x in operands if is_tensor_like(x))
-    pairs = []
-    for x in operands:
-        if is_tensor_like(x):
-            pairs.append((x.dtype, 2 if x.ndim > 0 else 0 if getattr(x, "_wrapped_number", False) else 1))
-        else:
-            pairs.append((dtypes.scalar_dtype(x), 0))
-    dt = dtypes.result_type(pairs)
-    if float_only and not dt.is_floating_point:
-        dt = dtypes.default_float
+    dt = result_dtype(operands, float_only=float_only)
     out = []
     for x in operands:
         if is_tensor_like(x):
@@ -369,10 +377,13 @@ class TensorAPI(TensorLikeMeta):
     floor_divide = _method_form("floor_divide", __floordiv__)
     fmod = _method_form("fmod", _fmod)
 
-    def __pow__(self, other):   # pow(Tensor, Scalar) has one edge, pow(Tensor, Tensor) two
-        if (isinstance(other, (int, np.integer)) and not isinstance(other, bool) and other < 0
+    def _check_pow(self, exponent):
+        if (isinstance(exponent, (int, np.integer)) and not isinstance(exponent, bool) and exponent < 0
                 and not self.dtype.is_floating_point):
             raise RuntimeError("Integers to negative integer powers are not allowed.")
+
+    def __pow__(self, other):   # pow(Tensor, Scalar) has one edge, pow(Tensor, Tensor) two
+        self._check_pow(other)
         if is_tensor_like(other):
             return self._binary("pow", other, node_name="PowBackward1")
         # (the number itself goes to the op too: PyTorch's derivative of pow(Tensor, Scalar) is
@@ -1272,19 +1283,47 @@ class TensorAPI(TensorLikeMeta):
         self._assign_inplace(result)
         return self
 
+    def _inplace_checked(self, other, *, float_only=False):
+        """``other`` for an in-place binary op on self, checked first as PyTorch checks it: the
+        broadcast shape must be self's, then the operands' result type must cast to self's dtype
+        (so ``bool_t //= 0`` is a cast error, not a division by zero)."""
+        if is_tensor_like(other):
+            if other.shape != self.shape:
+                try:
+                    shape = broadcast_shapes("inplace", tuple(self.shape), tuple(other.shape))
+                except ShapeError:
+                    return other           # (the op's own error)
+                if shape != tuple(self.shape):
+                    raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                                       f"{list(shape)}")
+            if other.dtype is self.dtype and (self.dtype.is_floating_point or not float_only):
+                return other
+        elif not _is_scalar(other):
+            return other                   # (the op's own argument error)
+        dt = result_dtype([self, other], float_only=float_only)
+        if not _can_cast(dt, self.dtype):
+            raise RuntimeError(f"result type {dt.scalar_type} can't be cast to the desired output type "
+                               f"{self.dtype.scalar_type}")
+        return other
+
     # x += y is in place, as PyTorch's (Python would otherwise rebind x to a new tensor)
-    def __iadd__(self, other): return self._inplace(self._binary("add", other))
-    def __isub__(self, other): return self._inplace(self.__sub__(other))
-    def __imul__(self, other): return self._inplace(self._binary("mul", other))
-    def __itruediv__(self, other): return self._inplace(self.__truediv__(other))
-    def __ifloordiv__(self, other): return self._inplace(self.__floordiv__(other))
-    def __imod__(self, other): return self._inplace(self.__mod__(other))
-    def __ipow__(self, other): return self._inplace(self.__pow__(other))
-    def __iand__(self, other): return self._inplace(self.__and__(other))
-    def __ior__(self, other): return self._inplace(self.__or__(other))
-    def __ixor__(self, other): return self._inplace(self.__xor__(other))
-    def __ilshift__(self, other): return self._inplace(self.__lshift__(other))
-    def __irshift__(self, other): return self._inplace(self.__rshift__(other))
+    def __iadd__(self, other): return self._inplace(self._binary("add", self._inplace_checked(other)))
+    def __isub__(self, other):
+        self._check_sub(other)
+        return self._inplace(self.__sub__(self._inplace_checked(other)))
+    def __imul__(self, other): return self._inplace(self._binary("mul", self._inplace_checked(other)))
+    def __itruediv__(self, other):
+        return self._inplace(self.__truediv__(self._inplace_checked(other, float_only=True)))
+    def __ifloordiv__(self, other): return self._inplace(self.__floordiv__(self._inplace_checked(other)))
+    def __imod__(self, other): return self._inplace(self.__mod__(self._inplace_checked(other)))
+    def __ipow__(self, other):
+        self._check_pow(other)
+        return self._inplace(self.__pow__(self._inplace_checked(other)))
+    def __iand__(self, other): return self._inplace(self.__and__(self._inplace_checked(other)))
+    def __ior__(self, other): return self._inplace(self.__or__(self._inplace_checked(other)))
+    def __ixor__(self, other): return self._inplace(self.__xor__(self._inplace_checked(other)))
+    def __ilshift__(self, other): return self._inplace(self.__lshift__(self._inplace_checked(other)))
+    def __irshift__(self, other): return self._inplace(self.__rshift__(self._inplace_checked(other)))
 
     def _overlap_checked(self, other):
         """``other`` for an in-place op on self, refused as PyTorch refuses it when it overlaps self in part."""
@@ -1292,21 +1331,30 @@ class TensorAPI(TensorLikeMeta):
             _check_no_partial_overlap(self, None, [], other)
         return other
 
+    def _overlap_and_inplace_checked(self, other, *, float_only=False):
+        return self._inplace_checked(self._overlap_checked(other), float_only=float_only)
+
     @parses("add_", *add.signatures)
-    def add_(self, other, alpha=1): return self._inplace(self.add(self._overlap_checked(other), alpha=alpha))
+    def add_(self, other, alpha=1):
+        return self._inplace(self.add(self._overlap_and_inplace_checked(other), alpha=alpha))
 
     @parses("sub_", *sub.signatures)
-    def sub_(self, other, alpha=1): return self._inplace(self.sub(self._overlap_checked(other), alpha=alpha))
+    def sub_(self, other, alpha=1):
+        self._check_sub(other)
+        return self._inplace(self.sub(self._overlap_and_inplace_checked(other), alpha=alpha))
 
     @parses("mul_", *mul.signatures)
-    def mul_(self, other): return self._inplace(self.mul(self._overlap_checked(other)))
+    def mul_(self, other): return self._inplace(self.mul(self._overlap_and_inplace_checked(other)))
 
     @parses("div_", *div.signatures)
     def div_(self, other, *, rounding_mode=None):
-        return self._inplace(self.div(self._overlap_checked(other), rounding_mode=rounding_mode))
+        other = self._overlap_and_inplace_checked(other, float_only=rounding_mode is None)
+        return self._inplace(self.div(other, rounding_mode=rounding_mode))
 
     @parses("pow_", *pow.signatures)
-    def pow_(self, other): return self._inplace(self.pow(self._overlap_checked(other)))
+    def pow_(self, other):
+        self._check_pow(other)
+        return self._inplace(self.pow(self._overlap_and_inplace_checked(other)))
     @parses("clamp_", *_CLAMP)
     def clamp_(self, min=None, max=None): return self._inplace(self.clamp(min, max))
     def neg_(self): return self._inplace(-self)

@@ -153,3 +153,40 @@ def test_alpha_and_value_scale_in_the_result_dtype(name):
     f = PAIRWISE[name]
     cases = [(f"{name}: {label}", lambda m, a=a, b=b: f(m, a(m), b(m))) for label, a, b in operand_pairs()]
     assert mismatches(cases) == []
+
+
+INPLACE = {"+=": operator.iadd, "-=": operator.isub, "*=": operator.imul, "/=": operator.itruediv,
+           "//=": operator.ifloordiv, "%=": operator.imod, "**=": operator.ipow, "&=": operator.iand,
+           "|=": operator.ior, "^=": operator.ixor, "<<=": operator.ilshift, ">>=": operator.irshift,
+           "add_": lambda a, b: a.add_(b), "sub_": lambda a, b: a.sub_(b), "mul_": lambda a, b: a.mul_(b),
+           "div_": lambda a, b: a.div_(b), "div_(floor)": lambda a, b: a.div_(b, rounding_mode="floor"),
+           "remainder_": lambda a, b: a.remainder_(b), "fmod_": lambda a, b: a.fmod_(b),
+           "floor_divide_": lambda a, b: a.floor_divide_(b), "bitwise_and_": lambda a, b: a.bitwise_and_(b),
+           "atan2_": lambda a, b: a.atan2_(b), "copysign_": lambda a, b: a.copysign_(b),
+           "hypot_": lambda a, b: a.hypot_(b), "true_divide_": lambda a, b: a.true_divide_(b)}
+
+
+@pytest.mark.parametrize("name", INPLACE)
+def test_inplace_ops_check_shape_then_cast_before_computing(name):
+    # bool //= 0 is "result type Long can't be cast to the desired output type Bool" (not a
+    # division by zero); a 0-d self with a [4] other is the shape error first; bool -= x the bool error
+    op = INPLACE[name]
+
+    def run(m, a, b):
+        x = a(m)
+        result = op(x, b(m))
+        return result, x
+    cases = [(f"{label}: {name}", lambda m, a=a, b=b: run(m, a, b)) for label, a, b in operand_pairs()]
+    assert mismatches(cases) == []
+
+
+@pytest.mark.parametrize("call", ["torch.hypot(i, i)", "torch.hypot(i, f)", "torch.hypot(h, i)", "torch.hypot(b, b)",
+                                  "torch.hypot(f, 3)", "f.hypot(3)", "f.hypot_(True)", "torch.hypot(f, nan_inf)",
+                                  "torch.hypot(nan_inf, f)", "torch.hypot(h, h * 7)"])
+def test_hypot_promotes_without_turning_integers_into_floats(call):
+    def run(m):
+        env = {"torch": m, "i": m.tensor([3, -7]), "f": m.tensor([4.0, 1.5]), "b": m.tensor([True, False]),
+               "h": m.tensor([-1.5, 2.0], dtype=m.float16),
+               "nan_inf": m.tensor([float("nan"), float("inf")])}
+        return eval(call, env)
+    assert outcome(gradc, run) == outcome(torch, run)
