@@ -143,6 +143,36 @@ def wrap_integer(value, dt: dtype):
     return value - span if value > info.max else value
 
 
+_INT_RANGES = {}
+
+
+def _int_range(dt: dtype):
+    found = _INT_RANGES.get(dt)
+    if found is None:
+        info = np.iinfo(dt.np)
+        found = _INT_RANGES[dt] = (int(info.min), int(info.max))
+    return found
+
+
+def fits(value, dt: dtype) -> bool:
+    """Whether PyTorch takes the number ``value`` into the integer type ``dt`` (c10's overflows):
+    an integer within its range, or for an unsigned type down to minus its maximum (as two's
+    complement: -5 into uint8 is 251); a float within the range (not NaN, -0.5 not into uint8)."""
+    low, high = _int_range(dt)
+    if isinstance(value, (float, np.floating)):
+        return low <= value <= high            # (False for NaN)
+    return (-high if low == 0 else low) <= value <= high
+
+
+def unsigned_wrap(value, dt: dtype):
+    """``value`` as an unsigned ``dt`` holds it: a negative integer PyTorch accepts (``fits``)
+    becomes its two's complement; anything else is returned as it is."""
+    if dt.np.kind == "u" and isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) \
+            and -_int_range(dt)[1] <= value < 0:
+        return int(value) + _int_range(dt)[1] + 1
+    return value
+
+
 def overflow_error(dt: dtype, *, factory=False) -> RuntimeError:
     """PyTorch's error for a value that a fill or a factory cannot store in ``dt``."""
     c_name = dt.name if factory else _C_TYPE_NAMES.get(dt.name, dt.name)

@@ -202,13 +202,16 @@ def _tensor(data, dtype=None, device=None, requires_grad=False):
         array = _copy(data._data, dt.np)
     else:
         dt = dtypes.as_dtype(dtype) if dtype is not None else _infer_dtype(data)
+        nested = _to_nested(data)
         try:
-            array = np.array(_to_nested(data), dtype=dt.np)
+            array = _integer_array(nested, dt) if dt.category == 1 else np.array(nested, dtype=dt.np)
         except OverflowError:
             raise dtypes.overflow_error(dt, factory=True) from None
         except (ValueError, TypeError) as e:
             if "one element" in str(e):
                 raise
+            if "NaN" in str(e) or "infinity" in str(e):     # NaN or inf into an integer dtype
+                raise dtypes.overflow_error(dt, factory=True) from None
             raise _ragged_error(data) from None
     return _finish(array, dt, requires_grad, device)
 
@@ -235,12 +238,30 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor(array)
 
 
+def _integer_array(nested, dt):
+    """Nested Python numbers as an array of the integer ``dt``, each taken as PyTorch takes it
+    (``dtypes.fits``: torch.tensor([-5], dtype=torch.uint8) holds 251; -0.5 or NaN is refused)."""
+    values = np.array(nested)
+    if values.dtype.kind in "iu":
+        if values.size and not (dtypes.fits(int(values.min()), dt) and dtypes.fits(int(values.max()), dt)):
+            raise OverflowError
+        return values.astype(dt.np)         # (negatives into an unsigned type: two's complement)
+    if values.dtype.kind == "f":            # floats, or ints among floats: each number as it is
+        flat = np.array(nested, dtype=object).ravel()
+        if not all(dtypes.fits(v, dt) for v in flat):
+            raise OverflowError
+        return np.array([int(v) for v in flat], dtype=np.int64).reshape(values.shape).astype(dt.np)
+    return np.array(nested, dtype=dt.np)
+
+
 def _filled(fill, size, dtype, requires_grad, device, default=None):
     shape = _shape_args(size)
     _options(dtype, device, requires_grad)
     dt = dtypes.as_dtype(dtype) if dtype is not None else (default or dtypes.default_float)
+    if dt.category == 1 and isinstance(fill, (float, np.floating)) and not dtypes.fits(fill, dt):
+        raise dtypes.overflow_error(dt)
     try:
-        array = np.full(shape, fill, dtype=dt.np)
+        array = np.full(shape, dtypes.unsigned_wrap(fill, dt), dtype=dt.np)
     except OverflowError:
         raise dtypes.overflow_error(dt) from None
     return _finish(array, dt, requires_grad, device)

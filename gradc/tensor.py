@@ -569,10 +569,10 @@ class Tensor(TensorAPI):
 
     def _scalar(self, value, dtype):
         dt = dtypes.as_dtype(dtype)
-        if isinstance(value, float) and not math.isfinite(value) and not dt.is_floating_point and dt is not dtypes.bool_:
-            raise dtypes.overflow_error(dt)         # NaN or inf into an integer tensor
+        if isinstance(value, float) and dt.category == 1 and not dtypes.fits(value, dt):
+            raise dtypes.overflow_error(dt)         # NaN, inf or out of range into an integer tensor
         try:
-            t = Tensor(np.asarray(value, dtype=dt.np))
+            t = Tensor(np.asarray(dtypes.unsigned_wrap(value, dt), dtype=dt.np))
         except OverflowError:
             if isinstance(value, int) and not -2**63 <= value < 2**64:
                 raise OverflowError("int too big to convert") from None

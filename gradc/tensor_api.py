@@ -378,9 +378,15 @@ class TensorAPI(TensorLikeMeta):
     fmod = _method_form("fmod", _fmod)
 
     def _check_pow(self, exponent):
-        if (isinstance(exponent, (int, np.integer)) and not isinstance(exponent, bool) and exponent < 0
-                and not self.dtype.is_floating_point):
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        """PyTorch's refusals of an integer exponent of an integer tensor: negative, or out of the
+        result type's range."""
+        if isinstance(exponent, (int, np.integer)) and not isinstance(exponent, bool) \
+                and not self.dtype.is_floating_point:
+            if exponent < 0:
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+            dt = result_dtype([self, exponent])
+            if -2**63 <= exponent < 2**63 and not dtypes.fits(exponent, dt):     # (beyond: the scalar's error)
+                raise dtypes.overflow_error(dt)
 
     def __pow__(self, other):   # pow(Tensor, Scalar) has one edge, pow(Tensor, Tensor) two
         self._check_pow(other)
@@ -631,8 +637,8 @@ class TensorAPI(TensorLikeMeta):
         for bound in (min, max):
             if bound is not None:
                 x._scalar(bound, x.dtype)    # PyTorch's error for a bound the dtype cannot hold
-        return apply("clamp", x, min=None if min is None else float(min),
-                     max=None if max is None else float(max), _name=scalar_node)
+        min, max = (None if b is None else float(dtypes.unsigned_wrap(b, x.dtype)) for b in (min, max))
+        return apply("clamp", x, min=min, max=max, _name=scalar_node)
 
     @parses("clip", *_CLAMP)
     def clip(self, min=None, max=None): return self.clamp(min, max)
@@ -1468,10 +1474,10 @@ class TensorAPI(TensorLikeMeta):
         return self._fill(value, "FillBackward2")
 
     def _fill(self, value, name):
-        value = float(value) if self.dtype.is_floating_point else (
-            bool(value) if self.dtype is dtypes.bool_ else int(value))
         if self.dtype.np.kind in "iu":
             self._scalar(value, self.dtype)  # PyTorch's error for a value the dtype cannot hold
+        value = float(value) if self.dtype.is_floating_point else (
+            bool(value) if self.dtype is dtypes.bool_ else dtypes.unsigned_wrap(int(value), self.dtype))
         view_of = getattr(self, "_view_of", None)
         data = getattr(self, "_data", None)
         if (view_of is not None and view_of[1].name == "expand" and isinstance(data, np.ndarray)

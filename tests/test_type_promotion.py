@@ -190,3 +190,23 @@ def test_hypot_promotes_without_turning_integers_into_floats(call):
                "nan_inf": m.tensor([float("nan"), float("inf")])}
         return eval(call, env)
     assert outcome(gradc, run) == outcome(torch, run)
+
+
+SCALAR_INTO = ["torch.where(c, x, v)", "torch.where(c, v, x)", "torch.clamp(x, v)", "x.clamp(max=v)", "x.fill_(v)",
+               "x.masked_fill(c, v)", "x ** v", "x.pow_(v)", "x == v", "x + v", "torch.full((2,), v, dtype=x.dtype)",
+               "torch.tensor([v, 3], dtype=x.dtype)", "torch.tensor(v, dtype=x.dtype)",
+               "torch.tensor([[v], [1.5]], dtype=x.dtype)"]
+
+
+@pytest.mark.parametrize("expr", SCALAR_INTO)
+@pytest.mark.parametrize("dt", ["uint8", "int8", "int16", "bool", "int64"])
+def test_python_numbers_into_integer_dtypes_as_pytorch_takes_them(dt, expr):
+    # c10's overflows: an unsigned type takes down to minus its maximum as two's complement
+    # (where(c, uint8, -2) holds 254; clamp's bound -2 is 254), not below; a float NaN is refused
+    def run(m, v):
+        env = {"torch": m, "x": m.tensor([1, 200 if dt == "uint8" else 2], dtype=getattr(m, dt)),
+               "c": m.tensor([True, False]), "v": v}
+        return eval(expr, env)
+    cases = [(f"{expr} v={v!r}", lambda m, v=v: run(m, v))
+             for v in (-2, -255, -256, 300, -129, 2**40, 3, 0.5, -0.5, float("nan"), True)]
+    assert mismatches(cases) == []
