@@ -18,7 +18,7 @@ from .compositions import _varargs, bind_methods, outer
 from .autograd.node import grad_fn_named
 from .ops.dispatch import apply, grad_fn_name
 from .scatter import index_value_outside, scalar_type_name
-from .tensor_api import cat, dot, is_tensor_like, norm_dim, promote_operands, stack, where
+from .tensor_api import cat, dot, is_tensor_like, norm_dim, promote_operands, stack, where, wrapped_number
 
 
 def absolute(x): return x.abs()
@@ -83,9 +83,9 @@ def float_operands(x, y):
     """Two operands (tensors, or one a Python scalar) promoted to their common floating dtype,
     as PyTorch's two-argument special functions take them (xlogy(2, y), zeta(x, 1.5))."""
     if not is_tensor_like(x):
-        x = y._scalar(x, dtypes.default_float if isinstance(x, float) else dtypes.scalar_dtype(x))
+        x = wrapped_number(y, x)
     if not is_tensor_like(y):
-        y = x._scalar(y, dtypes.default_float if isinstance(y, float) else dtypes.scalar_dtype(y))
+        y = wrapped_number(x, y)
     (x, y), _ = promote_operands([x, y], float_only=True)
     return x, y
 

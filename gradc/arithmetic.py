@@ -7,7 +7,7 @@ import math
 
 from .autograd.node import grad_fn_named
 from . import dtypes, factories
-from .compositions import beta_scaled, bind_methods, check_broadcast
+from .compositions import beta_scaled, bind_methods, check_broadcast, rounded_once
 from .arg_parser import ArgumentError, bool_arg, number_arg, parses
 from .ops.rules import not_implemented_for
 from .tensor_api import _named_return, cat, is_tensor_like, norm_dim, promote_operands, where
@@ -23,13 +23,6 @@ def _pointwise_operands(name, input, tensor1, tensor2, value):
     return promote_operands([input, tensor1, tensor2])
 
 
-def _rounded_once(compute, operands, dt):
-    """``compute(*operands)``; for float16 at float32 and rounded once, as PyTorch's fused kernels."""
-    if dt is not dtypes.float16:
-        return compute(*operands)
-    return compute(*[x.float() for x in operands]).to(dt)
-
-
 @parses("addcmul", "(Tensor tensor1, Tensor tensor2, *, Number value = 1)")
 @grad_fn_named("AddcmulBackward0")
 def addcmul(input, tensor1, tensor2, *, value=1):
@@ -38,7 +31,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):
         raise not_implemented_for("addcmul_cpu_out", dt)
     if not dt.is_floating_point:
         value = int(value)                  # integer tensors take the value as an integer, as PyTorch's
-    return _rounded_once(lambda x, t1, t2: x + value * (t1 * t2), (x, t1, t2), dt)
+    return rounded_once(lambda x, t1, t2: x + value * (t1 * t2), (x, t1, t2), dt)
 
 
 _ADDCDIV_INTEGERS = (
@@ -55,7 +48,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
     (x, t1, t2), dt = _pointwise_operands("addcdiv", input, tensor1, tensor2, value)
     if not (tensor1.dtype.is_floating_point or tensor2.dtype.is_floating_point):
         raise RuntimeError(_ADDCDIV_INTEGERS)
-    return _rounded_once(lambda x, t1, t2: x + value * (t1 / t2), (x, t1, t2), dt)
+    return rounded_once(lambda x, t1, t2: x + value * (t1 / t2), (x, t1, t2), dt)
 
 
 def clamp_min(x, min):

@@ -109,13 +109,42 @@ def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
 @grad_fn_named(lambda start, end, weight: "LerpBackward1" if hasattr(weight, "dtype") else "LerpBackward0",
                edges=lambda start, end, weight: (start, end, weight) if hasattr(weight, "dtype") else (start, end))
 def lerp(start, end, weight):
+    """PyTorch's lerp: ``start + weight * (end - start)`` where |weight| < 0.5, else
+    ``end - (end - start) * (1 - weight)`` (so lerp(1, inf, 1) is NaN, as PyTorch's), of floating
+    point tensors of one dtype; with a 0-d weight of another dtype, in their common dtype."""
+    check_lerp_dtypes(start, end, weight)
+    if hasattr(weight, "dtype") and weight.dtype is not start.dtype:      # a 0-d weight: their common dtype
+        from .tensor_api import promote_operands
+        (start, end, weight), _ = promote_operands([start, end, weight])
+    if not start.dtype.is_floating_point:
+        from .ops.rules import not_implemented_for
+        raise not_implemented_for("lerp_kernel_tensor" if hasattr(weight, "dtype") else "lerp_kernel_scalar",
+                                  start.dtype)
+    check_broadcast("lerp", start, end, weight)
+    return rounded_once(_lerp, (start, end, weight), start.dtype)
+
+
+def check_lerp_dtypes(start, end, weight):
+    """lerp's argument and dtype checks: end of start's dtype, and a weight with dimensions too."""
     if not hasattr(end, "dtype") or not (hasattr(weight, "dtype") or isinstance(weight, (int, float, np.number))):
         raise ArgumentError("lerp's end or weight")
     for name, t in (("end", end), ("weight", weight)):
-        if hasattr(t, "dtype") and t.dtype is not start.dtype:
+        if hasattr(t, "dtype") and t.dtype is not start.dtype and (name == "end" or t.ndim):
             raise RuntimeError(f"expected dtype {start.dtype.c_type} for `{name}` but got dtype {t.dtype.c_type}")
-    check_broadcast("lerp", start, end, weight)
-    return start + weight * (end - start)
+
+
+def _lerp(start, end, weight):
+    if not hasattr(weight, "dtype"):
+        return start + weight * (end - start) if abs(weight) < 0.5 else end - (end - start) * (1 - weight)
+    return where(weight.abs() < 0.5, start + weight * (end - start), end - (end - start) * (1 - weight))
+
+
+def rounded_once(compute, operands, dt):
+    """``compute(*operands)``; for float16 at float32 and rounded once, as PyTorch's fused kernels
+    (a number among the operands stays as it is)."""
+    if dt is not dtypes.float16:
+        return compute(*operands)
+    return compute(*[x.float() if hasattr(x, "dtype") else x for x in operands]).to(dt)
 
 
 def check_broadcast(op, *operands):

@@ -1289,19 +1289,23 @@ class TensorAPI(TensorLikeMeta):
         self._assign_inplace(result)
         return self
 
+    def _check_inplace_shape(self, other):
+        """PyTorch's error for an in-place op whose operands broadcast beyond self's shape."""
+        if other.shape != self.shape:
+            try:
+                shape = broadcast_shapes("inplace", tuple(self.shape), tuple(other.shape))
+            except ShapeError:
+                return                     # (the op's own error)
+            if shape != tuple(self.shape):
+                raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                                   f"{list(shape)}")
+
     def _inplace_checked(self, other, *, float_only=False):
         """``other`` for an in-place binary op on self, checked first as PyTorch checks it: the
         broadcast shape must be self's, then the operands' result type must cast to self's dtype
         (so ``bool_t //= 0`` is a cast error, not a division by zero)."""
         if is_tensor_like(other):
-            if other.shape != self.shape:
-                try:
-                    shape = broadcast_shapes("inplace", tuple(self.shape), tuple(other.shape))
-                except ShapeError:
-                    return other           # (the op's own error)
-                if shape != tuple(self.shape):
-                    raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
-                                       f"{list(shape)}")
+            self._check_inplace_shape(other)
             if other.dtype is self.dtype and (self.dtype.is_floating_point or not float_only):
                 return other
         elif not _is_scalar(other):
@@ -1388,8 +1392,17 @@ class TensorAPI(TensorLikeMeta):
     def clamp_max_(self, max): return self._inplace(self.clamp_max(max))
     def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
         return self._inplace(self.nan_to_num(nan, posinf, neginf))
-    def lerp_(self, end, weight): return self._inplace(self.lerp(end, weight))
+    @parses("lerp_", "(Tensor end, Tensor weight)", "(Tensor end, Number weight)")
+    def lerp_(self, end, weight):
+        from .compositions import check_lerp_dtypes
+        check_lerp_dtypes(self, end, weight)
+        self._check_inplace_shape(end)        # (before lerp's refusal of integer dtypes, as PyTorch's)
+        return self._inplace(self.lerp(end, weight))
+
+    @parses("addcmul_", "(Tensor tensor1, Tensor tensor2, *, Number value = 1)")
     def addcmul_(self, tensor1, tensor2, *, value=1): return self._inplace(self.addcmul(tensor1, tensor2, value=value))
+
+    @parses("addcdiv_", "(Tensor tensor1, Tensor tensor2, *, Number value = 1)")
     def addcdiv_(self, tensor1, tensor2, *, value=1): return self._inplace(self.addcdiv(tensor1, tensor2, value=value))
 
     def fill_diagonal_(self, fill_value, wrap=False):
