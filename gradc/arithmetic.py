@@ -9,6 +9,7 @@ from .autograd.node import grad_fn_named
 from . import dtypes, factories
 from .compositions import beta_scaled, bind_methods, check_broadcast, rounded_once
 from .arg_parser import ArgumentError, bool_arg, number_arg, parses
+from .ops.registry import EmptyReductionError
 from .ops.rules import not_implemented_for
 from .tensor_api import _named_return, cat, is_tensor_like, norm_dim, promote_operands, where
 
@@ -103,8 +104,7 @@ def nanmean(x, dim=None, keepdim=False, *, dtype=None):
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
                            f"{x.dtype.tensor_type[:-6]}")
-    if dtype is not None:
-        x = x.to(dtype)
+    x = x._float_reduction_input("nanmean", dtype)
     counted = (~x.isnan()).sum(dim, keepdim=keepdim)
     return nansum(x, dim, keepdim) / counted
 
@@ -135,12 +135,17 @@ def _median(x, dim, keepdim, skip_nan):
     named = return_types_nanmedian if skip_nan else return_types_median
     keepdim = bool_arg(keepdim)
     if dim is None:
-        if x.numel() == 0:         # PyTorch's median of nothing: NaN (an integer type's lowest value)
+        if x.numel() == 0:         # PyTorch's median of nothing: NaN in the input's dtype
             return _empty_median(x)
+        if x.dtype is dtypes.bool_:
+            raise not_implemented_for("median_cpu", x.dtype)
         return _lower_median(x.reshape(-1), 0, skip_nan)[0].reshape(())
     dim = norm_dim(dim, max(x.ndim, 1))
+    if x.ndim and x.shape[dim] == 0:     # (nanmedian's message names median too, as PyTorch's)
+        raise EmptyReductionError(f"median(): Expected reduction dim {dim} to have non-zero size.")
+    if x.dtype is dtypes.bool_:
+        raise not_implemented_for("median_out", x.dtype)
     if x.ndim == 0:
-        from . import dtypes
         return named(x * 1, factories.zeros((), dtype=dtypes.int64))
     values, indices = _lower_median(x, dim, skip_nan)
     if not keepdim:
@@ -149,10 +154,13 @@ def _median(x, dim, keepdim, skip_nan):
 
 
 def _empty_median(x):
-    """PyTorch's median of no elements: NaN, an integer type's lowest value (True for bool)."""
+    """PyTorch's median of no elements: NaN converted to the input's dtype as its CPU converts it
+    (True; int32's and int64's lowest value; 0, its low bits, in the narrower integer types)."""
     import numpy as np
-    kind = x.dtype.np.kind
-    fill = np.nan if kind == "f" else np.iinfo(x.dtype.np).min if kind in "iu" else True
+    if x.dtype.is_floating_point or x.dtype is dtypes.bool_:
+        fill = np.nan if x.dtype.is_floating_point else True
+    else:
+        fill = np.iinfo(x.dtype.np).min if x.dtype.itemsize >= 4 else 0
     return cat([x.reshape(-1), factories.full((1,), fill, dtype=x.dtype)])[0]
 
 

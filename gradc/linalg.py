@@ -132,15 +132,29 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     try:
         if isinstance(ord, str) or ord is None:
             raise ArgumentError("ord")
-        x = x if dtype is None else x.to(dtype_arg(dtype))
+        dt = None if dtype is None else dtype_arg(dtype)
         dims, keepdim = reduction_dims(dim, x.ndim), bool_arg(keepdim)
     except ArgumentError:
         reparse("linalg_vector_norm", _VECTOR_NORM, (x, ord, dim, keepdim), {"dtype": dtype} if dtype else {})
         raise
+    x = _vector_norm_input(x, dt)
+    return apply("norm", x, p=float(ord), dims=dims, keepdim=keepdim, _name="LinalgVectorNormBackward0")
+
+
+def _vector_norm_input(x, dt):
+    """``x`` in the ``dtype=`` asked for, with PyTorch's checks: a floating point input, a
+    floating point dtype it converts to without narrowing."""
     if not x.dtype.is_floating_point:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{x.dtype.scalar_type}")
-    return apply("norm", x, p=float(ord), dims=dims, keepdim=keepdim, _name="LinalgVectorNormBackward0")
+    if dt is None or dt is x.dtype:
+        return x
+    if not dt.is_floating_point:
+        raise RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, but got {dt.scalar_type}")
+    if dt.itemsize < x.dtype.itemsize:
+        raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({x.dtype.scalar_type}) should be "
+                           f"convertible without narrowing to the specified dtype ({dt.scalar_type})")
+    return x.to(dt)
 
 
 def _matrix_norm_ord(ord):

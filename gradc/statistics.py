@@ -11,6 +11,7 @@ from . import dtypes, factories
 from .autograd.node import grad_fn_named
 from .compositions import bind_methods, logaddexp
 from .arg_parser import bool_arg, int_arg, parses
+from .ops.registry import EmptyReductionError
 from .tensor_api import _named_return, cat, is_tensor_like, norm_dim, stack, where
 
 _KTHVALUE = _named_return("kthvalue")
@@ -33,6 +34,12 @@ class _MinMax(tuple):
 
 @grad_fn_named("AminmaxBackward0")
 def aminmax(input, *, dim=None, keepdim=False):
+    if dim is None and input.numel() == 0:
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                           "identity.")
+    if dim is not None and input.ndim and input.shape[norm_dim(dim, input.ndim)] == 0:
+        raise EmptyReductionError(f"aminmax: Expected reduction dim {norm_dim(dim, input.ndim)} to have non-zero "
+                                  "size.")
     return _MinMax(input.amin(() if dim is None else dim, keepdim), input.amax(() if dim is None else dim, keepdim))
 
 

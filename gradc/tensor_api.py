@@ -691,7 +691,15 @@ class TensorAPI(TensorLikeMeta):
         return _in_dtype(apply("sum", x, dims=reduction_dims(dim, self.ndim), keepdim=bool_arg(keepdim),
                                _name="SumBackward0" if dim is None else "SumBackward1"), dtype)
 
-    def _float_reduction_input(self, what):
+    def _float_reduction_input(self, what, dtype=None):
+        """Self as mean-like reductions take it: in ``dtype`` where one is given (which must be
+        floating point), else self, which must be."""
+        if dtype is not None:
+            dt = dtype_arg(dtype)
+            if not dt.is_floating_point:
+                raise RuntimeError(f"{what}(): could not infer output dtype. Optional dtype must be either a "
+                                   f"floating point or complex dtype. Got: {dt.scalar_type}")
+            return self.to(dt)
         if not self.dtype.is_floating_point:
             raise RuntimeError(f"{what}(): could not infer output dtype. Input dtype must be either a "
                                f"floating point or complex dtype. Got: {self.dtype.tensor_type[:-6]}")
@@ -704,7 +712,7 @@ class TensorAPI(TensorLikeMeta):
 
     @parses("mean", "(*, torch.dtype dtype = None)", "(tuple of ints[1]? dim, bool keepdim = False, *, torch.dtype dtype = None)")
     def mean(self, dim=None, keepdim=False, dtype=None):
-        x = self.to(dtype_arg(dtype)) if dtype is not None else self._float_reduction_input("mean")
+        x = self._float_reduction_input("mean", dtype)
         return apply("mean", x, dims=reduction_dims(dim, self.ndim), keepdim=bool_arg(keepdim),
                      _name="MeanBackward0" if dim is None else "MeanBackward1")
 
@@ -835,12 +843,22 @@ class TensorAPI(TensorLikeMeta):
 
     @parses("cumsum", "(int dim, *, torch.dtype dtype = None)")
     def cumsum(self, dim, dtype=None):
-        x = self.to(dtype_arg(dtype)) if dtype is not None else self
+        x = self._cumulative_input("cumsum", dtype)
         return _in_dtype(apply("cumsum", x, dim=norm_dim(dim, max(self.ndim, 1)), reverse=False), dtype)
+
+    def _cumulative_input(self, what, dtype):
+        """Self in the ``dtype=`` asked for; PyTorch has no bool cumulative kernel (which a 0-d or
+        empty tensor does not run)."""
+        if dtype is None:
+            return self
+        dt = dtype_arg(dtype)
+        if dt is dtypes.bool_ and self.ndim and self.numel():
+            raise not_implemented_for(f"{what}_out_cpu", dt)
+        return self.to(dt)
 
     @parses("cumprod", "(int dim, *, torch.dtype dtype = None)")
     def cumprod(self, dim, dtype=None):
-        x = self.to(dtype_arg(dtype)) if dtype is not None else self
+        x = self._cumulative_input("cumprod", dtype)
         return _in_dtype(apply("cumprod", x, dim=norm_dim(dim, max(self.ndim, 1))), dtype)
 
     @parses("softmax", "(int dim, torch.dtype dtype = None)")

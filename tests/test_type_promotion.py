@@ -1,6 +1,7 @@
-"""Result dtypes, values and errors of binary ops over every pair of dtypes, 0-d tensors and
-Python numbers on either side, against PyTorch: functional forms with a number first,
-add/sub with alpha, addcmul/addcdiv, in-place ops that cannot cast, bool operands."""
+"""Result dtypes, values and errors against PyTorch: binary ops over every pair of dtypes, 0-d
+tensors and Python numbers on either side (functional forms with a number first, add/sub with
+alpha, addcmul/addcdiv, lerp, hypot, in-place ops that cannot cast, bool operands, numbers into
+integer dtypes), and reductions of every dtype with their dtype= arguments."""
 import operator
 import warnings
 
@@ -41,8 +42,8 @@ def outcome(m, fn):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             r = fn(m)
-    except Exception as e:          # (the error is the outcome compared)
-        return ("error", next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins"),
+    except Exception as e:          # (the error is the outcome compared: its builtin types and first line)
+        return ("error", frozenset(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins"),
                 str(e).split("\n")[0])
     rs = r if isinstance(r, tuple) else (r,)
     return tuple((str(x.dtype), tuple(x.shape), np.asarray(x.tolist())) for x in rs)
@@ -50,16 +51,17 @@ def outcome(m, fn):
 
 def same(want, got) -> bool:
     """Equal outcomes: the same error, or the same dtypes and shapes with values equal (NaN where
-    NaN; floats within a float16 ulp or 1e-6)."""
-    if want[0] == "error" or got[0] == "error":
-        return want == got
+    NaN; floats within 1e-6, float16 within about two ulps: PyTorch accumulates some float16
+    reductions in float16, gradc in float32)."""
+    if want[0] == "error" or got[0] == "error":      # (gradc's error may be of more types than torch's)
+        return want[0] == got[0] and want[1] <= got[1] and want[2] == got[2]
     if len(want) != len(got):
         return False
     for (dt, shape, a), (dt2, shape2, b) in zip(want, got):
         if (dt, shape) != (dt2, shape2):
             return False
         if a.dtype.kind == "f" or b.dtype.kind == "f":
-            close = np.isclose(a.astype(float), b.astype(float), rtol=1e-3 if "16" in dt else 1e-6, atol=0,
+            close = np.isclose(a.astype(float), b.astype(float), rtol=2e-3 if "16" in dt else 1e-6, atol=0,
                                equal_nan=True)
             if not close.all():
                 return False
@@ -231,3 +233,46 @@ def test_floating_functions_of_two_operands(name):
     f = FLOATING_PAIRS[name]
     cases = [(f"{name}: {label}", lambda m, a=a, b=b: f(m, a(m), b(m))) for label, a, b in operand_pairs()]
     assert mismatches(cases) == []
+
+
+REDUCTION_INPUTS = {
+    "values": lambda m, dt: m.tensor([VALUES[dt], VALUES[dt][1:] + VALUES[dt][:1]], dtype=getattr(m, dt)),
+    "0-d": zero_d, "empty": lambda m, dt: m.zeros(0, 3, dtype=getattr(m, dt)),
+}
+REDUCTIONS = ["sum", "prod", "mean", "nansum", "nanmean", "std", "var", "max", "min", "amax", "amin", "argmax",
+              "argmin", "any", "all", "cumsum", "cumprod", "logsumexp", "norm", "median", "nanmedian",
+              "count_nonzero"]
+TAKE_DTYPE = ["sum", "prod", "mean", "nansum", "nanmean", "cumsum", "cumprod", "norm"]
+
+
+def reduction_calls(name):
+    yield "", lambda m, x: getattr(m, name)(x)
+    yield "(0)", lambda m, x: getattr(m, name)(x, 0)
+    if name in ("cumsum", "cumprod", "count_nonzero"):
+        yield ".method(-1)", lambda m, x: getattr(x, name)(-1)
+    else:
+        yield ".method(dim=-1, keepdim=True)", lambda m, x: getattr(x, name)(dim=-1, keepdim=True)
+    if name in TAKE_DTYPE:
+        for dt in DTYPES:
+            if name in ("cumsum", "cumprod"):
+                yield f"(0, dtype={dt})", lambda m, x, dt=dt: getattr(m, name)(x, 0, dtype=getattr(m, dt))
+            else:
+                yield f"(dtype={dt})", lambda m, x, dt=dt: getattr(m, name)(x, dtype=getattr(m, dt))
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+def test_reductions_of_every_dtype(name):
+    # mean/nanmean refuse an integer dtype=, cumsum a bool one; median has no bool kernel and
+    # refuses an empty dim; norm refuses a narrowing dtype=; aminmax of nothing has no identity
+    cases = [(f"{name}{label} of {dt} {kind}", lambda m, dt=dt, make=make, call=call: call(m, make(m, dt)))
+             for dt in DTYPES for kind, make in REDUCTION_INPUTS.items() for label, call in reduction_calls(name)]
+    assert mismatches(cases) == []
+
+
+@pytest.mark.parametrize("call", ["torch.aminmax(torch.zeros(0))", "torch.aminmax(torch.zeros(0, 3), dim=0)",
+                                  "torch.aminmax(torch.zeros(0, 3), dim=1)", "torch.median(torch.tensor(True), 0)",
+                                  "torch.nanmedian(torch.zeros(2, 0), 1)"])
+def test_empty_and_bool_extrema(call):
+    def run(m):
+        return eval(call, {"torch": m})
+    assert same(outcome(torch, run), outcome(gradc, run))
