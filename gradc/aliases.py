@@ -14,7 +14,8 @@ import numpy as np
 
 from . import dtypes, factories
 from .arg_parser import ArgumentError, parses
-from .compositions import _varargs, bind_methods, outer
+from .compositions import _varargs, bind_methods, floating_operands, outer
+from .ops.rules import not_implemented_for
 from .autograd.node import grad_fn_named
 from .ops.dispatch import apply, grad_fn_name
 from .scatter import index_value_outside, scalar_type_name
@@ -26,7 +27,7 @@ def divide(x, other, *, rounding_mode=None): return x.div(other, rounding_mode=r
 def multiply(x, other): return x.mul(other)
 def subtract(x, other, *, alpha=1): return x.sub(other, alpha=alpha)
 def not_equal(x, other): return x.ne(other)
-def positive(x): return x
+def positive(x): return +x
 def ravel(x): return x.reshape(-1)
 def msort(x): return x.sort(0).values
 def ger(a, b): return outer(a, b)
@@ -112,26 +113,33 @@ def copysign(input, other):
     return apply("copysign", x, y)
 
 
+@parses("nextafter", "(Tensor other)")
 def nextafter(input, other):
-    """The next float after ``input`` towards ``other`` (operands of one float dtype)."""
-    if input.dtype is not other.dtype:
-        raise RuntimeError(f"expected both inputs to have same dtype, but got {input.dtype} and {other.dtype}")
-    return apply("nextafter", input, other)
+    """The next float after ``input`` towards ``other``, in their common floating point dtype."""
+    if not is_tensor_like(other):
+        raise ArgumentError("nextafter(): other")
+    x, y, _ = floating_operands("nextafter_cpu", input, other)
+    return apply("nextafter", x, y)
 
 
+@parses("heaviside", "(Tensor values)")
 def heaviside(input, values):
     """0 below zero, 1 above, ``values`` at zero; no derivative (PyTorch's error on backward)."""
+    if not is_tensor_like(values):
+        raise ArgumentError("heaviside(): values")
     if input.dtype is not values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     return apply("heaviside", input, values)
 
 
 def _integer_op(name):
+    @parses(name, "(Tensor other)")
     def fn(input, other):
-        for t in (input, other):
-            if is_tensor_like(t) and (t.dtype.is_floating_point or t.dtype is dtypes.bool_):
-                raise NotImplementedError(f'"{name}_cpu" not implemented for \'{t.dtype.tensor_type[:-6]}\'')
-        (a, b), _ = promote_operands([input, other])
+        if not is_tensor_like(other):
+            raise ArgumentError(f"{name}(): other")
+        (a, b), dt = promote_operands([input, other])
+        if dt.category != 1:            # (their common dtype: bool with an integer is that integer)
+            raise not_implemented_for(f"{name}_cpu", dt)
         return apply(name, a, b)
     fn.__name__ = name
     fn.__doc__ = f"The elementwise {name} of integer tensors (non-negative)."
@@ -232,10 +240,15 @@ def float_power(x, exponent):
     return x ** exponent
 
 
+@parses("logaddexp2", "(Tensor other)")
 def logaddexp2(a, b):
-    from .compositions import logaddexp
+    """log2(2^a + 2^b), of floating point operands (float16 at float32, rounded once)."""
+    from .compositions import _logaddexp, rounded_once
+    if not is_tensor_like(b):
+        raise ArgumentError("logaddexp2(): other")
+    a, b, dt = floating_operands("logaddexp2_cpu", a, b)
     ln2 = math.log(2.0)
-    return logaddexp(a * ln2, b * ln2) / ln2
+    return rounded_once(lambda a, b: _logaddexp(a * ln2, b * ln2) / ln2, (a, b), dt)
 
 
 # ---- splits and matrix builders ------------------------------------------------------------------

@@ -82,10 +82,12 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
         raise RuntimeError(f"{a.dtype.scalar_type} did not match {b.dtype.scalar_type}")
     if a.dtype is dtypes.bool_ and b.dtype is dtypes.bool_:
         return a == b
-    close = (a - b).abs() <= atol + rtol * b.abs()
+    if not a.dtype.is_floating_point:       # (integers compared in float64: no wrapping of a - b)
+        a, b = a.double(), b.double()
+    close = ((a - b).abs() <= atol + rtol * b.abs()) & isfinite(a) & isfinite(b)
     if equal_nan:
         close = close | (isnan(a) & isnan(b))
-    return close | (a == b)           # equal infinities
+    return close | (a == b)           # (equal infinities; an infinity is close to nothing else)
 
 
 def equal(a, b) -> bool:
@@ -154,19 +156,29 @@ def check_broadcast(op, *operands):
     broadcast_shapes(op, *[tuple(t.shape) for t in operands if hasattr(t, "shape")])
 
 
-def _as_floats(a, b):
-    """Bool operands of a floating function as PyTorch promotes them (integers stay: PyTorch
-    refuses some of those)."""
-    if a.dtype is dtypes.bool_ or b.dtype is dtypes.bool_:
-        from .tensor_api import promote_operands
-        (a, b), _ = promote_operands([a, b], float_only=True)
-    return a, b
+def floating_operands(kernel, a, b):
+    """``a`` and ``b`` promoted to their common dtype (integers stay integers), which PyTorch's
+    ``kernel`` needs floating point; and that dtype."""
+    from .ops.rules import not_implemented_for
+    from .tensor_api import promote_operands
+    (a, b), dt = promote_operands([a, b])
+    if not dt.is_floating_point:
+        raise not_implemented_for(kernel, dt)
+    return a, b, dt
 
 
+@parses("logaddexp", "(Tensor other)")
 @grad_fn_named("LogaddexpBackward0")
 def logaddexp(a, b):
-    """log(exp(a) + exp(b)) = max(a, b) + log1p(exp(-|a - b|)) (equal infinities: that infinity)."""
-    a, b = _as_floats(a, b)
+    """log(exp(a) + exp(b)) = max(a, b) + log1p(exp(-|a - b|)) (equal infinities: that infinity),
+    of floating point operands (float16 at float32, rounded once)."""
+    if not hasattr(b, "dtype"):
+        raise ArgumentError("logaddexp(): other")
+    a, b, dt = floating_operands("logaddexp_cpu", a, b)
+    return rounded_once(_logaddexp, (a, b), dt)
+
+
+def _logaddexp(a, b):
     m = a.maximum(b)
     d = (a - b).abs()
     return where(d == d, m + (-d).exp().log1p(), a + b)
@@ -178,13 +190,9 @@ def hypot(a, b):
     """sqrt(a^2 + b^2) scaled by max(|a|, |b|), so that it does not overflow early: of floating
     point operands only (PyTorch promotes, without turning integers into floats), float16 at
     float32 and rounded once."""
-    from .ops.rules import not_implemented_for
-    from .tensor_api import is_tensor_like, promote_operands
-    if not is_tensor_like(b):
+    if not hasattr(b, "dtype"):
         raise ArgumentError("hypot(): other")
-    (a, b), dt = promote_operands([a, b])
-    if not dt.is_floating_point:
-        raise not_implemented_for("hypot_cpu", dt)
+    a, b, dt = floating_operands("hypot_cpu", a, b)
     if dt is dtypes.float16:
         a, b = a.float(), b.float()
     abs_a, abs_b = a.abs(), b.abs()

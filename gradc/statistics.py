@@ -10,7 +10,7 @@ import math
 from . import dtypes, factories
 from .autograd.node import grad_fn_named
 from .compositions import bind_methods, logaddexp
-from .arg_parser import bool_arg, int_arg, parses
+from .arg_parser import ArgumentError, bool_arg, int_arg, parses
 from .ops.registry import EmptyReductionError
 from .tensor_api import _named_return, cat, is_tensor_like, norm_dim, stack, where
 
@@ -182,10 +182,18 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     return _p_norm_last(x1.unsqueeze(-2) - x2.unsqueeze(-3), p)
 
 
+@parses("dist", "(Tensor other, Number p = 2)")
 @grad_fn_named("DistBackward0")
 def dist(input, other, p=2):
+    """The p-norm of ``input - other``, a floating point difference (float16 at float32, rounded once)."""
+    from .compositions import rounded_once
+    if not is_tensor_like(other):
+        raise ArgumentError("dist(): other")
     diff = (input - other).reshape(-1)
-    return _p_norm_last(diff, p)
+    if not diff.dtype.is_floating_point:
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
+                           f"{diff.dtype.scalar_type} instead.")
+    return rounded_once(lambda d: _p_norm_last(d, p), (diff,), diff.dtype)
 
 
 # ---- integration and scans ------------------------------------------------------------------------

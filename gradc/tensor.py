@@ -1012,13 +1012,15 @@ def _contiguous_device_view(d: DeviceArray, key):
 # PyTorch's float16 mul and div take a scalar operand (a Python float, a 0-d float tensor) at float32;
 # its other ops (add, sub, pow, fmod, atan2, ...) round it to float16 first (measured, torch 2.13 CPU)
 _WIDE_SCALAR_OPS = frozenset({"mul", "div"})
+# ops whose float16 result is not the float32 one rounded: they compute in float16 itself
+_FLOAT16_OPS = frozenset({"nextafter"})
 
 
 def _run_on_host(info, op, inputs, attrs, types):
     """The result(s) of ``op`` on CPU tensors: a compiled kernel when an operand is large
     (``codegen/eager_cpu.py``), otherwise the op's NumPy reference."""
     n = len(inputs)
-    if not info.is_view and any([x._dtype is dtypes.float16 for x in inputs]):
+    if not info.is_view and any([x._dtype is dtypes.float16 for x in inputs]) and op.name not in _FLOAT16_OPS:
         # float16 computes in float32 and rounds once, as PyTorch's CPU kernels do (the caller
         # casts the result to the op's float16 output type)
         wide = op.name in _WIDE_SCALAR_OPS
@@ -1199,12 +1201,13 @@ class _EagerOpInfo:
         return hit
 
 
-_BOOL_INDEX_OPS = ("index", "index_put", "index_backward")
+_BOOL_INDEX_OPS = {"index": 1, "index_put": 2, "index_backward": 1}     # op -> position of its first index
 _PLAIN_ATTR = frozenset({int, float, bool, str, type(None)})    # attr values a memo key may hold
 
 
 def _has_bool_index(op, inputs):
-    return op.name in _BOOL_INDEX_OPS and any(x._dtype is dtypes.bool_ for x in inputs[1:])
+    first = _BOOL_INDEX_OPS.get(op.name)     # (index_put's value, a bool tensor, is no index)
+    return first is not None and any(x._dtype is dtypes.bool_ for x in inputs[first:])
 
 
 def zeros_for(t: TypeInfo):

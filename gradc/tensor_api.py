@@ -412,7 +412,10 @@ class TensorAPI(TensorLikeMeta):
             raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
                                "to invert a mask, use the `~` or `logical_not()` operator instead.")
         return apply("neg", self)
-    def __pos__(self): return self
+    def __pos__(self):
+        if self.dtype is dtypes.bool_:
+            raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+        return self
     def __abs__(self): return self.abs()
 
     mul = _method_form("mul", __mul__, _TENSOR_OTHER)
@@ -563,7 +566,10 @@ class TensorAPI(TensorLikeMeta):
     def sigmoid(self): return self._unary("sigmoid")
     def sin(self): return self._unary("sin")
     def cos(self): return self._unary("cos")
-    def relu(self): return apply("relu", self)
+    def relu(self):
+        if self.dtype is dtypes.bool_:
+            raise RuntimeError("Boolean inputs not supported for relu")
+        return apply("relu", self)
     def abs(self):
         if self.dtype is dtypes.bool_:
             raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
@@ -1287,6 +1293,8 @@ class TensorAPI(TensorLikeMeta):
             if value.ndim != 0:
                 raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor "
                                    f"with {value.ndim} dimension(s).")
+            if value.dtype is not self.dtype and self.dtype.category == 1 and _holds_values(value):
+                self._scalar(value.item(), self.dtype)     # PyTorch's error for a value the dtype cannot hold
             v = value if value.dtype is self.dtype else value.to(self.dtype)
             return apply("where", mask, v, self, _name=grad_fn_name("MaskedFillBackward1", (2, 1)))
         return apply("where", mask, self._scalar(value, self.dtype), self,

@@ -24,6 +24,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import dtypes, factories
+from .arg_parser import ArgumentError, parses
 from .autograd.node import grad_fn_named
 from .compositions import _varargs, bind_methods
 from .ops.dispatch import apply
@@ -647,14 +648,19 @@ def _index_key(input, indices):
 
 
 @grad_fn_named("IndexPutBackward0")
+@parses("index_put", "(tuple of Tensors indices, Tensor values, bool accumulate = False)")
 def index_put(input, indices, values, accumulate=False):
     """``input`` with ``input[indices]`` set to (or, with ``accumulate``, increased by, duplicates
     adding up) ``values``."""
-    if values.dtype is not input.dtype:
+    if not is_tensor_like(values):
+        raise ArgumentError("index_put(): values")
+    key, tensors = _index_key(input, indices)
+    if values.dtype is not input.dtype:      # (a value of the wrong shape is the first error)
+        from .ops.index import check_put_shape
+        check_put_shape(tuple(values.shape), tuple(apply("index", input.detach(), *tensors, key=key).shape))
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{input.dtype.tensor_type[:-6]} for the destination and "
                            f"{values.dtype.tensor_type[:-6]} for the source.")
-    key, tensors = _index_key(input, indices)
     if not accumulate:
         return apply("index_put", input, values, *tensors, key=key)
     target = apply("index", input.detach(), *tensors, key=key).shape
@@ -662,6 +668,7 @@ def index_put(input, indices, values, accumulate=False):
     return input + apply("index_backward", v, *tensors, key=key, shape=tuple(input.shape))
 
 
+@parses("index_put_", "(tuple of Tensors indices, Tensor values, bool accumulate = False)")
 def index_put_(input, indices, values, accumulate=False):
     return input._inplace(index_put(input, indices, values, accumulate))
 

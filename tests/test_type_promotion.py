@@ -276,3 +276,33 @@ def test_empty_and_bool_extrema(call):
     def run(m):
         return eval(call, {"torch": m})
     assert same(outcome(torch, run), outcome(gradc, run))
+
+
+MORE_PAIRS = {name: f for name, f in {
+    "logaddexp": lambda m, a, b: m.logaddexp(a, b), "logaddexp2": lambda m, a, b: m.logaddexp2(a, b),
+    "nextafter": lambda m, a, b: m.nextafter(a, b), "gcd": lambda m, a, b: m.gcd(a.abs(), b.abs()),
+    "lcm": lambda m, a, b: m.lcm(a, b), "heaviside": lambda m, a, b: m.heaviside(a, b),
+    "isclose": lambda m, a, b: m.isclose(a, b), "dist": lambda m, a, b: m.dist(a, b),
+    "masked_fill": lambda m, a, b: a.masked_fill(m.ones(a.shape, dtype=m.bool), b),
+    "index_put_": lambda m, a, b: a.reshape(-1).index_put_((m.tensor([0]),), b),
+}.items()}
+
+
+@pytest.mark.parametrize("name", MORE_PAIRS)
+def test_more_functions_of_two_operands(name):
+    # logaddexp/logaddexp2/nextafter promote without making integers floats (then refuse them);
+    # gcd/lcm take bool with an integer; isclose: an infinity is close to nothing finite, integers
+    # do not wrap; dist refuses integers and sums float16 at float32; a Python number where a tensor
+    # is expected is PyTorch's argument error
+    f = MORE_PAIRS[name]
+    cases = [(f"{name}: {label}", lambda m, a=a, b=b: f(m, a(m), b(m))) for label, a, b in operand_pairs()
+             if not (name == "index_put_" and label.split(", ")[0].endswith("()"))]
+    assert mismatches(cases) == []
+
+
+@pytest.mark.parametrize("call", ["torch.tensor([True]).relu()", "+torch.tensor([True])", "torch.positive(torch.tensor([True]))",
+                                  "torch.nextafter(torch.tensor([1.0, 0.0], dtype=torch.float16), torch.tensor([2.0, -1.0], dtype=torch.float16))"])
+def test_bool_unary_refusals_and_float16_nextafter(call):
+    def run(m):
+        return eval(call, {"torch": m})
+    assert same(outcome(torch, run), outcome(gradc, run))

@@ -591,8 +591,28 @@ for _name, _fn in _BITWISE.items():
 defop("bitwise_not", infer=_bitwise_rule("bitwise_not"), forward=np.invert, traits=frozenset({PURE, NONDIFF}),
       num_inputs=1)
 # gcd and lcm of integer tensors (lcm of 0 and anything is 0, both non-negative, as PyTorch's)
-defop("gcd", infer=_bitwise_rule("gcd"), forward=quiet(np.gcd), traits=frozenset({PURE, NONDIFF}), num_inputs=2)
-defop("lcm", infer=_bitwise_rule("lcm"), forward=quiet(np.lcm), traits=frozenset({PURE, NONDIFF}), num_inputs=2)
+def _gcd_forward(a, b):
+    """PyTorch's gcd: Euclid's algorithm on |a| and |b| with C's remainder, |x| wrapping for an
+    integer type's lowest value (gcd(int8 -128, 5) is -1, as PyTorch's)."""
+    a, b = (np.array(x) for x in np.broadcast_arrays(np.abs(a), np.abs(b)))
+    while np.any(a != 0):
+        nonzero = a != 0
+        a, b = np.where(nonzero, np.fmod(b, np.where(nonzero, a, 1)), 0).astype(a.dtype), np.where(nonzero, a, b)
+    return b
+
+
+def _lcm_forward(a, b):
+    """PyTorch's lcm: |a / gcd * b| computed in C's int and then wrapped to the type, 0 where the
+    gcd is 0."""
+    g = _gcd_forward(a, b)
+    wide = np.where(g == 0, 1, g).astype(np.int64)
+    return np.where(g == 0, 0, np.abs(a.astype(np.int64) // wide * b.astype(np.int64))).astype(g.dtype)
+
+
+defop("gcd", infer=_bitwise_rule("gcd"), forward=quiet(_gcd_forward), traits=frozenset({PURE, NONDIFF}),
+      num_inputs=2)
+defop("lcm", infer=_bitwise_rule("lcm"), forward=quiet(_lcm_forward), traits=frozenset({PURE, NONDIFF}),
+      num_inputs=2)
 
 
 # ---- copysign, nextafter, heaviside -----------------------------------------------------------

@@ -154,15 +154,23 @@ def _index_put_infer(types, attrs):
     """The tensor's type. A value of another dtype is cast to the tensor's (``copy_`` from
     another dtype is one index_put, as PyTorch's copy_ is one node)."""
     x, v = types[0], types[1]
-    target = _probe("index_put", types[2:], attrs["key"], x.shape, x.dtype)
+    check_put_shape(v.shape, _probe("index_put", types[2:], attrs["key"], x.shape, x.dtype))
+    return [x]
+
+
+def check_put_shape(value_shape, target):
+    """PyTorch's error for a value that does not broadcast to the indexed part ``target`` (leading
+    1s may be dropped; no dim of the target may grow)."""
     try:
-        np.broadcast_shapes(tuple(v.shape), tuple(target))
-        if len(v.shape) > len(target) and any(s != 1 for s in v.shape[:len(v.shape) - len(target)]):
+        extra = len(value_shape) - len(target)
+        inner = tuple(value_shape[extra:]) if extra > 0 else tuple(value_shape)
+        if np.broadcast_shapes(inner, tuple(target)) != tuple(target):
+            raise ValueError
+        if extra > 0 and any(s != 1 for s in value_shape[:extra]):
             raise ValueError
     except ValueError:
-        raise ShapeError(f"shape mismatch: value tensor of shape {fmt_shape(v.shape)} cannot be broadcast to "
+        raise ShapeError(f"shape mismatch: value tensor of shape {fmt_shape(value_shape)} cannot be broadcast to "
                          f"indexing result of shape {fmt_shape(target)}") from None
-    return [x]
 
 
 def _index_put_forward(x, v, *idx, key):
