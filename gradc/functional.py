@@ -127,11 +127,15 @@ def _tensors_in(values):
             yield from _tensors_in(v)
 
 
-def _store_out(out, result):
+def _store_out(out, result, read=False):
     """Write ``result`` into ``out`` as PyTorch's out= does: cast if the dtype allows it, resize
-    (with PyTorch's warning if ``out`` had elements) when the shape differs."""
+    (with PyTorch's warning if ``out`` had elements) when the shape differs, unless ``out`` is
+    ``read``, an input of the call too, which is never resized."""
     from . import autograd
     from .tensor_api import _can_cast
+    if read and tuple(out.shape) != tuple(result.shape):
+        raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast shape "
+                           f"{list(result.shape)}")
     if result.dtype is not out.dtype and not _can_cast(result.dtype, out.dtype):
         raise RuntimeError(f"result type {result.dtype.tensor_type[:-6]} can't be cast to the desired output type "
                            f"{out.dtype.tensor_type[:-6]}")
@@ -148,16 +152,16 @@ def _call_with_out(name, fn, args, kwargs, out):
     """``fn(*args, **kwargs)`` written into ``out`` (a tensor or a tuple of them), which is returned;
     refused when an argument requires grad, as PyTorch refuses it."""
     from .autograd.grad_mode import is_grad_enabled
-    tensors = _tensors_in(list(args) + list(kwargs.values()) + [out])
-    if is_grad_enabled() and builtins.any(t.requires_grad for t in tensors):
+    inputs = list(_tensors_in(list(args) + list(kwargs.values())))
+    if is_grad_enabled() and builtins.any(t.requires_grad for t in inputs + list(_tensors_in([out]))):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
                            "but one of the arguments requires grad.")
     result = fn(*args, **kwargs)
     if isinstance(out, (tuple, list)):
         for o, r in zip(out, result):
-            _store_out(o, r)
+            _store_out(o, r, read=builtins.any(t is o for t in inputs))
         return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
-    _store_out(out, result)
+    _store_out(out, result, read=builtins.any(t is out for t in inputs))
     return out
 
 

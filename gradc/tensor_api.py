@@ -1392,7 +1392,19 @@ class TensorAPI(TensorLikeMeta):
         self._check_pow(other)
         return self._inplace(self.pow(self._overlap_and_inplace_checked(other)))
     @parses("clamp_", *_CLAMP)
-    def clamp_(self, min=None, max=None): return self._inplace(self.clamp(min, max))
+    def clamp_(self, min=None, max=None):
+        self._check_clamp_inplace(min, max)
+        return self._inplace(self.clamp(min, max))
+
+    def _check_clamp_inplace(self, *bounds):
+        """PyTorch's error for an in-place clamp whose number bounds make a result self cannot hold
+        (worded with the C type: "... to the desired output type long int")."""
+        numbers = [b for b in bounds if b is not None]
+        if numbers and builtins.all(_is_scalar(b) for b in numbers):
+            dt = result_dtype([self, *numbers])
+            if not _can_cast(dt, self.dtype):
+                raise RuntimeError(f"result type {dt.scalar_type} can't be cast to the desired output type "
+                                   f"{self.dtype.c_type}")
     def neg_(self): return self._inplace(-self)
     def exp_(self): return self._inplace(self.exp())
     def relu_(self): return self._inplace(self.relu())
@@ -1412,10 +1424,14 @@ class TensorAPI(TensorLikeMeta):
     def reciprocal_(self): return self._inplace(self.reciprocal())
     def square_(self): return self._inplace(self.square())
     @parses("clamp_min_", *clamp_min.signatures)
-    def clamp_min_(self, min): return self._inplace(self.clamp_min(min))
+    def clamp_min_(self, min):
+        self._check_clamp_inplace(min)
+        return self._inplace(self.clamp_min(min))
 
     @parses("clamp_max_", *clamp_max.signatures)
-    def clamp_max_(self, max): return self._inplace(self.clamp_max(max))
+    def clamp_max_(self, max):
+        self._check_clamp_inplace(max)
+        return self._inplace(self.clamp_max(max))
     def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
         return self._inplace(self.nan_to_num(nan, posinf, neginf))
     @parses("lerp_", "(Tensor end, Tensor weight)", "(Tensor end, Number weight)")

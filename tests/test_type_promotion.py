@@ -306,3 +306,24 @@ def test_bool_unary_refusals_and_float16_nextafter(call):
     def run(m):
         return eval(call, {"torch": m})
     assert same(outcome(torch, run), outcome(gradc, run))
+
+
+@pytest.mark.parametrize("call", ["b.clamp_(3)", "b.clamp_min_(3)", "b.clamp_max_(3)", "b.clamp_(min=i)",
+                                  "i.clamp_(2.5)", "i.clamp_min_(2.5)", "i.clamp_(max=2.5)", "b.clamp_(3, 4)",
+                                  "b.clamp_(True)", "i.clamp_(min=torch.tensor([1.5, 2.0]))", "i.clamp_(1, 1)"])
+def test_inplace_clamp_cast_errors_word_the_type_as_pytorch(call):
+    def run(m):
+        return eval(call, {"torch": m, "b": m.tensor([True, False]), "i": m.tensor([1, 2])})
+    assert same(outcome(torch, run), outcome(gradc, run))
+
+
+@pytest.mark.parametrize("call", ["torch.maximum(z, r, out=z)", "torch.add(r, o, out=o)", "torch.add(r2, r2, out=r2)",
+                                  "torch.add(r, r, out=z)", "torch.mul(z, r, out=torch.zeros(3, dtype=torch.int64))",
+                                  "torch.add(r, f, out=z)"])
+def test_out_that_is_an_input_is_not_resized(call):
+    # PyTorch resizes an out= tensor (with a warning) unless it is one of the call's inputs
+    def run(m):
+        env = {"torch": m, "z": m.tensor(0), "r": m.tensor([1, 2]), "o": m.tensor([5]), "r2": m.tensor([3, 4]),
+               "f": m.tensor([1.5, 2.5])}
+        return eval(call, env)
+    assert same(outcome(torch, run), outcome(gradc, run))
