@@ -1,6 +1,8 @@
 """dtypes: gradc's four element types, their NumPy equivalents, and type promotion."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -164,6 +166,20 @@ def fits(value, dt: dtype) -> bool:
     return (-high if low == 0 else low) <= value <= high
 
 
+def check_fits(value, dt: dtype):
+    """PyTorch's error for a number a fill, a bound or a scalar argument cannot hold in ``dt``
+    (c10's checked conversion): an integer type as ``fits`` says, a finite float beyond a floating
+    type's range (1e5 into float16); infinities, NaN into a float type, bools and integers beyond
+    64 bits (the caller's own error) pass."""
+    if dt is bool_ or isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        return
+    if dt.is_floating_point:
+        if math.isfinite(value) and abs(value) > float(np.finfo(dt.np).max):
+            raise overflow_error(dt)
+    elif (isinstance(value, (float, np.floating)) or -2**63 <= value < 2**64) and not fits(value, dt):
+        raise overflow_error(dt)
+
+
 def unsigned_wrap(value, dt: dtype):
     """``value`` as an unsigned ``dt`` holds it: a negative integer PyTorch accepts (``fits``)
     becomes its two's complement; anything else is returned as it is."""
@@ -175,7 +191,7 @@ def unsigned_wrap(value, dt: dtype):
 
 def overflow_error(dt: dtype, *, factory=False) -> RuntimeError:
     """PyTorch's error for a value that a fill or a factory cannot store in ``dt``."""
-    c_name = dt.name if factory else _C_TYPE_NAMES.get(dt.name, dt.name)
+    c_name = dt.name if factory else _C_TYPE_NAMES.get(dt.name, dt.c_type)
     return RuntimeError(f"value cannot be converted to type {c_name} without overflow")
 
 

@@ -258,8 +258,7 @@ def _filled(fill, size, dtype, requires_grad, device, default=None):
     shape = _shape_args(size)
     _options(dtype, device, requires_grad)
     dt = dtypes.as_dtype(dtype) if dtype is not None else (default or dtypes.default_float)
-    if dt.category == 1 and isinstance(fill, (float, np.floating)) and not dtypes.fits(fill, dt):
-        raise dtypes.overflow_error(dt)
+    dtypes.check_fits(fill, dt)
     try:
         array = np.full(shape, dtypes.unsigned_wrap(fill, dt), dtype=dt.np)
     except OverflowError:

@@ -209,8 +209,10 @@ def index_fill(x, dim, index, value):
     hit = (positions == wrapped.reshape(1, -1)).any(1)
     shape = [1] * x.ndim
     shape[dim] = n
-    if is_tensor_like(value):
-        value = value.to(x.dtype)
+    # the value in x's dtype, as PyTorch fills it (bool(3) into a bool tensor; NaN refused by an integer one)
+    if not is_tensor_like(value):
+        dtypes.check_fits(value, x.dtype)
+    value = value.to(x.dtype) if is_tensor_like(value) else x._scalar(value, x.dtype)
     return where(hit.reshape(*shape), value, x)
 
 

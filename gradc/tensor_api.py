@@ -319,6 +319,7 @@ class TensorAPI(TensorLikeMeta):
             raise RuntimeError("Boolean alpha only supported for Boolean results.")
         if isinstance(alpha, float) and not dt.is_floating_point:
             raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+        dtypes.check_fits(alpha, dt)
         if dt.is_floating_point:
             if dt is dtypes.float16:        # PyTorch's float16 add takes alpha in float16
                 alpha = float(np.float16(alpha))
@@ -378,15 +379,17 @@ class TensorAPI(TensorLikeMeta):
     fmod = _method_form("fmod", _fmod)
 
     def _check_pow(self, exponent):
-        """PyTorch's refusals of an integer exponent of an integer tensor: negative, or out of the
-        result type's range."""
+        """PyTorch's refusals of a number exponent: a negative integer one of an integer tensor, one
+        out of the result type's range."""
         if isinstance(exponent, (int, np.integer)) and not isinstance(exponent, bool) \
                 and not self.dtype.is_floating_point:
             if exponent < 0:
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if _is_scalar(exponent) and not isinstance(exponent, bool):
+            # the exponent in the result's type, except a float's or a double's (kept as a double)
             dt = result_dtype([self, exponent])
-            if -2**63 <= exponent < 2**63 and not dtypes.fits(exponent, dt):     # (beyond: the scalar's error)
-                raise dtypes.overflow_error(dt)
+            if dt not in (dtypes.float32, dtypes.float64):
+                dtypes.check_fits(exponent, dt)
 
     def __pow__(self, other):   # pow(Tensor, Scalar) has one edge, pow(Tensor, Tensor) two
         self._check_pow(other)
@@ -642,7 +645,8 @@ class TensorAPI(TensorLikeMeta):
             x = x.to(dtypes.int64)           # bool and int bounds: int64, as PyTorch's
         for bound in (min, max):
             if bound is not None:
-                x._scalar(bound, x.dtype)    # PyTorch's error for a bound the dtype cannot hold
+                dtypes.check_fits(bound, x.dtype)     # PyTorch's error for a bound the dtype cannot hold
+                x._scalar(bound, x.dtype)
         min, max = (None if b is None else float(dtypes.unsigned_wrap(b, x.dtype)) for b in (min, max))
         return apply("clamp", x, min=min, max=max, _name=scalar_node)
 
@@ -1293,10 +1297,11 @@ class TensorAPI(TensorLikeMeta):
             if value.ndim != 0:
                 raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor "
                                    f"with {value.ndim} dimension(s).")
-            if value.dtype is not self.dtype and self.dtype.category == 1 and _holds_values(value):
-                self._scalar(value.item(), self.dtype)     # PyTorch's error for a value the dtype cannot hold
+            if value.dtype is not self.dtype and self.dtype is not dtypes.bool_ and _holds_values(value):
+                dtypes.check_fits(value.item(), self.dtype)     # PyTorch's error for a value the dtype cannot hold
             v = value if value.dtype is self.dtype else value.to(self.dtype)
             return apply("where", mask, v, self, _name=grad_fn_name("MaskedFillBackward1", (2, 1)))
+        dtypes.check_fits(value, self.dtype)
         return apply("where", mask, self._scalar(value, self.dtype), self,
                      _name=grad_fn_name("MaskedFillBackward0", (2,)))
 
@@ -1529,8 +1534,9 @@ class TensorAPI(TensorLikeMeta):
         return self._fill(value, "FillBackward2")
 
     def _fill(self, value, name):
+        dtypes.check_fits(value, self.dtype)     # PyTorch's error for a value the dtype cannot hold
         if self.dtype.np.kind in "iu":
-            self._scalar(value, self.dtype)  # PyTorch's error for a value the dtype cannot hold
+            self._scalar(value, self.dtype)
         value = float(value) if self.dtype.is_floating_point else (
             bool(value) if self.dtype is dtypes.bool_ else dtypes.unsigned_wrap(int(value), self.dtype))
         view_of = getattr(self, "_view_of", None)

@@ -201,14 +201,16 @@ def test_hypot_promotes_without_turning_integers_into_floats(call):
 SCALAR_INTO = ["torch.where(c, x, v)", "torch.where(c, v, x)", "torch.clamp(x, v)", "x.clamp(max=v)", "x.fill_(v)",
                "x.masked_fill(c, v)", "x ** v", "x.pow_(v)", "x == v", "x + v", "torch.full((2,), v, dtype=x.dtype)",
                "torch.tensor([v, 3], dtype=x.dtype)", "torch.tensor(v, dtype=x.dtype)",
-               "torch.tensor([[v], [1.5]], dtype=x.dtype)"]
+               "torch.tensor([[v], [1.5]], dtype=x.dtype)", "x.index_fill(0, torch.tensor([0]), v)",
+               "x.new_full((2,), v)", "torch.full_like(x, v)", "x.add(x, alpha=v)", "x.sub(1, alpha=v)"]
 
 
 @pytest.mark.parametrize("expr", SCALAR_INTO)
-@pytest.mark.parametrize("dt", ["uint8", "int8", "int16", "bool", "int64"])
+@pytest.mark.parametrize("dt", ["uint8", "int8", "int16", "bool", "int64", "float16"])
 def test_python_numbers_into_integer_dtypes_as_pytorch_takes_them(dt, expr):
     # c10's overflows: an unsigned type takes down to minus its maximum as two's complement
-    # (where(c, uint8, -2) holds 254; clamp's bound -2 is 254), not below; a float NaN is refused
+    # (where(c, uint8, -2) holds 254; clamp's bound -2 is 254), not below; a float NaN is refused;
+    # 2**40 does not fit float16 for a fill, a bound or alpha, but does as an operand (inf)
     def run(m, v):
         env = {"torch": m, "x": m.tensor([1, 200 if dt == "uint8" else 2], dtype=getattr(m, dt)),
                "c": m.tensor([True, False]), "v": v}
