@@ -1405,6 +1405,9 @@ class TensorAPI(TensorLikeMeta):
         """PyTorch's error for an in-place clamp whose number bounds make a result self cannot hold
         (worded with the C type: "... to the desired output type long int")."""
         numbers = [b for b in bounds if b is not None]
+        for b in numbers:
+            if is_tensor_like(b):
+                self._check_inplace_shape(b)
         if numbers and builtins.all(_is_scalar(b) for b in numbers):
             dt = result_dtype([self, *numbers])
             if not _can_cast(dt, self.dtype):
@@ -1549,7 +1552,10 @@ class TensorAPI(TensorLikeMeta):
         return self._inplace(apply("fill", self, value=value, _name=name))
 
     def copy_(self, src):
-        """An index_put over the whole tensor, so the node has PyTorch's edges (self, src)."""
+        """An index_put over the whole tensor, so the node has PyTorch's edges (self, src); a number
+        is copied as the 0-d tensor PyTorch makes of it (cast as a tensor is: 300 into uint8 is 44)."""
+        if _is_scalar(src):
+            src = wrapped_number(self, src)
         if not is_tensor_like(src):
             raise TypeError("copy_(): argument 'other' (position 1) must be Tensor, not " + type(src).__name__)
         self._overlap_checked(src)
@@ -1820,6 +1826,10 @@ def getitem(x, key):
         (tensors[e[1]].ndim if tensors[e[1]].dtype is dtypes.bool_ else 1) if e[0] == "tensor" else 0)
         for e in enc]
     consumed = builtins.sum(width)
+    if x.ndim == 0 and enc and enc[0][0] in ("int", "slice"):     # (PyTorch's own words for a 0-d tensor)
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in "
+                         "C++ to convert a 0-dim tensor to a number" if enc[0][0] == "int"
+                         else "slice() cannot be applied to a 0-dim tensor.")
     if consumed > x.ndim:
         raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
     cur, dim, seen_ellipsis = x, 0, False

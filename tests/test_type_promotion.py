@@ -329,3 +329,18 @@ def test_out_that_is_an_input_is_not_resized(call):
                "f": m.tensor([1.5, 2.5])}
         return eval(call, env)
     assert same(outcome(torch, run), outcome(gradc, run))
+
+
+@pytest.mark.parametrize("call", ["x.copy_(3)", "x.copy_(True)", "i.copy_(2.7)", "u.copy_(-1)", "u.copy_(300)",
+                                  "x.copy_('a')", "z[0]", "z.__setitem__(0, 2.0)", "z[0:1]", "z[None, 0]",
+                                  "z.index_put_((torch.tensor([0]),), torch.tensor(2.0))",
+                                  "torch.tensor([[1.0]]).index_put_((torch.tensor([0]),) * 3, torch.tensor(2.0))",
+                                  "b.clamp_min_(i)", "z.clamp_min_(x)", "z.clamp_(x, x)"])
+def test_copy_of_a_number_and_errors_of_0d_indexing(call):
+    # copy_ takes a number as the 0-d tensor PyTorch makes of it (300 into uint8 is 44); 0-d
+    # tensors refuse an int or a slice index in PyTorch's words; in-place clamp checks the shape first
+    def run(m):
+        env = {"torch": m, "x": m.tensor([1.0, 2.0]), "i": m.tensor([1, 2]), "u": m.tensor([1, 2], dtype=m.uint8),
+               "z": m.tensor(1.0), "b": m.tensor(True)}
+        return eval(call, env)
+    assert same(outcome(torch, run), outcome(gradc, run))

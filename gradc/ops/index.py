@@ -83,6 +83,9 @@ def _probe(op, types, key, base_shape, dtype):
         view, advanced = _view(base, key, arrays)
         return view.shape if advanced is None else view[advanced].shape
     except IndexError as e:
+        if "too many indices" in str(e):       # (PyTorch's words)
+            raise IndexOutOfBounds(f"too many indices for tensor of dimension {len(base_shape)} (got "
+                                   f"{len(types)})") from None
         raise ShapeError(f"{e} (in gradc.{op} of a tensor of shape {fmt_shape(base_shape)})") from None
 
 
