@@ -86,6 +86,16 @@ def sgn(x):
     return apply("sign", x, _name="SgnBackward0")
 
 
+@grad_fn_named("AngleBackward0")
+def angle(x):
+    """The argument of a real number: pi below zero, else 0 (-0.0 too), NaN for NaN, in a floating
+    dtype (integers and bools in the default one); its gradient is zero, as PyTorch's."""
+    if not x.dtype.is_floating_point:
+        x = x.to(dtypes.default_float)
+    argument = where(x < 0, x._scalar(math.pi, x.dtype), x._scalar(0.0, x.dtype))
+    return where(x != x, x * 0, argument)      # (NaN stays NaN; x * 0 carries x's zero gradient)
+
+
 def signbit(x):
     """True where the sign bit is set (-0.0 and NaNs with it included), as PyTorch's."""
     if not x.dtype.is_floating_point:
@@ -286,7 +296,7 @@ def cummin(input, dim):
     return _CUMMIN(*_running_extremum(input, dim, "cummin"))
 
 
-METHODS = ("addcmul", "addcdiv", "clamp_min", "clamp_max", "logit", "deg2rad", "rad2deg", "sgn", "signbit", "nansum",
-           "nanmean", "median", "nanmedian", "mv", "addmv", "baddbmm", "addbmm", "inner", "cross", "cummax", "cummin")
+METHODS = ("addcmul", "addcdiv", "clamp_min", "clamp_max", "logit", "deg2rad", "rad2deg", "sgn", "angle", "signbit",
+           "nansum", "nanmean", "median", "nanmedian", "mv", "addmv", "baddbmm", "addbmm", "inner", "cross", "cummax", "cummin")
 FUNCTIONS = METHODS + ("logspace",)
 bind_methods(globals(), METHODS)

@@ -344,3 +344,19 @@ def test_copy_of_a_number_and_errors_of_0d_indexing(call):
                "z": m.tensor(1.0), "b": m.tensor(True)}
         return eval(call, env)
     assert same(outcome(torch, run), outcome(gradc, run))
+
+
+UNARY = ["angle", "sgn", "signbit", "abs", "neg", "sign", "sqrt", "exp", "round", "floor", "frac", "reciprocal",
+         "square", "sigmoid", "bitwise_not", "logical_not", "isnan", "isinf", "relu", "positive", "nan_to_num",
+         "exp2", "log1p", "deg2rad", "float", "long", "bool", "half", "byte"]
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_ops_of_every_dtype(name):
+    # the result dtype (integers and bools into the default float for the floating functions),
+    # NaN and infinities, and bool refusals (relu, +, abs, ...), as PyTorch's
+    cases = [(f"{name}({dt}{kind})", lambda m, dt=dt, make=make: getattr(make(m, dt), name)())
+             for dt in DTYPES for kind, make in (("[4,4]", matrix), ("()", zero_d))]
+    if not isinstance(getattr(torch, name, None), (torch.dtype, type(None))):      # (torch.float is a dtype)
+        cases.append((f"torch.{name}", lambda m: getattr(m, name)(row(m, "float32"))))
+    assert mismatches(cases) == []
