@@ -19,7 +19,8 @@ from .ops.rules import not_implemented_for
 from .autograd.node import grad_fn_named
 from .ops.dispatch import apply, grad_fn_name
 from .scatter import index_value_outside, scalar_type_name
-from .tensor_api import cat, dot, is_tensor_like, norm_dim, promote_operands, stack, where, wrapped_number
+from .tensor_api import (cat, dot, is_tensor_like, norm_dim, promote_operands, result_dtype, stack, where,
+                         wrapped_number)
 
 
 def absolute(x): return x.abs()
@@ -150,15 +151,25 @@ gcd = _integer_op("gcd")
 lcm = _integer_op("lcm")
 
 
+@parses("ldexp", "(Tensor other)")
 @grad_fn_named("LdexpBackward0")
 def ldexp(input, other):
-    """input * 2^other, a float tensor; differentiable in both (other: input 2^other log 2)."""
-    if is_tensor_like(other):               # the common floating dtype of both, as PyTorch's
-        (x, exponent), _ = promote_operands([input, other], float_only=True)
-    else:
-        x = input if input.dtype.is_floating_point else input.to(dtypes.default_float)
-        exponent = float(other)
-    return x * (2.0 ** exponent)
+    """input * 2^other in the operands' common floating dtype, differentiable in both (other:
+    input 2^other log 2). As PyTorch's: a floating input scales exactly by an integer exponent
+    (ldexp(1e-38, 200) is finite, ldexp(0., 1000) is 0; a bool one is refused); otherwise the
+    input is multiplied by 2^other, computed in other's floating dtype or the default one."""
+    if not is_tensor_like(other):
+        raise ArgumentError("ldexp(): other")
+    if other.dtype.is_floating_point or not input.dtype.is_floating_point:
+        return input * (2.0 ** other)
+    if other.dtype is dtypes.bool_:
+        raise not_implemented_for("ldexp_cpu_exp", other.dtype)
+    dt = result_dtype([input, other], float_only=True)
+    # the exponent as C's int (2**40 is 0), scaling exactly in float64 by two powers of two
+    # (each within float64's range: beyond +-2000 every result has over- or underflowed anyway)
+    e = other.to(dtypes.int32).clamp(-2000, 2000).double()
+    half = (e / 2).trunc()
+    return (input.double() * (2.0 ** half) * (2.0 ** (e - half))).to(dt)
 
 
 def frexp(input):

@@ -294,8 +294,8 @@ MORE_PAIRS = {name: f for name, f in {
 def test_more_functions_of_two_operands(name):
     # logaddexp/logaddexp2/nextafter promote without making integers floats (then refuse them);
     # gcd/lcm take bool with an integer; isclose: an infinity is close to nothing finite, integers
-    # do not wrap; dist refuses integers and sums float16 at float32; a Python number where a tensor
-    # is expected is PyTorch's argument error
+    # do not wrap; dist refuses integers and sums float16 at float32; a Python number where a
+    # tensor is expected is PyTorch's argument error
     f = MORE_PAIRS[name]
     cases = [(f"{name}: {label}", lambda m, a=a, b=b: f(m, a(m), b(m))) for label, a, b in operand_pairs()
              if not (name == "index_put_" and label.split(", ")[0].endswith("()"))]
@@ -360,3 +360,20 @@ def test_unary_ops_of_every_dtype(name):
     if not isinstance(getattr(torch, name, None), (torch.dtype, type(None))):      # (torch.float is a dtype)
         cases.append((f"torch.{name}", lambda m: getattr(m, name)(row(m, "float32"))))
     assert mismatches(cases) == []
+
+
+@pytest.mark.parametrize("call", ["torch.ldexp(f, torch.tensor([200, 1000, -2]))", "torch.ldexp(f, b)",
+                                  "torch.ldexp(f, torch.tensor([200.0, 1000.0, -2.0]))",
+                                  "torch.ldexp(f.half(), torch.tensor([2, 3, -2]))", "torch.ldexp(f, 2)",
+                                  "torch.ldexp(torch.tensor([3, 2, 0]), h)", "torch.ldexp(i, i)", "torch.ldexp(b, b)",
+                                  "torch.ldexp(i, b)", "torch.ldexp(torch.tensor([0, 1, 2]), torch.tensor([200, 3, 1]))",
+                                  "torch.ldexp(f, torch.tensor([2**40, 2**31 + 3, -(2**35)]))", "f.ldexp(i)",
+                                  "torch.ldexp(torch.tensor([-7.5, 0.0, 1.0]), h)"])
+def test_ldexp_scales_exactly_by_an_integer_exponent_of_a_float(call):
+    # a floating input and an integer exponent: C's ldexp with an int exponent (0 * 2^1000 is 0,
+    # 1e-38 * 2^200 finite, 2**40 is 0); otherwise input * 2^other (0 * 2^200 is NaN)
+    def run(m):
+        env = {"torch": m, "f": m.tensor([1e-38, 0.0, 3.0]), "b": m.tensor([True, False, True]),
+               "i": m.tensor([3, -7, 0]), "h": m.tensor([-1.5, 0.5, 2.0], dtype=m.float16)}
+        return eval(call, env)
+    assert same(outcome(torch, run), outcome(gradc, run))
