@@ -1663,8 +1663,8 @@ def _check_no_partial_overlap(t, key, tensors, value):
     """PyTorch refuses a write whose source overlaps its destination in part (``x[1:] = x[:-1]``,
     ``y[1:].add_(y[:-1])``); checked, as PyTorch does, where both are dense (row- or column-major)."""
     dest, src = t._data, value._data
-    if not (isinstance(dest, np.ndarray) and isinstance(src, np.ndarray)):
-        return
+    if not (isinstance(dest, np.ndarray) and isinstance(src, np.ndarray)) or not np.may_share_memory(dest, src):
+        return                  # (no memory in common: nothing to check, and a bad key is the write's error)
     if key is not None and not tensors:
         dest = dest[tuple(decode_index(key, []))]
     dense = lambda a: a.flags.c_contiguous or a.flags.f_contiguous     # noqa: E731

@@ -333,6 +333,7 @@ def test_out_that_is_an_input_is_not_resized(call):
 
 @pytest.mark.parametrize("call", ["x.copy_(3)", "x.copy_(True)", "i.copy_(2.7)", "u.copy_(-1)", "u.copy_(300)",
                                   "x.copy_('a')", "z[0]", "z.__setitem__(0, 2.0)", "z[0:1]", "z[None, 0]",
+                                  "z.__setitem__(0, x)", "z.__setitem__(torch.tensor([0]), x)",
                                   "z.index_put_((torch.tensor([0]),), torch.tensor(2.0))",
                                   "torch.tensor([[1.0]]).index_put_((torch.tensor([0]),) * 3, torch.tensor(2.0))",
                                   "b.clamp_min_(i)", "z.clamp_min_(x)", "z.clamp_(x, x)"])
