@@ -297,6 +297,7 @@ def cummin(input, dim):
 
 
 METHODS = ("addcmul", "addcdiv", "clamp_min", "clamp_max", "logit", "deg2rad", "rad2deg", "sgn", "angle", "signbit",
-           "nansum", "nanmean", "median", "nanmedian", "mv", "addmv", "baddbmm", "addbmm", "inner", "cross", "cummax", "cummin")
+           "nansum", "nanmean", "median", "nanmedian", "mv", "addmv", "baddbmm", "addbmm", "inner", "cross", "cummax",
+           "cummin")
 FUNCTIONS = METHODS + ("logspace",)
 bind_methods(globals(), METHODS)

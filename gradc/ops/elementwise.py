@@ -457,15 +457,17 @@ def _div_rounding_vjp(ctx, g):
 
 
 _DIVISION = frozenset({PURE})
-defop("remainder", infer=elementwise_rule(bool_kernel="remainder_cpu")("remainder"), forward=quiet(_remainder_forward), vjp=_remainder_vjp,
-      saves=("in0", "in1"), traits=_DIVISION, num_inputs=2, attr_names=("scalar_self",),
+defop("remainder", infer=elementwise_rule(bool_kernel="remainder_cpu")("remainder"), forward=quiet(_remainder_forward),
+      vjp=_remainder_vjp, saves=("in0", "in1"), traits=_DIVISION, num_inputs=2, attr_names=("scalar_self",),
       node_name=lambda a: "NotImplemented" if a.get("scalar_self") else "RemainderBackward1")
 defop("fmod", infer=elementwise_rule(bool_kernel="fmod_cpu")("fmod"), forward=quiet(_fmod_forward), vjp=_fmod_vjp,
       saves=("in0", "in1"), traits=_DIVISION, num_inputs=2, node_name="FmodBackward1")
-defop("floor_divide", infer=elementwise_rule(bool_kernel="div_floor_cpu")("floor_divide"), forward=quiet(_floor_divide_forward),
-      vjp=_floor_divide_vjp, traits=_DIVISION, num_inputs=2, node_name="NotImplemented")
-defop("div_rounding", infer=elementwise_rule(bool_kernel=lambda a: f"div_{a['mode']}_cpu")("div_rounding"), forward=quiet(_div_rounding_forward),
-      vjp=_div_rounding_vjp, traits=_DIVISION, num_inputs=2, attr_names=("mode",), node_name="DivBackward2")
+defop("floor_divide", infer=elementwise_rule(bool_kernel="div_floor_cpu")("floor_divide"),
+      forward=quiet(_floor_divide_forward), vjp=_floor_divide_vjp, traits=_DIVISION, num_inputs=2,
+      node_name="NotImplemented")
+defop("div_rounding", infer=elementwise_rule(bool_kernel=lambda a: f"div_{a['mode']}_cpu")("div_rounding"),
+      forward=quiet(_div_rounding_forward), vjp=_div_rounding_vjp, traits=_DIVISION, num_inputs=2, attr_names=("mode",),
+      node_name="DivBackward2")
 
 
 def _clamp_forward(x, min=None, max=None):
@@ -587,7 +589,8 @@ _BITWISE = {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise
             "bitwise_left_shift": np.left_shift, "bitwise_right_shift": np.right_shift}
 _SHIFT_KERNELS = {"bitwise_left_shift": "lshift_cpu", "bitwise_right_shift": "rshift_cpu"}   # (no bool shifts)
 for _name, _fn in _BITWISE.items():
-    defop(_name, infer=_bitwise_rule(_name, _SHIFT_KERNELS.get(_name)), forward=quiet(_fn), traits=frozenset({PURE, NONDIFF}), num_inputs=2)
+    defop(_name, infer=_bitwise_rule(_name, _SHIFT_KERNELS.get(_name)), forward=quiet(_fn),
+          traits=frozenset({PURE, NONDIFF}), num_inputs=2)
 defop("bitwise_not", infer=_bitwise_rule("bitwise_not"), forward=np.invert, traits=frozenset({PURE, NONDIFF}),
       num_inputs=1)
 # gcd and lcm of integer tensors (lcm of 0 and anything is 0, both non-negative, as PyTorch's)
