@@ -218,6 +218,18 @@ def result_dtype(operands, *, float_only=False):
     return dt
 
 
+def _clamp_bounds(min, max):
+    """clamp's bounds as PyTorch's parser takes them: both tensors or both numbers, where a 0-d
+    tensor beside a number is its number (so it must fit self's dtype); a tensor with dimensions
+    beside a number fits no signature."""
+    if not ((is_tensor_like(min) or is_tensor_like(max)) and (_is_scalar(min) or _is_scalar(max))):
+        return min, max
+    for b in (min, max):
+        if is_tensor_like(b) and (b.ndim or not _holds_values(b)):
+            raise ArgumentError("clamp(): a tensor bound beside a number")
+    return tuple(b.item() if is_tensor_like(b) else b for b in (min, max))
+
+
 def promote_operands(operands, *, float_only=False, wrap_integers=True):
     """Cast tensor-likes and wrap Python scalars to PyTorch's common result dtype (an integer
     out of an integer dtype's range is taken modulo 2**bits as an arithmetic operand, and is an
@@ -617,6 +629,7 @@ class TensorAPI(TensorLikeMeta):
         for bound in (min, max):
             if not (bound is None or is_tensor_like(bound) or _is_scalar(bound)):
                 raise ArgumentError(f"clamp() bound of {type(bound).__name__}")
+        min, max = _clamp_bounds(min, max)
         if min is None and max is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
         if is_tensor_like(min) or is_tensor_like(max):
@@ -1398,6 +1411,7 @@ class TensorAPI(TensorLikeMeta):
         return self._inplace(self.pow(self._overlap_and_inplace_checked(other)))
     @parses("clamp_", *_CLAMP)
     def clamp_(self, min=None, max=None):
+        min, max = _clamp_bounds(min, max)
         self._check_clamp_inplace(min, max)
         return self._inplace(self.clamp(min, max))
 

@@ -378,3 +378,17 @@ def test_ldexp_scales_exactly_by_an_integer_exponent_of_a_float(call):
                "i": m.tensor([3, -7, 0]), "h": m.tensor([-1.5, 0.5, 2.0], dtype=m.float16)}
         return eval(call, env)
     assert same(outcome(torch, run), outcome(gradc, run))
+
+
+@pytest.mark.parametrize("call", ["torch.clamp(x, r, 3)", "torch.clamp(x, z, 3)", "torch.clamp(x, u, 2)",
+                                  "x.clamp_(u, 2.5)", "x.clamp_(z, 3)", "torch.clamp(x, b, 2.5)", "torch.clamp(x, z, z)",
+                                  "torch.clamp(f, z, 3)", "f.clamp_(z, 2.5)", "torch.clamp(i8, u, 3)"])
+def test_clamp_with_a_tensor_and_a_number_bound(call):
+    # PyTorch's parser: a 0-d tensor beside a number bound is a number (which must fit the
+    # input's dtype); a tensor with dimensions beside a number fits no signature
+    def run(m):
+        env = {"torch": m, "x": m.tensor([[1, 5], [-3, 2]]), "r": m.tensor([0, 1]), "z": m.tensor(1),
+               "u": m.tensor(200, dtype=m.uint8), "b": m.tensor(True), "f": m.tensor([0.5, 4.0]),
+               "i8": m.tensor([1, 2], dtype=m.int8)}
+        return eval(call, env)
+    assert same(outcome(torch, run), outcome(gradc, run))
