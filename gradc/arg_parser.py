@@ -18,6 +18,7 @@ without a default.
 from __future__ import annotations
 
 import functools
+import inspect
 
 import numpy as np
 
@@ -375,13 +376,25 @@ def parses(name, *signatures, method=True):
                 reparse(name, signatures, args[skip:], kwargs)
                 raise
             except TypeError as error:
-                if error.__traceback__.tb_next is None:     # Python's own: fn's parameters do not bind
-                    reparse(name, signatures, args[skip:], kwargs)
+                if error.__traceback__.tb_next is None or not _binds(fn, args, kwargs):
+                    reparse(name, signatures, args[skip:], kwargs)     # (Python's own: fn's parameters do not bind)
                 raise
         call.signatures = signatures        # (for forms that take the same arguments: x.eq_ of x.eq)
         call.parsed_method = method         # (functional.py: torch.name(x, ...) counts x in messages)
         return call
     return decorate
+
+
+def _binds(fn, args, kwargs) -> bool:
+    """Whether the call's arguments bind to ``fn``'s parameters (followed through wrappers: a
+    decorator's own helpers may be what failed to bind them)."""
+    try:
+        inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError:
+        return False
+    except ValueError:          # (no signature to read: assume they bind)
+        pass
+    return True
 
 
 def reparse(name, signatures, args, kwargs=None):

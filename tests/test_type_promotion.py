@@ -392,3 +392,12 @@ def test_clamp_with_a_tensor_and_a_number_bound(call):
                "i8": m.tensor([1, 2], dtype=m.int8)}
         return eval(call, env)
     assert same(outcome(torch, run), outcome(gradc, run))
+
+
+@pytest.mark.parametrize("call", ["torch.lerp(3, t)", "torch.lerp(t, t)", "t.lerp(t)", "torch.median(t, dtype=torch.int32)",
+                                  "torch.cummax(t)", "t.cummax()", "torch.median(t, 0, dtype=torch.int32)"])
+def test_arguments_that_do_not_bind_get_pytorchs_message(call):
+    # (a decorator's helper failing to bind them is the call's argument error too)
+    def run(m):
+        return eval(call, {"torch": m, "t": m.tensor([1.0, 2.0])})
+    assert same(outcome(torch, run), outcome(gradc, run))
