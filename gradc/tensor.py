@@ -1012,8 +1012,9 @@ def _contiguous_device_view(d: DeviceArray, key):
 # PyTorch's float16 mul and div take a scalar operand (a Python float, a 0-d float tensor) at float32;
 # its other ops (add, sub, pow, fmod, atan2, ...) round it to float16 first (measured, torch 2.13 CPU)
 _WIDE_SCALAR_OPS = frozenset({"mul", "div"})
-# ops whose float16 result is not the float32 one rounded: they compute in float16 itself
-_FLOAT16_OPS = frozenset({"nextafter"})
+# ops that compute float16 operands as float16 themselves: nextafter (its result is not the float32
+# one rounded), pow (its reference tells float16 apart: no rsqrt for an exponent -0.5, as PyTorch's)
+_FLOAT16_OPS = frozenset({"nextafter", "pow"})
 
 
 def _run_on_host(info, op, inputs, attrs, types):

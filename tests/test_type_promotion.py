@@ -401,3 +401,17 @@ def test_arguments_that_do_not_bind_get_pytorchs_message(call):
     def run(m):
         return eval(call, {"torch": m, "t": m.tensor([1.0, 2.0])})
     assert same(outcome(torch, run), outcome(gradc, run))
+
+
+@pytest.mark.parametrize("call", ["x ** -0.5", "x.half() ** -0.5", "x ** torch.tensor(0.5, dtype=torch.float64)",
+                                  "x.half() ** torch.tensor(0.5, dtype=torch.float16)", "x ** 0.5", "x.half() ** 2.5",
+                                  "2.5 ** x.half()", "x.half() ** x.half()"])
+def test_pow_special_values_as_pytorch(call):
+    # pow(x, -0.5) is rsqrt for float and double (-0.0 gives -inf) but not float16; a tensor
+    # exponent 0.5 is C's pow (+0.0 for -0.0), a Python 0.5 sqrt (-0.0)
+    def run(m):
+        return eval(call, {"torch": m, "x": m.tensor([-0.0, 1.0, 2.0, -3.0, float("-inf"), 0.3], dtype=m.float64)})
+    want, got = outcome(torch, run), outcome(gradc, run)
+    assert same(want, got)
+    numbers = ~np.isnan(want[0][2])           # (the signs of zeros and infinities; a NaN's is no value's)
+    assert np.array_equal(np.signbit(want[0][2])[numbers], np.signbit(got[0][2])[numbers])
