@@ -504,7 +504,20 @@ def optimize(mod: llvm.ModuleRef, tm=None, speed_level: int = 3) -> llvm.ModuleR
     pb = llvm.create_pass_builder(tm, pto)
     pm = pb.getModulePassManager()
     pm.run(mod, pb)
+    _inline_vector_variants(mod, pb)
     return mod
+
+
+def _inline_vector_variants(mod: llvm.ModuleRef, pb) -> None:
+    """Inlines the vector variants of ``llvm_math``'s sin/cos/tan, which the loop vectorizer calls
+    (after the pipeline's inliner ran), into the vectorized loops, and simplifies the result."""
+    if not any(fn.name.startswith("gradc.") and ".v" in fn.name for fn in mod.functions):
+        return
+    pm = llvm.create_new_module_pass_manager()
+    pm.add_always_inliner_pass()
+    pm.add_instruction_combine_pass()
+    pm.add_simplify_cfg_pass()
+    pm.run(mod, pb)
 
 
 def compile_ir(llvm_ir: str, tm=None, speed_level: int = 3) -> llvm.ModuleRef:

@@ -289,3 +289,47 @@ def test_large_matmul_results_come_from_the_pool(kernels):
     np.testing.assert_allclose(z.numpy(), a @ b, rtol=1e-12)
     v = gradc.tensor(rng.standard_normal(30)) @ gradc.tensor(b)   # 1-D operands: plain np.matmul
     assert v.shape == (40,)
+
+
+def _large_trig_inputs(dtype, n):
+    from tests.codegen.test_math import _log_spaced
+    return _log_spaced(dtype, n, np.random.default_rng(5))[-n:]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_trig_of_large_arguments_at_the_real_size_threshold(monkeypatch, dtype):
+    """Eager sin/cos/tan of MIN_ELEMENTS (512K) log-spaced arguments up to the largest finite value
+    run as kernels and stay within 2 ulp of NumPy (tan 3); so do the gradients cos x and -sin x."""
+    from tests.codegen.test_math import max_ulp_err
+    monkeypatch.setattr(eager_cpu, "WARMUP", 1)
+    monkeypatch.setattr(eager_cpu, "ENABLED", True)
+    eager_cpu.clear()
+    try:
+        x = _large_trig_inputs(dtype, eager_cpu.MIN_ELEMENTS)
+        x64 = x.astype(np.float64)
+        for op, ref, dref in (("sin", np.sin, np.cos), ("cos", np.cos, lambda v: -np.sin(v)), ("tan", np.tan, None)):
+            t = gradc.tensor(x, requires_grad=dref is not None)
+            y = getattr(t, op)()
+            assert any(k[0] == op for k in _compiled_keys()), f"{op} did not take the kernel path"
+            assert max_ulp_err(y.detach().numpy(), ref(x64), dtype) <= (3 if op == "tan" else 2), op
+            if dref is not None:
+                y.backward(gradc.ones_like(y))
+                assert max_ulp_err(t.grad.numpy(), dref(x64), dtype) <= 2, f"{op} gradient"
+    finally:
+        eager_cpu.clear()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", ["sin", "cos"])
+def test_compiled_trig_of_large_arguments_and_gradients(op, dtype):
+    """@gradc.compile'd sin/cos of large arguments (the issue: 1e10 gave -1e24, 1e20 -inf) and their
+    compiled gradients match NumPy within 2 ulp."""
+    from tests.codegen.test_math import max_ulp_err
+    x = _large_trig_inputs(dtype, 4099)
+    x64 = x.astype(np.float64)
+    ref, dref = (np.sin, np.cos) if op == "sin" else (np.cos, lambda v: -np.sin(v))
+    t = gradc.tensor(x, requires_grad=True)
+    y = gradc.compile(lambda v: getattr(v, op)() + 0)(t)
+    assert max_ulp_err(y.detach().numpy(), ref(x64), dtype) <= 2
+    gradc.compile(lambda v: getattr(v, op)().sum())(t).backward()
+    assert max_ulp_err(t.grad.numpy(), dref(x64), dtype) <= 2

@@ -1,5 +1,6 @@
 """The LLVM-IR math library (llvm_math) against NumPy: accuracy and special values, f32 and f64."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -219,3 +220,84 @@ def test_exact_powers(dtype):
     tens = np.array([10.0 ** j for j in range(-7 if dtype == np.float32 else -22, 11 if dtype == np.float32 else 23)],
                     dtype=dtype)
     np.testing.assert_array_equal(run_unary("log10", tens), np.log10(tens.astype(np.float64)).astype(dtype))
+
+
+TRIG = {"sin": np.sin, "cos": np.cos, "tan": np.tan}
+
+
+def _log_spaced(dtype, n, rng):
+    """Magnitudes log-spaced from 1/8 to the largest finite value, both signs, and the edges:
+    the largest finite value, powers of two, the switch to the large-argument reduction."""
+    top = np.log2(np.finfo(dtype).max)
+    mags = 2.0 ** rng.uniform(-3, top, n)
+    big = float(np.finfo(dtype).max)
+    edges = [big, -big, 2.0 ** 15, -2.0 ** 15, 2.0 ** 15 * (1 - 2.0 ** -24), 2.0 ** 28, 2.0 ** 28 * (1 - 2.0 ** -53),
+             1e10, 3e7, 1e20, 1e38, -5e15, 2.0 ** 100, 2.0 ** 127]
+    if dtype == np.float64:
+        edges += [1e300, 2.0 ** 1023, -1e200, 1e15, 1e22]
+    return np.concatenate([mags * rng.choice([-1, 1], n), edges]).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", sorted(TRIG))
+@pytest.mark.parametrize("n", [5, 20000])
+def test_trig_large_arguments(op, dtype, n):
+    """sin/cos/tan over log-spaced magnitudes up to the largest finite value are within 2 ulp of
+    NumPy's (tan 3: its r / cos r rounds twice); inf and NaN give NaN.  n = 5: the scalar loop
+    (no vector lanes); 20000: vectors whose lanes mix small and large arguments, and a remainder."""
+    x = _log_spaced(dtype, 20000, np.random.default_rng(7))[-n:]
+    got = run_unary(op, x)
+    want = TRIG[op](x.astype(np.float64))
+    ulps = max_ulp_err(got, want, dtype)
+    assert ulps <= (3 if op == "tan" else 2), f"{op} {np.dtype(dtype).name}: max error {ulps:.2f} ulp"
+    special = np.array([np.inf, -np.inf, np.nan] * 7, dtype=dtype)
+    assert np.isnan(run_unary(op, special)).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", sorted(TRIG))
+def test_trig_near_multiples_of_half_pi(op, dtype):
+    """Arguments closest to multiples of pi/2 (the reduction's cancellation), among them f64's worst
+    case 6381956970095103 * 2**797 (within 2**-61 of one), against mpmath's exact values."""
+    mpmath = pytest.importorskip("mpmath")
+    rng = np.random.default_rng(11)
+    exps = (0, 20, 60, 100) if dtype == np.float32 else (0, 40, 200, 900)
+    with mpmath.workprec(2600):
+        xs = [float(mpmath.mpf(int(k)) * 2 ** e * mpmath.pi / 2) for k in rng.integers(1, 2 ** 30, 60) for e in exps]
+        xs = np.array(xs + ([16367173 * 2.0 ** 72] if dtype == np.float32 else [6381956970095103 * 2.0 ** 797]))
+        with np.errstate(over="ignore"):
+            x = xs.astype(dtype)
+        x = x[np.isfinite(x)]
+        fn = {"sin": mpmath.sin, "cos": mpmath.cos, "tan": mpmath.tan}[op]
+        want = np.array([float(fn(mpmath.mpf(float(v)))) for v in x])
+    got = run_unary(op, x)
+    ulps = np.abs(got - want) / np.spacing(np.abs(want).astype(dtype)).astype(np.float64)
+    assert ulps.max() <= (3 if op == "tan" else 2), f"{op}: {ulps.max():.2f} ulp at {x[np.argmax(ulps)]!r}"
+
+
+def test_two_over_pi_table():
+    """The large-argument reduction's table: 2/pi's bits (mpmath's, and the well-known first words)."""
+    from gradc.codegen import llvm_math
+    words = llvm_math._TWO_OVER_PI
+    assert words[0] == 0 and words[1:3] == [0xA2F9836E4E441529, 0xFC2757D1F534DDC0]
+    mpmath = pytest.importorskip("mpmath")
+    nbits = 64 * (len(words) - 1)
+    with mpmath.workprec(nbits + 64):
+        want = int(mpmath.floor(2 / mpmath.pi * mpmath.mpf(2) ** nbits))
+    assert sum(w << (64 * (len(words) - 1 - k)) for k, w in enumerate(words)) == want
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+def test_trig_loops_stay_vectorized(dtype):
+    """sin's loop is vectorized with the small-argument path inline (the large one behind a branch
+    per vector: calls of the scalar function), no libm call."""
+    from gradc.codegen import llvm_cpu
+    if "+avx512f" not in llvm_cpu.host_features():
+        pytest.skip("needs AVX-512 (16 x f32 / 8 x f64 lanes)")
+    kb = KernelBuilder(f"vec_sin_{dtype}", (4096,))
+    kb.store(kb.output("o", dtype, (4096,)), kb.op("sin", kb.load(kb.input("x", dtype, (4096,)))))
+    text = llvm_cpu.emit_llvm(kb.build(), optimized=True)
+    vec = "<16 x float>" if dtype == "f32" else "<8 x double>"
+    assert f"call {vec} @llvm.fma" in text and f"call {vec} @llvm.rint" in text
+    assert "@sin" not in text and "@llvm.sin" not in text
+    assert not re.search(rf"call [^\n]*@gradc\.sin\.{dtype}\.v\d", text), "vector variant not inlined"
