@@ -64,6 +64,7 @@ W4's unchanged.
 """
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import re
@@ -74,6 +75,7 @@ from dataclasses import dataclass
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from . import llvm_math
 from .kernel_ir import Kernel, Store, coalesce, np_dtype
 from .llvm_common import (offset_index, reduced_loops, LL, BodyEmitter, Env, LowerCtx, acc_dtype, block_sum, combine, emit_point,
                           one_hot_addend, pass_plan, scratch_plan, store_stages, stored_values, for_range,
@@ -122,6 +124,15 @@ def host_features() -> str:
     if feats.get("avx512f"):
         flat += ",-prefer-256-bit"
     return flat
+
+
+@functools.cache
+def vector_bits() -> int:
+    """The widest vectors the loop vectorizer uses here: 512 bits with AVX-512 (see
+    ``host_features``), 256 with AVX, else 128."""
+    init_native()
+    feats = llvm.get_host_cpu_features()
+    return 512 if feats.get("avx512f") else 256 if feats.get("avx") else 128
 
 
 def target_signature() -> str:
@@ -510,13 +521,20 @@ def optimize(mod: llvm.ModuleRef, tm=None, speed_level: int = 3) -> llvm.ModuleR
 
 def _inline_vector_variants(mod: llvm.ModuleRef, pb) -> None:
     """Inlines the vector variants of ``llvm_math``'s sin/cos/tan, which the loop vectorizer calls
-    (after the pipeline's inliner ran), into the vectorized loops, and simplifies the result."""
-    if not any(fn.name.startswith("gradc.") and ".v" in fn.name for fn in mod.functions):
+    (after the pipeline's inliner ran), into the vectorized loops, then drops them (external until
+    now, so that the pipeline kept them)."""
+    variants = [fn for fn in mod.functions if llvm_math.VECTOR_VARIANT.fullmatch(fn.name)]
+    if not variants:
         return
     pm = llvm.create_new_module_pass_manager()
     pm.add_always_inliner_pass()
     pm.add_instruction_combine_pass()
     pm.add_simplify_cfg_pass()
+    pm.run(mod, pb)
+    for fn in variants:
+        fn.linkage = llvm.Linkage.internal
+    pm = llvm.create_new_module_pass_manager()
+    pm.add_global_dead_code_eliminate_pass()
     pm.run(mod, pb)
 
 

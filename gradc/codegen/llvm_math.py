@@ -10,10 +10,10 @@ no libm, can lower them.  Each function is emitted once per module as an interna
 sin, cos and tan reduce by pi/2: a three-part Cody-Waite reduction below 2**15 (f32) / 2**28
 (f64), and above that a Payne-Hanek one (``_reduce_large``: integer products of the significand
 with a window of 2/pi's bits, the exponent choosing the window; finite arguments all the way to
-the largest give a few ulp, inf and NaN give NaN).  The large path costs about as much as the rest
-of the function, so it sits behind a branch: on the GPU a thread's own; on the CPU, where a
-vectorized branch would run both sides, once per vector through the vector variants the loop
-vectorizer calls (``_define_with_variants``; measured in ``_trig_vector_body``'s docstring).
+the largest give a few ulp, inf and NaN give NaN).  The large path costs two to four times the
+rest of the function, so it sits behind a branch: on the GPU a thread's own; on the CPU, where the
+loop vectorizer would run both sides of a branch, once per vector in the vector variants it calls
+instead of the scalar function (``_define_with_variants``; measured in ``_reduce_half_pi``).
 
 Accuracy (checked against NumPy in tests/codegen/test_math.py): a few ulp for |x| in the
 ranges that matter; sin/cos/tan for every finite x.
@@ -24,11 +24,11 @@ is a Taylor series below 1 and ``1 - exp(-x*x) * erfcx(x)`` fits above (``tools/
 from __future__ import annotations
 
 import math
+import re
 
 from llvmlite import ir
 
 F32, F64, I32, I64 = ir.FloatType(), ir.DoubleType(), ir.IntType(32), ir.IntType(64)
-_PTR = ir.PointerType()
 
 _INV_FACT = [1.0 / math.factorial(k) for k in range(24)]
 _TANH = [1.0, -0.3333333333333333, 0.13333333333333333, -0.05396825396825397, 0.021869488536155203,
@@ -56,13 +56,37 @@ class _F:
         self.mant = 52 if self.f64 else 23
         self.bias = 1023 if self.f64 else 127
         self.suffix = "f64" if self.f64 else "f32"
-        self.isfx = self.suffix if lanes == 1 else f"v{lanes}{self.suffix}"     # intrinsics' suffix
 
     def c(self, v):
-        return ir.Constant(self.ty, v if self.lanes == 1 else [float(v)] * self.lanes)
+        return ir.Constant(self.ty, v) if self.lanes == 1 else _Splat(self.ty, v)
 
     def i(self, v):
-        return ir.Constant(self.ity, v if self.lanes == 1 else [v] * self.lanes)
+        return ir.Constant(self.ity, v) if self.lanes == 1 else _Splat(self.ity, v)
+
+    def vt(self, ty):
+        """``ty``, or the vector of ``lanes`` of it."""
+        return ty if self.lanes == 1 else ir.VectorType(ty, self.lanes)
+
+    def k(self, ty, v):
+        """A constant of type ``vt(ty)``."""
+        return ir.Constant(ty, v) if self.lanes == 1 else _Splat(self.vt(ty), v)
+
+    def sfx(self, ty):
+        """An intrinsic's suffix for ``vt(ty)``: f32, v16f32, v8i64, v8p0."""
+        name = "p0" if isinstance(ty, ir.PointerType) else ty.intrinsic_name
+        return name if self.lanes == 1 else f"v{self.lanes}{name}"
+
+
+class _Splat(ir.Constant):
+    """A vector constant of one value, written as LLVM's ``splat (<type> <value>)`` (llvmlite writes
+    every lane: four times the text, and its parsing time, for the vector variants)."""
+
+    def __init__(self, ty, value):
+        super().__init__(ty, None)
+        self.element = ir.Constant(ty.element, value)
+
+    def _get_reference(self):
+        return f"splat ({self.element})"
 
 
 def _intrinsic(module, name, ret, args):
@@ -78,9 +102,9 @@ class _Emit:
     def __init__(self, b: ir.IRBuilder, f: _F):
         self.b, self.f = b, f
         m = b.module
-        self._fma = _intrinsic(m, f"llvm.fma.{f.isfx}", f.ty, [f.ty] * 3)
-        self._rint = _intrinsic(m, f"llvm.rint.{f.isfx}", f.ty, [f.ty])
-        self._fabs = _intrinsic(m, f"llvm.fabs.{f.isfx}", f.ty, [f.ty])
+        self._fma = _intrinsic(m, f"llvm.fma.{f.sfx(f.scalar)}", f.ty, [f.ty] * 3)
+        self._rint = _intrinsic(m, f"llvm.rint.{f.sfx(f.scalar)}", f.ty, [f.ty])
+        self._fabs = _intrinsic(m, f"llvm.fabs.{f.sfx(f.scalar)}", f.ty, [f.ty])
 
     def fma(self, a, b, c):
         return self.b.call(self._fma, [a, b, c])
@@ -318,10 +342,10 @@ def _two_over_pi_words() -> list:
 _TWO_OVER_PI = _two_over_pi_words()
 
 
-def _mul_wide(b, x, y):
+def _mul_wide(f: _F, b, x, y):
     """(high, low) 64-bit words of the 128-bit product of unsigned i64 ``x`` and ``y``, from four
     32 x 32 -> 64-bit products (one vpmuludq each; those of an ``x`` known below 2**32 fold away)."""
-    c32, mask = ir.Constant(I64, 32), ir.Constant(I64, 2 ** 32 - 1)
+    c32, mask = f.k(I64, 32), f.k(I64, 2 ** 32 - 1)
     xl, xh, yl, yh = b.and_(x, mask), b.lshr(x, c32), b.and_(y, mask), b.lshr(y, c32)
     ll, lh, hl, hh = b.mul(xl, yl), b.mul(xl, yh), b.mul(xh, yl), b.mul(xh, yh)
     mid = b.add(lh, b.lshr(ll, c32))                    # below 2**64: no carry lost
@@ -334,20 +358,31 @@ def _ph_window(e: "_Emit", f: _F, t0, nwords):
     """``nwords`` i64 words of the table's bit string from bit ``t0`` on (most significant first).
 
     f32 needs table words 0..4 only (``t0 >> 6`` is 0, 1 or 2): selects, no memory.  f64's word
-    index runs to 16: a load per word from the constant table ``gradc.two_over_pi``."""
+    index runs to 16: a load per word from the constant table ``gradc.two_over_pi`` (a gather
+    for a vector)."""
     b = e.b
-    w, s = b.lshr(t0, ir.Constant(I64, 6)), b.and_(t0, ir.Constant(I64, 63))
+    w, s = b.lshr(t0, f.k(I64, 6)), b.and_(t0, f.k(I64, 63))
     if f.f64:
-        table = _ph_table(b.module)
-        zero = ir.Constant(I64, 0)
-        words = [b.load(b.gep(table, [zero, b.add(w, ir.Constant(I64, j))], inbounds=True,
-                               source_etype=table.value_type), typ=I64) for j in range(nwords + 1)]
+        words = [_ph_load(b, f, b.add(w, f.k(I64, j))) for j in range(nwords + 1)]
     else:
-        w0, w1 = (b.icmp_unsigned("==", w, ir.Constant(I64, k)) for k in (0, 1))
-        c = [ir.Constant(I64, v) for v in _TWO_OVER_PI]
+        w0, w1 = (b.icmp_unsigned("==", w, f.k(I64, k)) for k in (0, 1))
+        c = [f.k(I64, v) for v in _TWO_OVER_PI]
         words = [b.select(w0, c[j], b.select(w1, c[j + 1], c[j + 2])) for j in range(nwords + 1)]
-    fshl = _intrinsic(b.module, "llvm.fshl.i64", I64, [I64] * 3)
+    fshl = _intrinsic(b.module, f"llvm.fshl.{f.sfx(I64)}", f.vt(I64), [f.vt(I64)] * 3)
     return [b.call(fshl, [words[j], words[j + 1], s]) for j in range(nwords)]
+
+
+def _ph_load(b, f: _F, index):
+    """Word ``index`` of the table (lanes: a gather)."""
+    table = _ph_table(b.module)
+    if f.lanes == 1:
+        return b.load(b.gep(table, [ir.Constant(I64, 0), index], inbounds=True, source_etype=table.value_type),
+                      typ=I64)
+    ptrs = b.gep(table, [index], inbounds=True, source_etype=I64)
+    ptrs.type = f.vt(ir.PointerType())               # llvmlite types a vector-indexed GEP as one pointer
+    gather = _intrinsic(b.module, f"llvm.masked.gather.{f.sfx(I64)}.v{f.lanes}p0", f.vt(I64),
+                        [ptrs.type, f.vt(ir.IntType(1)), f.vt(I64)])
+    return b.call(gather, [ptrs, f.k(ir.IntType(1), 1), ir.Constant(f.vt(I64), ir.Undefined)])
 
 
 def _ph_table(module):
@@ -372,53 +407,48 @@ def _reduce_large(e: "_Emit", f: _F, x):
     fraction (62 bits in f32; 126 in f64, so f64's worst cases, x within 2**-61 of a multiple of
     pi/2, keep their digits)."""
     b = e.b
-    c64 = lambda v: ir.Constant(I64, v)     # noqa: E731
     bits = b.bitcast(x, f.ity)
     ebits = b.and_(b.lshr(bits, f.i(f.mant)), f.i(2 * f.bias + 1))
     m = b.or_(b.and_(bits, f.i((1 << f.mant) - 1)), f.i(1 << f.mant))
     if not f.f64:
-        ebits, m = b.zext(ebits, I64), b.zext(m, I64)
+        ebits, m = b.zext(ebits, f.vt(I64)), b.zext(m, f.vt(I64))
     # window start: 2/pi's bit E - 1 is the string's bit E - 2 + 64; E = ebits - bias - mant
-    t0 = b.add(ebits, c64(62 - f.bias - f.mant))
-    t0 = b.select(b.icmp_signed("<", t0, c64(0)), c64(0), t0)   # tiny x: any window (unused)
+    t0 = b.add(ebits, f.k(I64, 62 - f.bias - f.mant))
+    t0 = b.select(b.icmp_signed("<", t0, f.k(I64, 0)), f.k(I64, 0), t0)   # tiny x: any window (unused)
     a = _ph_window(e, f, t0, 3 if f.f64 else 2)
     top = b.mul(m, a[0])                                  # mod 2**64: the bits at 2**0 and above
-    hi1, lo1 = _mul_wide(b, m, a[1])
+    hi1, lo1 = _mul_wide(f, b, m, a[1])
     if f.f64:
-        hi2, _ = _mul_wide(b, m, a[2])
+        hi2, _ = _mul_wide(f, b, m, a[2])
         low = b.add(lo1, hi2)
-        top = b.add(b.add(top, hi1), b.zext(b.icmp_unsigned("<", low, lo1), I64))
+        top = b.add(b.add(top, hi1), b.zext(b.icmp_unsigned("<", low, lo1), f.vt(I64)))
     else:
         top = b.add(top, hi1)
     # round to the nearest quadrant: frac = top - n * 2**62 in [-2**61, 2**61)
-    n = b.lshr(b.add(top, c64(1 << 61)), c64(62))
-    frac = b.sub(top, b.shl(n, c64(62)))
-    pio2 = math.pi / 2
+    n = b.lshr(b.add(top, f.k(I64, 1 << 61)), f.k(I64, 62))
+    frac = b.sub(top, b.shl(n, f.k(I64, 62)))
     if f.f64:
-        r = _ph_fraction_f64(e, b, frac, low)
-    else:
-        r = b.fptrunc(b.fmul(b.sitofp(frac, F64), ir.Constant(F64, pio2 * 2.0 ** -62)), F32)
-    q = n if f.f64 else b.trunc(n, I32)
-    return r, q
+        return _ph_fraction_f64(e, f, frac, low), n
+    r = b.fmul(b.sitofp(frac, f.vt(F64)), f.k(F64, math.pi / 2 * 2.0 ** -62))
+    return b.fptrunc(r, f.ty), b.trunc(n, f.ity)
 
 
-def _ph_fraction_f64(e: "_Emit", b, frac, low):
+def _ph_fraction_f64(e: "_Emit", f: _F, frac, low):
     """(frac * 2**64 + low) * 2**-126 * pi/2 as an f64 (frac signed, low unsigned): the magnitude's
     128 bits split so that no digit cancels, times pi/2 as a double-double."""
-    c64 = lambda v: ir.Constant(I64, v)     # noqa: E731
-    d = lambda v: ir.Constant(F64, v)       # noqa: E731
-    neg = b.icmp_signed("<", frac, c64(0))
-    nlow = b.sub(c64(0), low)
-    nfrac = b.add(b.xor(frac, c64(-1)), b.zext(b.icmp_unsigned("==", low, c64(0)), I64))
+    b = e.b
+    neg = b.icmp_signed("<", frac, f.i(0))
+    nlow = b.sub(f.i(0), low)
+    nfrac = b.add(b.xor(frac, f.i(-1)), b.zext(b.icmp_unsigned("==", low, f.i(0)), f.ity))
     mag, low = b.select(neg, nfrac, frac), b.select(neg, nlow, low)
-    hi = b.sitofp(mag, F64)                         # rounded; the rest (at most 2**8) goes to lo
-    rest = b.sub(mag, b.fptosi(hi, I64))
-    lo = e.fma(b.sitofp(rest, F64), d(2.0 ** 64), b.uitofp(low, F64))
-    fh, fl = b.fmul(hi, d(2.0 ** -62)), b.fmul(lo, d(2.0 ** -126))
+    hi = b.sitofp(mag, f.ty)                        # rounded; the rest (at most 2**8) goes to lo
+    rest = b.sub(mag, b.fptosi(hi, f.ity))
+    lo = e.fma(b.sitofp(rest, f.ty), f.c(2.0 ** 64), b.uitofp(low, f.ty))
+    fh, fl = b.fmul(hi, f.c(2.0 ** -62)), b.fmul(lo, f.c(2.0 ** -126))
     p_hi = math.pi / 2
     p_lo = 6.123233995736766e-17                    # pi/2 - p_hi
-    rh = b.fmul(fh, d(p_hi))
-    rl = b.fadd(e.fma(fh, d(p_hi), b.fneg(rh)), e.fma(fh, d(p_lo), b.fmul(fl, d(p_hi))))
+    rh = b.fmul(fh, f.c(p_hi))
+    rl = b.fadd(e.fma(fh, f.c(p_hi), b.fneg(rh)), e.fma(fh, f.c(p_lo), b.fmul(fl, f.c(p_hi))))
     r = b.fadd(rh, rl)
     return e.sel(neg, b.fneg(r), r)
 
@@ -460,18 +490,31 @@ def _reduce_large_signed(e: "_Emit", f: _F, x):
     return e.sel(xneg, b.fneg(r), r), e.sel(xneg, b.sub(f.i(0), q), q)
 
 
-def _reduce_half_pi(e: "_Emit", f: _F, x, large_path: bool = True):
+def _reduce_half_pi(e: "_Emit", f: _F, x):
     """(r, quadrant): x = r + quadrant * pi/2, |r| <= pi/4, the quadrant an integer (mod 4 is what
-    counts).  ``_reduce_small``'s; with ``large_path``, ``_reduce_large``'s where ``_is_large``, on a
-    branch (rarely taken: a GPU warp diverges only where some thread's argument is large).
-    Infinities and NaN give a NaN r."""
-    r, q, _ = _reduce_small(e, f, x)
-    if not large_path:
-        return r, q
+    counts); infinities and NaN give a NaN r.  ``_reduce_small``'s, and where ``_is_large``
+    ``_reduce_large``'s, behind a branch: a scalar's (a GPU warp diverges only where some thread's
+    argument is large), or for a vector one taken if any lane is large (one ``kortest`` of the
+    mask ``_reduce_small`` computes anyway), the large lanes selected.
+
+    Measured (2-core AVX-512 host, elementwise sin kernels of 2**22 and of 2**16 in-cache
+    elements, |x| <= 100, in-process interleaved A/B against the Cody-Waite-only functions,
+    medians of 41): the same times within the noise (a few percent); the large reduction on every
+    lane, selected, made f32 sin 3x and f64 sin 5x slower."""
+    r, q, small = _reduce_small(e, f, x)
     b = e.b
+    if f.lanes == 1:
+        go = _is_large(e, f, x)
+    else:
+        mask = f.vt(ir.IntType(1))
+        all_small = _intrinsic(b.module, f"llvm.vector.reduce.and.{f.sfx(ir.IntType(1))}", ir.IntType(1), [mask])
+        go = b.not_(b.call(all_small, [small]))
     before = b.block
-    with b.if_then(_is_large(e, f, x), likely=False):
+    with b.if_then(go, likely=False):
         rl, ql = _reduce_large_signed(e, f, x)
+        if f.lanes > 1:
+            large = _is_large(e, f, x)
+            rl, ql = e.sel(large, rl, r), e.sel(large, ql, q)
         large_block = b.block
     rp, qp = b.phi(f.ty), b.phi(f.ity)
     rp.add_incoming(r, before)
@@ -509,36 +552,6 @@ def _trig_body(f: _F, which):
         e = _Emit(b, f)
         r, q = _reduce_half_pi(e, f, x)
         return _trig_from_quadrant(e, f, which, r, q)
-    return body
-
-
-def _trig_vector_body(f: _F, which, scalar_fn):
-    """The vector variant: every lane by the small-argument path; unless all lanes are small
-    (one ``kortest`` of the mask the reduction computes anyway, and a branch), all lanes again by
-    the scalar function (which also gives inf and NaN lanes their NaN).
-
-    Measured (2-core AVX-512 host, elementwise kernels of 2**22 and of 2**16 in-cache elements,
-    arguments in [-100, 100], in-process interleaved A/B against the Cody-Waite-only functions,
-    medians of 41): within a few percent; the Payne-Hanek reduction on every lane, selected, made
-    f32 sin 3x and f64 sin 5x slower."""
-    def body(b, x):
-        e = _Emit(b, f)
-        r, q, small = _reduce_small(e, f, x)
-        fast = _trig_from_quadrant(e, f, which, r, q)
-        mask_ty = ir.VectorType(ir.IntType(1), f.lanes)
-        all_small = b.call(_intrinsic(b.module, f"llvm.vector.reduce.and.v{f.lanes}i1", ir.IntType(1), [mask_ty]),
-                           [small])
-        before = b.block
-        with b.if_then(b.not_(all_small), likely=False):
-            slow = fast
-            for k in range(f.lanes):
-                lane = ir.Constant(I32, k)
-                slow = b.insert_element(slow, b.call(scalar_fn, [b.extract_element(x, lane)]), lane)
-            slow_block = b.block
-        v = b.phi(f.ty)
-        v.add_incoming(fast, before)
-        v.add_incoming(slow, slow_block)
-        return v
     return body
 
 
@@ -785,9 +798,10 @@ FUNCTIONS = frozenset(_BODIES)
 # names its vector variants (``vector-function-abi-variant``), which the vectorizer calls instead:
 # these take the large-argument branch once per vector, where any lane needs it, which a
 # vectorized inlined scalar branch could not (it runs both sides, selected, for every vector).
-# ``llvm_cpu.optimize`` inlines the variants after vectorization.
+# ``llvm_cpu.optimize`` inlines the variants after vectorization and drops them
+# (``VECTOR_VARIANT``: their names).
 _VECTOR_VARIANTS = {"sin", "cos", "tan"}
-_VECTOR_LANES = {"f32": (4, 8, 16), "f64": (2, 4, 8)}
+VECTOR_VARIANT = re.compile(r"gradc\.\w+\.f(32|64)\.v\d+")
 
 
 class _Attributes(ir.values.FunctionAttributes):
@@ -800,18 +814,11 @@ class _Attributes(ir.values.FunctionAttributes):
         return super().add(name)
 
 
-def _keep(module, fns):
-    """Adds ``fns`` to ``@llvm.compiler.used``: kept (uncalled until vectorization) through the
-    dead-function passes that run before it."""
-    used = module.globals.get("llvm.compiler.used")
-    if used is None:
-        used = ir.GlobalVariable(module, ir.ArrayType(_PTR, 0), "llvm.compiler.used")
-        used.linkage = "appending"
-        used.section = "llvm.metadata"
-        used.initializer = ir.Constant(used.value_type, [])
-    items = list(used.initializer.constant) + list(fns)
-    used.value_type = ir.ArrayType(_PTR, len(items))
-    used.initializer = ir.Constant(used.value_type, items)
+def _vector_lanes(f: _F) -> tuple:
+    """The host's vector width in lanes of ``f``: the loop vectorizer's main loops.  (A variant for
+    its epilogues, half that, cost a fifth more compile time; their lanes call the scalar function.)"""
+    from .llvm_cpu import vector_bits     # llvm_cpu imports this module
+    return (vector_bits() // (64 if f.f64 else 32),)
 
 
 def _define_with_variants(module, name: str, f: _F):
@@ -821,18 +828,16 @@ def _define_with_variants(module, name: str, f: _F):
     fn = module.globals.get(fname)
     if fn is not None:
         return fn
-    # the body, called by the variants' lanes: not by the scalar function itself, which the SLP
-    # vectorizer would turn into a call of the variant (which calls itself then)
-    lane = _define(module, f"{fname}.lane", f.ty, 1, _trig_body(f, name), inline=False)
-    fn = _define(module, fname, f.ty, 1, lambda b, x: b.call(lane, [x]), inline=False)
+    fn = _define(module, fname, f.ty, 1, _trig_body(f, name), inline=False)
     variants = []
-    for lanes in _VECTOR_LANES[f.suffix]:
+    for lanes in _vector_lanes(f):
         fv = _F(f.scalar, lanes)
-        variants.append(_define(module, f"{fname}.v{lanes}", fv.ty, 1, _trig_vector_body(fv, name, lane)))
+        v = _define(module, f"{fname}.v{lanes}", fv.ty, 1, _trig_body(fv, name))
+        v.linkage = ""          # external: kept, uncalled, until the vectorizer runs (then internal, dropped)
+        variants.append(v)
     abi = ",".join(f"_ZGV_LLVM_N{v.type.pointee.args[0].count}v_{fname}({v.name})" for v in variants)
     fn.attributes = _Attributes(sorted(fn.attributes) + ["readnone", "willreturn",
                                                          f'"vector-function-abi-variant"="{abi}"'])
-    _keep(module, variants)
     return fn
 
 
