@@ -13,7 +13,7 @@ with a window of 2/pi's bits, the exponent choosing the window; finite arguments
 the largest give a few ulp, inf and NaN give NaN).  The large path costs two to four times the
 rest of the function, so it sits behind a branch: on the GPU a thread's own; on the CPU, where the
 loop vectorizer would run both sides of a branch, once per vector in the vector variants it calls
-instead of the scalar function (``_define_with_variants``; measured in ``_reduce_half_pi``).
+instead of the scalar function (``_define_with_variants``; measured in ``_trig_vector_body``).
 
 Accuracy (checked against NumPy in tests/codegen/test_math.py): a few ulp for |x| in the
 ranges that matter; sin/cos/tan for every finite x.
@@ -493,28 +493,18 @@ def _reduce_large_signed(e: "_Emit", f: _F, x):
 def _reduce_half_pi(e: "_Emit", f: _F, x):
     """(r, quadrant): x = r + quadrant * pi/2, |r| <= pi/4, the quadrant an integer (mod 4 is what
     counts); infinities and NaN give a NaN r.  ``_reduce_small``'s, and where ``_is_large``
-    ``_reduce_large``'s, behind a branch: a scalar's (a GPU warp diverges only where some thread's
-    argument is large), or for a vector one taken if any lane is large (one ``kortest`` of the
-    mask ``_reduce_small`` computes anyway), the large lanes selected.
-
-    Measured (2-core AVX-512 host, elementwise sin kernels of 2**22 and of 2**16 in-cache
-    elements, |x| <= 100, in-process interleaved A/B against the Cody-Waite-only functions,
-    medians of 41): the same times within the noise (a few percent); the large reduction on every
-    lane, selected, made f32 sin 3x and f64 sin 5x slower."""
-    r, q, small = _reduce_small(e, f, x)
+    ``_reduce_large``'s: for a scalar behind a branch (a GPU warp diverges only where some
+    thread's argument is large); a vector's lanes are all reduced both ways, selected (the vector
+    variants call this only where some lane is large: ``_trig_vector_body``)."""
+    r, q, _ = _reduce_small(e, f, x)
     b = e.b
-    if f.lanes == 1:
-        go = _is_large(e, f, x)
-    else:
-        mask = f.vt(ir.IntType(1))
-        all_small = _intrinsic(b.module, f"llvm.vector.reduce.and.{f.sfx(ir.IntType(1))}", ir.IntType(1), [mask])
-        go = b.not_(b.call(all_small, [small]))
-    before = b.block
-    with b.if_then(go, likely=False):
+    if f.lanes > 1:
         rl, ql = _reduce_large_signed(e, f, x)
-        if f.lanes > 1:
-            large = _is_large(e, f, x)
-            rl, ql = e.sel(large, rl, r), e.sel(large, ql, q)
+        large = _is_large(e, f, x)
+        return e.sel(large, rl, r), e.sel(large, ql, q)
+    before = b.block
+    with b.if_then(_is_large(e, f, x), likely=False):
+        rl, ql = _reduce_large_signed(e, f, x)
         large_block = b.block
     rp, qp = b.phi(f.ty), b.phi(f.ity)
     rp.add_incoming(r, before)
@@ -552,6 +542,35 @@ def _trig_body(f: _F, which):
         e = _Emit(b, f)
         r, q = _reduce_half_pi(e, f, x)
         return _trig_from_quadrant(e, f, which, r, q)
+    return body
+
+
+def _trig_vector_body(f: _F, which, large_fn):
+    """A vector variant: the lanes by the small-argument path; unless all are small (one
+    ``kortest`` of the mask ``_reduce_small`` computes anyway, and a branch), the vector again by
+    ``large_fn`` (``_trig_body``'s: both reductions, selected), a call, so that its registers
+    and constants stay out of the loop's own.
+
+    Measured (2-core AVX-512 host shared with other jobs, elementwise kernels of 2**22 elements,
+    |x| <= 100, in-process interleaved A/B against the Cody-Waite-only functions, medians of 41):
+    f32 sin 0.95 -> 1.04 ms (fastest runs 0.87 -> 0.89), f64 sin 2.52 -> 2.54 ms, cos likewise;
+    with the large reduction inline in the branch f32 sin took 1.9x (its constants and spills in
+    the loop), with it on every lane, selected, 2.6x (f64: 5x in cache).  A vector with a large
+    lane costs about 5x (f32) / 7x (f64) a small one's."""
+    def body(b, x):
+        e = _Emit(b, f)
+        r, q, small = _reduce_small(e, f, x)
+        fast = _trig_from_quadrant(e, f, which, r, q)
+        mask = f.vt(ir.IntType(1))
+        all_small = _intrinsic(b.module, f"llvm.vector.reduce.and.{f.sfx(ir.IntType(1))}", ir.IntType(1), [mask])
+        before = b.block
+        with b.if_then(b.not_(b.call(all_small, [small])), likely=False):
+            slow = b.call(large_fn, [x])
+            slow_block = b.block
+        v = b.phi(f.ty)
+        v.add_incoming(fast, before)
+        v.add_incoming(slow, slow_block)
+        return v
     return body
 
 
@@ -832,7 +851,8 @@ def _define_with_variants(module, name: str, f: _F):
     variants = []
     for lanes in _vector_lanes(f):
         fv = _F(f.scalar, lanes)
-        v = _define(module, f"{fname}.v{lanes}", fv.ty, 1, _trig_body(fv, name))
+        large = _define(module, f"{fname}.v{lanes}.large", fv.ty, 1, _trig_body(fv, name), inline=False)
+        v = _define(module, f"{fname}.v{lanes}", fv.ty, 1, _trig_vector_body(fv, name, large))
         v.linkage = ""          # external: kept, uncalled, until the vectorizer runs (then internal, dropped)
         variants.append(v)
     abi = ",".join(f"_ZGV_LLVM_N{v.type.pointee.args[0].count}v_{fname}({v.name})" for v in variants)

@@ -294,7 +294,8 @@ def test_two_over_pi_table():
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
 def test_trig_loops_stay_vectorized(dtype):
     """sin's loop is vectorized, the small-argument path inline and the large one (its window of
-    2/pi's bits: funnel shifts; f64's from a gathered table) behind a branch per vector; no libm."""
+    2/pi's bits: funnel shifts; f64's from a gathered table) a vector function called behind a
+    branch per vector; no libm."""
     from gradc.codegen import llvm_cpu
     if "+avx512f" not in llvm_cpu.host_features():
         pytest.skip("needs AVX-512 (16 x f32 / 8 x f64 lanes)")
@@ -306,4 +307,5 @@ def test_trig_loops_stay_vectorized(dtype):
     assert f"call {ivec} @llvm.fshl" in text
     assert dtype == "f32" or "@llvm.masked.gather.v8i64" in text
     assert "@sin" not in text and "@llvm.sin" not in text
-    assert not re.search(rf"call [^\n]*@gradc\.sin\.{dtype}\.v\d", text), "vector variant not inlined"
+    assert not re.search(rf"call [^\n]*@gradc\.sin\.{dtype}\.v\d+\(", text), "vector variant not inlined"
+    assert re.search(rf"call [^\n]*@gradc\.sin\.{dtype}\.v\d+\.large\(", text), "no large-argument call"
