@@ -556,7 +556,9 @@ def _trig_vector_body(f: _F, which, large_fn):
     f32 sin 0.95 -> 1.04 ms (fastest runs 0.87 -> 0.89), f64 sin 2.52 -> 2.54 ms, cos likewise;
     with the large reduction inline in the branch f32 sin took 1.9x (its constants and spills in
     the loop), with it on every lane, selected, 2.6x (f64: 5x in cache).  A vector with a large
-    lane costs about 5x (f32) / 7x (f64) a small one's."""
+    lane costs about 5x (f32) / 7x (f64) a small one's.  Row sums of sin ([1024, 1024], axis 1)
+    ran 5-20% slower: the call clobbers every zmm register, so values that live across the
+    branches of the loop's interleaved copies are spilled on the hot path too."""
     def body(b, x):
         e = _Emit(b, f)
         r, q, small = _reduce_small(e, f, x)
