@@ -1,2 +1,3 @@
-"""``torch.utils``: ``checkpoint`` (activation checkpointing)."""
+"""``torch.utils``: ``checkpoint`` (activation checkpointing) and ``data`` (datasets, samplers, DataLoader)."""
 from . import checkpoint  # noqa: F401
+from . import data  # noqa: F401
