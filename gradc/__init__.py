@@ -29,7 +29,7 @@ from .random_state import Generator, default_generator, get_rng_state, initial_s
 from .compile import CompiledFunction, compile  # noqa: E402,A004  (after Tensor: compile imports it)
 from . import utils  # noqa: E402,F401  (torch.utils.checkpoint)
 from . import compiler  # noqa: E402,F401  (torch.compiler)
-from . import backends  # noqa: E402,F401  (torch.backends)
+from . import backends, testing  # noqa: E402,F401  (torch.backends, torch.testing)
 
 float = float32  # noqa: A001
 double = float64
