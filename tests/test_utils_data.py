@@ -280,6 +280,20 @@ def test_dataloader_iterable_dataset(kwargs):
     assert _plain(list(g)) == _plain(list(t))
 
 
+def test_dataloader_iterable_dataset_longer_than_its_len_warns():
+    class Liar(gdata.IterableDataset):
+        def __iter__(self):
+            return iter(range(3))
+
+        def __len__(self):
+            return 2
+
+    loader = gdata.DataLoader(Liar(), batch_size=None)
+    assert len(loader) == 2
+    with pytest.warns(UserWarning, match=r"was reported to be 2\(when accessing len\(dataloader\)\), but 3 samples"):
+        assert [int(x) for x in loader] == [0, 1, 2]
+
+
 def test_dataloader_iterable_dataset_option_errors():
     gs, ts = _streams()
     for kwargs in ({"shuffle": True}, {"sampler": [0]}, {"batch_sampler": [[0]]}):
@@ -314,6 +328,8 @@ def test_dataloader_timeout_and_frozen_attributes():
 def test_dataloader_num_workers_is_refused():
     with pytest.raises(NotImplementedError, match="num_workers=2"):
         gdata.DataLoader(range(4), num_workers=2)
+    _same_error(lambda: gdata.DataLoader(range(4), num_workers=2, sampler=[0], shuffle=True),
+                lambda: tdata.DataLoader(range(4), num_workers=2, sampler=[0], shuffle=True), ValueError)
     assert gdata.get_worker_info() is None and tdata.get_worker_info() is None
 
 
@@ -327,6 +343,20 @@ def test_dataloader_pin_memory_without_accelerator_warns_as_torch():
         assert batches == [[0, 1], [2]]
         messages.append([str(w.message) for w in caught])
     assert messages[0] == messages[1] and len(messages[0]) == 1
+
+
+def test_generic_subscripts_and_module_aliases():
+    class Squares(gdata.Dataset[int]):
+        def __getitem__(self, i):
+            return i * i
+
+    class Every(gdata.Sampler[int]):
+        def __iter__(self):
+            return iter([2, 0])
+
+    assert [int(b) for b in gdata.DataLoader(Squares(), sampler=Every())] == [4, 0]
+    assert gdata.dataloader.default_collate is gdata.default_collate
+    assert gdata.dataloader.default_convert is gdata.default_convert
 
 
 def test_dataloader_getitems_and_custom_dataset():

@@ -26,6 +26,9 @@ from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 __all__ = ["DataLoader", "get_worker_info"]
 
+default_collate = _collate.default_collate      # PyTorch keeps these names in dataloader.py too
+default_convert = _collate.default_convert
+
 _FROZEN_ATTRIBUTES = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers")
 
 
@@ -58,10 +61,6 @@ def _check_worker_options(num_workers, timeout, prefetch_factor, persistent_work
     if multiprocessing_context is not None and num_workers == 0:
         raise ValueError("multiprocessing_context can only be used with multi-process loading (num_workers > 0), "
                          f"but got num_workers={num_workers}")
-    if num_workers > 0:
-        raise NotImplementedError(
-            f"gradc's DataLoader loads in the main process only: num_workers={num_workers} (worker processes) is "
-            "not implemented; pass num_workers=0")
 
 
 def _check_iterable_options(shuffle, sampler, batch_sampler):
@@ -115,6 +114,10 @@ class DataLoader:
         self.persistent_workers = persistent_workers
         self._IterableDataset_len_called = None
         self.__initialized = True
+        if num_workers > 0:
+            raise NotImplementedError(
+                f"gradc's DataLoader loads in the main process only: num_workers={num_workers} (worker processes) is "
+                "not implemented; pass num_workers=0")
 
     def _samplers(self, dataset, batch_size, shuffle, sampler, batch_sampler, drop_last, generator):
         """The sampler and batch sampler the options ask for, after PyTorch's checks of their combinations."""
