@@ -123,3 +123,15 @@ def test_make_tensor_low_equal_high_warns_as_torch():
             warnings.simplefilter("always")
             t = lib.testing.make_tensor(3, dtype=lib.float32, device="cpu", low=1.0, high=1.0)
         assert [w.category for w in caught] == [FutureWarning] and t.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_assert_close_check_device(cuda):
+    a, b = gradc.ones(2), gradc.ones(2, device=cuda)
+    with pytest.raises(AssertionError) as eg:
+        gradc.testing.assert_close(a, b)
+    with pytest.raises(AssertionError) as et:          # PyTorch's format, with the device it has here
+        torch.testing.assert_close(torch.ones(2), torch.ones(2, device="meta"))
+    assert str(eg.value) == str(et.value).replace("meta", "cuda:0")
+    gradc.testing.assert_close(a, b, check_device=False)
+    with pytest.raises(AssertionError, match="Mismatched elements: 1 / 2"):
+        gradc.testing.assert_close(a, gradc.tensor([1., 2.], device=cuda), check_device=False)

@@ -376,3 +376,10 @@ def test_dataloader_getitems_and_custom_dataset():
 
     g, t = gdata.Subset(GSquares(), [3, 1, 2]), tdata.Subset(TSquares(), [3, 1, 2])
     assert _plain(list(gdata.DataLoader(g, batch_size=2))) == _plain(list(tdata.DataLoader(t, batch_size=2)))
+
+
+def test_dataloader_pin_memory_with_a_cuda_device_is_silent(cuda):
+    loader = gdata.DataLoader(range(3), batch_size=2, pin_memory=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert [b.tolist() for b in loader] == [[0, 1], [2]]
