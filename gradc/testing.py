@@ -63,7 +63,10 @@ def _mismatch_msg(identifier, extra, abs_diff, abs_idx, atol, rel_diff, rel_idx,
     equality = rtol == 0 and atol == 0
 
     def diff_msg(kind, diff, idx, tol):
-        line = f"{kind.title()} difference: {diff}" if idx is None else f"Greatest {kind} difference: {diff} at index {idx}"
+        if idx is None:
+            line = f"{kind.title()} difference: {diff}"
+        else:
+            line = f"Greatest {kind} difference: {diff} at index {idx}"
         return line + ("" if equality else f" (up to {tol} allowed)") + "\n"
 
     msg = f"{identifier} are not {'equal' if equality else 'close'}!\n\n"
@@ -232,10 +235,10 @@ def _pairs(actual, expected, id_=()):
     if isinstance(actual, collections.abc.Mapping) and isinstance(expected, collections.abc.Mapping):
         actual_keys, expected_keys = set(actual.keys()), set(expected.keys())
         if actual_keys != expected_keys:
+            missing, additional = sorted(expected_keys - actual_keys), sorted(actual_keys - expected_keys)
             raise _Mismatch(AssertionError, "The keys of the mappings do not match:\n"
-                                            f"Missing keys in the actual mapping: {sorted(expected_keys - actual_keys)}\n"
-                                            f"Additional keys in the actual mapping: "
-                                            f"{sorted(actual_keys - expected_keys)}", id_)
+                                            f"Missing keys in the actual mapping: {missing}\n"
+                                            f"Additional keys in the actual mapping: {additional}", id_)
         try:
             keys = sorted(actual_keys)
         except Exception:

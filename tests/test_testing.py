@@ -99,7 +99,8 @@ def test_make_tensor_ranges_and_shapes():
         make(2, 2, dtype=gradc.float32, device="cpu", memory_format="channels_last")
 
 
-@pytest.mark.parametrize("kwargs", [{"low": 2, "high": 1}, {"low": float("nan")}, {"requires_grad": True, "dtype": "int32"},
+@pytest.mark.parametrize("kwargs", [{"low": 2, "high": 1}, {"low": float("nan")},
+                                    {"requires_grad": True, "dtype": "int32"},
                                     {"low": 300, "high": 400, "dtype": "int8"},
                                     {"noncontiguous": True, "memory_format": "channels_last"}])
 def test_make_tensor_errors_match_torch(kwargs):
