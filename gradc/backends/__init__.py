@@ -49,7 +49,7 @@ class FlagModule(types.ModuleType):
     """A module whose ``BoolFlag`` class attributes are settable as ``module.flag = value``."""
 
     @contextmanager
-    def _flags(self, **values):
+    def set_for_block(self, **values):
         """Set the flags given (None: leave it) for the block, then restore them."""
         flags = {name: type(self).__dict__[name] for name, value in values.items() if value is not None}
         for name, flag in flags.items():

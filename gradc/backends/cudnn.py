@@ -6,6 +6,8 @@ PyTorch's where cuDNN is not available.
 """
 from __future__ import annotations
 
+import sys
+
 from . import BoolFlag, FlagModule, install_flags
 
 __all__ = ["flags", "is_available", "version"]
@@ -29,11 +31,12 @@ class CudnnModule(FlagModule):
     deterministic = BoolFlag(False, "set_deterministic_cudnn")
     allow_tf32 = BoolFlag(True, "set_allow_tf32_cublas")      # PyTorch's message names cuBLAS here too
 
-    def flags(self, enabled=False, benchmark=False, benchmark_limit=10, deterministic=False, allow_tf32=True,
-              fp32_precision="none", depthwise_kernel="auto"):
-        """Set the flags for a ``with`` block and restore them after (PyTorch's defaults)."""
-        return self._flags(enabled=enabled, benchmark=benchmark, deterministic=deterministic,
-                           allow_tf32=allow_tf32)
+
+def flags(enabled=False, benchmark=False, benchmark_limit=10, deterministic=False, allow_tf32=True,
+          fp32_precision="none", depthwise_kernel="auto"):
+    """Set the flags for a ``with`` block and restore them after (PyTorch's defaults)."""
+    return sys.modules[__name__].set_for_block(enabled=enabled, benchmark=benchmark, deterministic=deterministic,
+                                               allow_tf32=allow_tf32)
 
 
 install_flags(__name__, CudnnModule)

@@ -4,6 +4,8 @@ bools with PyTorch's defaults, type checks and ``flags()`` context manager that 
 """
 from __future__ import annotations
 
+import sys
+
 from . import BoolFlag, FlagModule, install_flags
 
 __all__ = ["flags", "is_available"]
@@ -18,9 +20,10 @@ class MkldnnModule(FlagModule):
     enabled = BoolFlag(True, "set_enabled_mkldnn")
     deterministic = BoolFlag(False, "set_deterministic_mkldnn")
 
-    def flags(self, enabled=False, deterministic=False, allow_tf32=True, fp32_precision="none"):
-        """Set the flags for a ``with`` block and restore them after (PyTorch's defaults)."""
-        return self._flags(enabled=enabled, deterministic=deterministic)
+
+def flags(enabled=False, deterministic=False, allow_tf32=True, fp32_precision="none"):
+    """Set the flags for a ``with`` block and restore them after (PyTorch's defaults)."""
+    return sys.modules[__name__].set_for_block(enabled=enabled, deterministic=deterministic)
 
 
 install_flags(__name__, MkldnnModule)
