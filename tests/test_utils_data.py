@@ -96,6 +96,10 @@ def test_random_split_counts_and_fractions():
     assert sorted(x for p in parts for x in p) == list(range(10))
     again = gdata.random_split(range(10), [3, 7], generator=gradc.Generator().manual_seed(3))
     assert [list(p) for p in parts] == [list(p) for p in again]
+    gradc.manual_seed(7)
+    first = [list(p) for p in gdata.random_split(range(10), [5, 5])]
+    gradc.manual_seed(7)
+    assert [list(p) for p in gdata.random_split(range(10), [5, 5])] == first
     for fractions in ([0.3, 0.3, 0.4], [0.5, 0.5], [0.25, 0.25, 0.25, 0.25]):
         gl = [len(p) for p in gdata.random_split(range(11), fractions)]
         tl = [len(p) for p in tdata.random_split(range(11), fractions)]
