@@ -1,6 +1,7 @@
 """gradc.utils.data against torch.utils.data: datasets, random_split, default_collate/default_convert,
 the samplers and DataLoader (batches, lengths, argument errors, warnings). Random orders come from
-gradc's generator, so the random parts are checked by their properties, not PyTorch's permutations."""
+gradc's generator, whose numbers are PyTorch's: most random parts are checked by their properties,
+and one test compares the orders with PyTorch's after the same seed."""
 import collections
 import warnings
 
@@ -388,3 +389,18 @@ def test_dataloader_pin_memory_with_a_cuda_device_is_silent(cuda):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert [b.tolist() for b in loader] == [[0, 1], [2]]
+
+
+def test_shuffles_splits_and_samplers_equal_pytorchs_after_the_same_seed():
+    """gradc's generators are PyTorch's, and the samplers draw as PyTorch's: after the same seed,
+    two epochs of a shuffled DataLoader, random_split and the random samplers give PyTorch's orders."""
+    out = []
+    for m in (torch, gradc):
+        m.manual_seed(0)
+        dl = m.utils.data.DataLoader(m.utils.data.TensorDataset(m.arange(10)), batch_size=4, shuffle=True)
+        out.append(([b[0].tolist() for b in dl], [b[0].tolist() for b in dl],
+                    list(m.utils.data.random_split(range(10), [3, 7])[0]),
+                    list(m.utils.data.WeightedRandomSampler([0.1, 0.9, 0.5], 5)),
+                    list(m.utils.data.RandomSampler(range(5), replacement=True)),
+                    list(m.utils.data.SubsetRandomSampler([4, 8, 15, 16, 23]))))
+    assert out[1] == out[0]

@@ -19,7 +19,8 @@ from __future__ import annotations
 import math
 import warnings
 
-from ...random_state import numpy_rng
+from ... import dtypes
+from ...factories import empty
 from . import collate as _collate
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
@@ -182,7 +183,8 @@ class _SingleProcessDataLoaderIter:
         self._collate_fn = loader.collate_fn
         self._index_sampler = loader._index_sampler
         self._sampler_iter = iter(self._index_sampler)
-        self._base_seed = int(numpy_rng(loader.generator).integers(0, 2 ** 63 - 1))   # PyTorch draws workers' seed
+        # PyTorch draws the workers' base seed (an int64 random_()) even without workers
+        self._base_seed = int(empty((), dtype=dtypes.int64).random_(generator=loader.generator).item())
         self._dataset_iter = iter(self._dataset) if self._is_iterable else None
         self._ended = False
         self._num_yielded = 0

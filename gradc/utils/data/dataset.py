@@ -2,8 +2,8 @@
 bases, ``TensorDataset``, ``StackDataset``, ``ConcatDataset``, ``ChainDataset``, ``Subset`` and
 ``random_split``, with PyTorch's behaviour and errors.
 
-``random_split`` permutes with gradc's generator (``randperm``), so the same seed gives the same
-split from run to run but not the split PyTorch draws: gradc's random numbers are not PyTorch's.
+``random_split`` permutes with gradc's generator (``randperm``), whose numbers are PyTorch's: the
+same seed gives PyTorch's split.
 """
 from __future__ import annotations
 

@@ -2,10 +2,10 @@
 keys: ``SequentialSampler``, ``RandomSampler``, ``SubsetRandomSampler``, ``WeightedRandomSampler``
 and ``BatchSampler``, with PyTorch's arguments, checks and errors.
 
-Random samplers draw with gradc's generators (``randperm``, ``randint``, ``multinomial``): a seeded
-generator repeats its order, but the orders are not the ones PyTorch draws. A ``RandomSampler``
-without a generator seeds a fresh one from the default generator at each pass, as PyTorch's does,
-so ``gradc.manual_seed`` makes its shuffles reproducible.
+Random samplers draw as PyTorch's do (``randperm``, ``randint``, ``multinomial``) with gradc's
+generators, which are PyTorch's (``torch_rng``): after the same seed the orders are PyTorch's. A
+``RandomSampler`` without a generator seeds a fresh one from the default generator at each pass,
+as PyTorch's does.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Generic, TypeVar
 
 from ... import factories
 from ...dtypes import float64, int64
-from ...random_state import Generator, numpy_rng
+from ...random_state import Generator
 
 __all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler", "SubsetRandomSampler",
            "WeightedRandomSampler"]
@@ -49,7 +49,7 @@ def _check_positive_int(name: str, value) -> None:
 
 def _fresh_generator() -> Generator:
     """A generator seeded from the default one (what a sampler without ``generator=`` draws with)."""
-    seed = int(numpy_rng(None).integers(-(2 ** 63), 2 ** 63 - 1, dtype="int64", endpoint=True))
+    seed = int(factories.empty((), dtype=int64).random_().item())       # PyTorch's draw of it
     return Generator().manual_seed(seed)
 
 
