@@ -434,8 +434,10 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
 
 
 @parses("randint", *_RANDINT, method=False)
-def randint(low, high=None, size=(), *, generator=None, dtype=None, device=None, requires_grad=False):
-    if high is None:
+def randint(low=None, high=None, size=(), *, generator=None, dtype=None, device=None, requires_grad=False):
+    if low is None:               # randint(high=5, size=...): the parser checked that high is given
+        low = 0
+    elif high is None:
         low, high = 0, low
     elif isinstance(high, (tuple, list)) and size == ():      # randint(high, size)
         low, high, size = 0, low, high

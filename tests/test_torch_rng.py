@@ -32,6 +32,7 @@ DRAWS = {
                                                             m.rand(2).numpy()]),
     "randint": lambda m: m.randint(-3, 50, (30,)).numpy(),
     "randint-wide": lambda m: m.randint(-2 ** 40, 2 ** 40, (10,)).numpy(),
+    "randint-keywords": lambda m: m.randint(high=9, size=(6,)).numpy(),
     "randperm": lambda m: m.randperm(300).numpy(),
     "uniform_": lambda m: m.empty(50).uniform_(-0.3, 0.7).numpy(),
     "normal_": lambda m: m.empty(50).normal_(2.0, 3.0).numpy(),
