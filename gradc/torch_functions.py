@@ -133,11 +133,19 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     return _F().embedding(indices, weight, padding_idx=None if padding_idx < 0 else padding_idx)
 
 
+def check_dropout_p(p):
+    """ATen's check of a dropout probability (a RuntimeError; nn.functional raises a ValueError)."""
+    if p < 0 or p > 1:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {_num(p)}")
+
+
 def dropout(input, p, train):
+    check_dropout_p(p)
     return _F().dropout(input, p, training=train)
 
 
 def dropout_(input, p, train):
+    check_dropout_p(p)
     return input._inplace(_F().dropout(input, p, training=train)) if train and p > 0 else input
 
 

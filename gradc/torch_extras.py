@@ -1,0 +1,240 @@
+"""More of PyTorch's ``torch.*`` surface, each a thin spelling of what gradc already has:
+
+* top-level forms of ``nn.functional`` functions with ATen's signatures (losses with an integer
+  ``reduction``, ``instance_norm``, ``constant_pad_nd``, the ``(input, p, train)`` dropouts,
+  ``rrelu``, ``bilinear``, ``channel_shuffle``) and ``native_layer_norm`` / ``native_batch_norm``,
+  which return the saved statistics as PyTorch's do;
+* the ``*_copy`` forms of the view functions (``view_copy``, ``permute_copy``, ...): the view's
+  values in a new tensor, shown as PyTorch's ``{View}Backward0_copy`` node;
+* ``angle`` of real tensors and ``vmap`` (``gradc.func.vmap``).
+"""
+from __future__ import annotations
+
+import math
+
+from . import dtypes
+from .autograd.node import grad_fn_named
+from .compositions import bind_methods
+from .torch_functions import _F, _reduction, check_dropout_p
+
+
+# ---- nn.functional spellings with ATen's signatures ---------------------------------------------
+# (as for torch_functions' losses: torch.* called without a reduction reduces nothing)
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
+    return _F().cosine_embedding_loss(input1, input2, target, margin, reduction=_reduction(reduction))
+
+
+def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
+    return _F().hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, reduction=0):
+    return _F().triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
+                                    reduction=_reduction(reduction))
+
+
+def poisson_nll_loss(input, target, log_input, full, eps, reduction):
+    return _F().poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=_reduction(reduction))
+
+
+def pdist(input, p=2):
+    return _F().pdist(input, p)
+
+
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled):
+    return _F().instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+
+
+def constant_pad_nd(input, pad, value=0):
+    if len(pad) % 2:
+        raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
+    return _F().pad(input, list(pad), "constant", value)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    return _F().bilinear(input1, input2, weight, bias)
+
+
+def channel_shuffle(input, groups):
+    return _F().channel_shuffle(input, groups)
+
+
+def native_channel_shuffle(input, groups):
+    return _F().channel_shuffle(input, groups)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    return _F().rrelu(input, lower, upper, training)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    return _F().rrelu_(input, lower, upper, training)
+
+
+def alpha_dropout(input, p, train):
+    check_dropout_p(p)
+    return _F().alpha_dropout(input, p, train)
+
+
+def _check_features(input, p, train):
+    check_dropout_p(p)
+    if train and p != 0 and input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+
+
+def feature_alpha_dropout(input, p, train):
+    _check_features(input, p, train)
+    return _F().feature_alpha_dropout(input, p, train)
+
+
+def feature_dropout(input, p, train):
+    """Zero whole channels (dim 1, any number of trailing dims) with probability ``p``."""
+    _check_features(input, p, train)
+    return _F()._feature_dropout(input, p, train)
+
+
+def _in_place(fn):
+    """The ``torch.X_(input, p, train)`` form of the dropout ``fn``: its result written into input."""
+    def inplace(input, p, train):
+        check_dropout_p(p)
+        if not train or p == 0:
+            return input
+        return input._inplace(fn(input, p, train))
+    inplace.__name__ = fn.__name__ + "_"
+    inplace.__doc__ = f"``{fn.__name__}`` written into ``input``."
+    return inplace
+
+
+alpha_dropout_ = _in_place(alpha_dropout)
+feature_alpha_dropout_ = _in_place(feature_alpha_dropout)
+feature_dropout_ = _in_place(feature_dropout)
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """(layer_norm's output, the mean, 1 / sqrt(biased var + eps)), the statistics of shape
+    input.shape[:axis] + (1,) * len(normalized_shape) and without history, as PyTorch's."""
+    shape = [int(n) for n in normalized_shape] if isinstance(normalized_shape, (list, tuple)) else [
+        int(normalized_shape)]
+    out = _F().layer_norm(input, shape, weight, bias, eps)
+    mean, rstd = _statistics(input.detach(), tuple(range(input.ndim - len(shape), input.ndim)), eps, True)
+    return out, mean, rstd
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """(batch_norm's output, save_mean, save_invstd): the batch's mean and 1 / sqrt(biased var +
+    eps) per channel when ``training``, empty tensors when not, as PyTorch's."""
+    out = _F().batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    if not training:
+        empty = input.new_empty(0).detach()
+        return out, empty, empty.clone()
+    dims = tuple(d for d in range(input.ndim) if d != 1)
+    mean, invstd = _statistics(input.detach(), dims, eps, False)
+    return out, mean, invstd
+
+
+def _statistics(x, dims, eps, keepdim):
+    mean = x.mean(dims, keepdim=keepdim)
+    var = x.var(dims, unbiased=False, keepdim=keepdim)
+    return mean, (var + eps).rsqrt()
+
+
+# ---- angle, vmap ------------------------------------------------------------------------------------
+@grad_fn_named("AngleBackward0", edges=lambda input: (input,))
+def angle(input):
+    """The argument of each (real) element: pi where it is negative, else 0 (NaN stays NaN); a float
+    tensor (integers promote to the default float); its gradient is zero."""
+    from .tensor_api import where
+    x = input if input.dtype.is_floating_point else input.to(dtypes.default_float)
+    return where(x != x, x * 0, (x < 0).to(x.dtype) * math.pi)
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    from .func import vmap as _vmap
+    return _vmap(func, in_dims, out_dims, randomness, chunk_size=chunk_size)
+
+
+# ---- the *_copy forms of the views ------------------------------------------------------------------
+def _copy_of(node, view):
+    """``view(input, ...)``'s values in a new tensor, shown as PyTorch's ``{node}_copy`` node (a
+    function of the arguments giving ``node`` where it depends on them)."""
+    def name(input, *args, **kwargs):
+        base = node(input, *args, **kwargs) if callable(node) else node
+        return base and base + "_copy"
+
+    @grad_fn_named(name, edges=lambda input, *args, **kwargs: (input,))
+    def copy(input, *args, **kwargs):
+        result = view(input, *args, **kwargs)
+        return result.clone().contiguous()
+    copy.__doc__ = f"The values of the view ``{view.__name__}`` in a new tensor."
+    return copy
+
+
+def _pieces_copy(node, split):
+    """``split(input, ...)``'s pieces, each in a new tensor shown as PyTorch's ``{node}_copy``."""
+    @grad_fn_named(node + "_copy")
+    def copy(input, *args, **kwargs):
+        return tuple(piece.clone() for piece in split(input, *args, **kwargs))
+    copy.__doc__ = f"The pieces of ``{split.__name__}``, each in a new tensor."
+    return copy
+
+
+def _view(input, *shape):
+    if len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
+        return input.view(shape[0])
+    return input.view(*shape)
+
+
+def _slice(input, dim=0, start=None, end=None, step=1):
+    key = [slice(None)] * (dim % max(input.ndim, 1)) + [slice(start, end, step)]
+    return input[tuple(key)]
+
+
+def _squeeze(input, *dim):
+    return input.squeeze(*dim)
+
+
+def _alias(input):
+    return input.view(input.shape)
+
+
+view_copy = _copy_of(lambda input, *s: None if isinstance(s[0], dtypes.dtype) else "ViewBackward0", _view)
+permute_copy = _copy_of("PermuteBackward0", lambda input, dims: input.permute(*dims))
+expand_copy = _copy_of("ExpandBackward0", lambda input, size, *, implicit=False: input.expand(*size))
+t_copy = _copy_of("TBackward0", lambda input: input.t())
+transpose_copy = _copy_of("TransposeBackward0", lambda input, dim0, dim1: input.transpose(dim0, dim1))
+squeeze_copy = _copy_of(lambda input, *dim: "SqueezeBackward1" if dim and isinstance(dim[0], int)
+                        else "SqueezeBackward2" if dim else "SqueezeBackward0", _squeeze)
+unsqueeze_copy = _copy_of("UnsqueezeBackward0", lambda input, dim: input.unsqueeze(dim))
+select_copy = _copy_of("SelectBackward0", lambda input, dim, index: input.select(dim, index))
+slice_copy = _copy_of("SliceBackward0", _slice)
+diagonal_copy = _copy_of("DiagonalBackward0",
+                         lambda input, offset=0, dim1=0, dim2=1: input.diagonal(offset, dim1, dim2))
+alias_copy = _copy_of("AliasBackward0", _alias)
+unfold_copy = _copy_of("UnfoldBackward0", lambda input, dimension, size, step: input.unfold(dimension, size, step))
+as_strided_copy = _copy_of("AsStridedBackward0", lambda input, size, stride, storage_offset=None:
+                           input.as_strided(size, stride, storage_offset))
+unbind_copy = _pieces_copy("UnbindBackward0", lambda input, dim=0: input.unbind(dim))
+split_copy = _pieces_copy("SplitBackward0", lambda input, split_size, dim=0: input.split(split_size, dim))
+split_with_sizes_copy = _pieces_copy("SplitWithSizesBackward0",
+                                     lambda input, split_sizes, dim=0: input.split(list(split_sizes), dim))
+
+
+def detach_copy(input):
+    """A copy of ``input`` without history that requires grad when input does (PyTorch's node
+    for it is NotImplemented: a backward through it raises)."""
+    return input.detach().clone().requires_grad_(input.requires_grad)
+
+
+METHODS = ("angle",)
+
+FUNCTIONS = (
+    "cosine_embedding_loss", "hinge_embedding_loss", "triplet_margin_loss", "poisson_nll_loss", "pdist",
+    "instance_norm", "constant_pad_nd", "bilinear", "channel_shuffle", "native_channel_shuffle", "rrelu", "rrelu_",
+    "alpha_dropout", "alpha_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_", "feature_dropout",
+    "feature_dropout_", "native_layer_norm", "native_batch_norm", "angle", "vmap",
+    "view_copy", "permute_copy", "expand_copy", "t_copy", "transpose_copy", "squeeze_copy", "unsqueeze_copy",
+    "select_copy", "slice_copy", "diagonal_copy", "alias_copy", "unfold_copy", "as_strided_copy", "unbind_copy",
+    "split_copy", "split_with_sizes_copy", "detach_copy",
+)
+
+bind_methods(globals(), METHODS)
