@@ -11,6 +11,29 @@ import warnings
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
+# PyTorch's TORCH_WARN_ONCE: such warnings are issued once per process, or every time after
+# ``torch.set_warn_always(True)``
+warned_once: set = set()
+_warn_always = [False]
+
+
+def set_warn_always(b) -> None:
+    _warn_always[0] = bool(b)
+
+
+def is_warn_always_enabled() -> bool:
+    return _warn_always[0]
+
+
+def first_time(key) -> bool:
+    """Whether a TORCH_WARN_ONCE warning ``key`` is to be issued now (and note that it was)."""
+    if _warn_always[0]:
+        return True
+    if key in warned_once:
+        return False
+    warned_once.add(key)
+    return True
+
 
 def warn_at_user_code(message: str, category=UserWarning, *, with_held_output=False) -> None:
     """``with_held_output``: a warning about something printed, issued when what is printed is

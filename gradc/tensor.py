@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from . import _printing, dtypes
-from ._warnings import warn_at_user_code
+from ._warnings import first_time, warn_at_user_code
 from .arg_parser import bool_arg, parses
 from .autograd import grad_mode
 from .autograd.engine import run_unit_backward
@@ -42,7 +42,6 @@ SCALAR_OF_GRAD_WARNING = (
     "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
     "Consider using tensor.detach() first. (Triggered internally at "
     "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)")
-_warned_once: set = set()      # PyTorch's TORCH_WARN_ONCE: these warn once per process
 
 
 
@@ -777,8 +776,8 @@ class Tensor(TensorAPI):
     def __float__(self):
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        if self._requires_grad and grad_mode.is_grad_enabled() and "float" not in _warned_once:
-            _warned_once.add("float")      # (PyTorch warns for float() only: not int(), item() or bool())
+        # (PyTorch warns for float() only: not int(), item() or bool())
+        if self._requires_grad and grad_mode.is_grad_enabled() and first_time("float"):
             warn_at_user_code(SCALAR_OF_GRAD_WARNING)
         return float(self.item())
 

@@ -2838,7 +2838,7 @@ def test_float_of_a_tensor_that_requires_grad_warns_once_like_pytorch():
     (PyTorch's TORCH_WARN_ONCE); ``int()``, ``item()`` and ``float()`` under no_grad do not."""
     import subprocess
     import sys
-    sys.modules["gradc.tensor"]._warned_once.discard("float")
+    sys.modules["gradc._warnings"].warned_once.discard("float")
     x = gradc.ones((), requires_grad=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
