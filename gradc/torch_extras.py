@@ -6,7 +6,10 @@
   which return the saved statistics as PyTorch's do;
 * the ``*_copy`` forms of the view functions (``view_copy``, ``permute_copy``, ...): the view's
   values in a new tensor, shown as PyTorch's ``{View}Backward0_copy`` node;
-* ``angle`` of real tensors and ``vmap`` (``gradc.func.vmap``).
+* ``angle`` of real tensors and ``vmap`` (``gradc.func.vmap``);
+* the Tensor flags libraries check (``is_sparse``, ``is_meta``, ... all False; ``is_pinned()``,
+  ``is_shared()`` / ``share_memory_()``, ``pin_memory()``, which needs an accelerator), and
+  ``new_empty_strided`` and the deprecated ``resize`` / ``resize_as``.
 """
 from __future__ import annotations
 
@@ -225,6 +228,80 @@ def detach_copy(input):
     return input.detach().clone().requires_grad_(input.requires_grad)
 
 
+# ---- Tensor flags and legacy methods -------------------------------------------------------------
+FALSE_FLAGS = ("is_sparse", "is_sparse_csr", "is_quantized", "is_meta", "is_mkldnn", "is_nested", "is_xpu", "is_mps",
+               "is_xla", "is_ipu", "is_mtia", "is_maia", "is_vulkan")
+
+
+def _is_pinned(self, device=None) -> bool:
+    return False
+
+
+def _is_shared(self) -> bool:
+    return bool(getattr(self, "_shared_memory", False))
+
+
+def _share_memory_(self):
+    """Marks the tensor shared (gradc's tensors live in this process; nothing moves)."""
+    self._shared_memory = True
+    return self
+
+
+def _pin_memory(self, device=None):
+    raise RuntimeError("Cannot access accelerator device when none is available.")
+
+
+def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=False,
+                       requires_grad=False):
+    from .torch_factories import empty_strided
+    return empty_strided(size, stride, dtype=dtype or self.dtype, device=device or self.device,
+                         requires_grad=requires_grad)
+
+
+def _resize_error(sizes, numel, have):
+    return RuntimeError(f"requested resize to {'x'.join(map(str, sizes))} ({numel} elements in total), but the given "
+                        f"tensor has a size of {'x'.join(map(str, have))} ({have.numel()} elements). autograd's resize "
+                        "can only change the shape of a given tensor, while preserving the number of elements. ")
+
+
+@grad_fn_named("ResizeBackward", edges=lambda self, sizes: (self,))
+def _reshaped(self, sizes):
+    import functools
+    import operator
+    numel = functools.reduce(operator.mul, sizes, 1)       # (PyTorch's count: a tuple argument is no number)
+    if numel != self.numel():
+        raise _resize_error(sizes, numel, self.shape)
+    return (self if self.is_contiguous() else self.contiguous()).view(*sizes)
+
+
+def _resize(self, *sizes):
+    """The deprecated out-of-place resize: a reshape that keeps the number of elements."""
+    import warnings
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    return _reshaped(self, sizes)
+
+
+def _resize_as(self, tensor):
+    import warnings
+    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    return _reshaped(self, tuple(tensor.shape))
+
+
+_SPECIAL_METHODS = {"is_pinned": _is_pinned, "is_shared": _is_shared, "share_memory_": _share_memory_,
+                    "pin_memory": _pin_memory, "new_empty_strided": _new_empty_strided, "resize": _resize,
+                    "resize_as": _resize_as}
+
+
+def _bind():
+    from .tensor_api import TensorAPI
+    for name in FALSE_FLAGS:
+        if not hasattr(TensorAPI, name):
+            setattr(TensorAPI, name, property(lambda self: False))
+    for name, fn in _SPECIAL_METHODS.items():
+        if not hasattr(TensorAPI, name):
+            setattr(TensorAPI, name, fn)
+
+
 METHODS = ("angle",)
 
 FUNCTIONS = (
@@ -238,3 +315,4 @@ FUNCTIONS = (
 )
 
 bind_methods(globals(), METHODS)
+_bind()

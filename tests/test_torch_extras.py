@@ -174,3 +174,48 @@ def test_native_batch_norm_moves_the_running_statistics_as_pytorchs():
         stats.append((rm.numpy(), rv.numpy()))
     np.testing.assert_allclose(stats[1][0], stats[0][0], rtol=1e-12)
     np.testing.assert_allclose(stats[1][1], stats[0][1], rtol=1e-12)
+
+
+FLAGS = ("is_sparse", "is_sparse_csr", "is_quantized", "is_meta", "is_mkldnn", "is_nested", "is_xpu", "is_mps",
+         "is_xla", "is_ipu", "is_mtia", "is_maia", "is_vulkan")
+
+
+def _resized(m, method, *args):
+    x = m.arange(6.0, requires_grad=True)
+    y = getattr(x, method)(*args)
+    (y * m.arange(6.0).reshape(tuple(y.shape))).sum().backward()
+    return y, y.grad_fn.name(), [f.name() for f, _ in y.grad_fn.next_functions], x.grad
+
+
+TENSOR_SAME = [
+    lambda m: [getattr(m.ones(2), f) for f in FLAGS], lambda m: [getattr(m.ones(2, requires_grad=True), f) for f in FLAGS],
+    lambda m: (m.ones(2).is_pinned(), m.ones(2).is_shared()),
+    lambda m: (lambda t: (t.share_memory_() is t, t.is_shared()))(m.ones(2)),
+    lambda m: m.ones(2).pin_memory(),
+    lambda m: (lambda t: (t.stride(), t.dtype, t.requires_grad, t.shape))(m.ones(2, dtype=m.float64).new_empty_strided(
+        (2, 3), (1, 2))),
+    lambda m: (lambda t: (t.stride(), t.dtype, t.requires_grad))(m.ones(2).new_empty_strided(
+        (2, 2), (2, 1), dtype=m.int64)),
+    lambda m: m.ones(2).new_empty_strided((2, 2), (2, 1), requires_grad=True).requires_grad,
+    lambda m: _resized(m, "resize", 2, 3), lambda m: _resized(m, "resize", 6),
+    lambda m: _resized(m, "resize_as", m.ones(3, 2)),
+    lambda m: m.arange(6.0).resize(7), lambda m: m.arange(6.0).resize_as(m.ones(4)),
+    lambda m: m.arange(6.0).reshape(2, 3).resize((3, 2)),
+    lambda m: m.arange(6.0).reshape(2, 3).t().resize(6),
+    lambda m: (lambda z: (z.resize(3, 2)._base is z, z.resize(3, 2).add_(1)[0, 0].item(), z[0].item()))(m.arange(6.0)),
+]
+
+
+@pytest.mark.parametrize("fn", TENSOR_SAME)
+def test_tensor_flags_and_legacy_methods_match_pytorch(fn):
+    want, have = _both(fn)
+    _same(want, have)
+
+
+@pytest.mark.parametrize("method, args", [("resize", (3, 2)), ("resize_as", ((3, 2),))])
+def test_resize_warns_that_it_is_deprecated(method, args):
+    x = gradc.ones(6)
+    args = tuple(gradc.ones(*a) if isinstance(a, tuple) else a for a in args)
+    with pytest.warns(UserWarning, match=f"non-inplace {method} is deprecated") as caught:
+        getattr(x, method)(*args)
+    assert caught[0].filename == __file__
