@@ -167,6 +167,36 @@ def test_max_unpool2d(kernel, stride, padding):
     _compare(lambda v: gm(v, ig, (7, 8)), lambda v: tm(v, it, (7, 8)), vt.detach().numpy())
 
 
+@pytest.mark.parametrize("p", [1.0, 2.0, float("inf")])
+def test_lp_pool3d(p):
+    x = np.abs(_rng().standard_normal((2, 2, 5, 4, 6))) + 0.1
+    _compare(lambda v: F.lp_pool3d(v, p, 2), lambda v: TF.lp_pool3d(v, p, 2), x, name=p != float("inf"))
+    _compare(lambda v: F.lp_pool3d(v, p, (2, 1, 3), (1, 2, 2), True),
+             lambda v: TF.lp_pool3d(v, p, (2, 1, 3), (1, 2, 2), True), x, name=p != float("inf"))
+    gm, tm = gradc.nn.LPPool3d(p, (2, 2, 3), stride=1), torch.nn.LPPool3d(p, (2, 2, 3), stride=1)
+    assert repr(gm) == repr(tm)
+    _compare(gm, tm, x, name=False)
+
+
+@pytest.mark.parametrize("kernel,stride,padding", [(2, None, 0), ((2, 3, 2), (2, 2, 1), (1, 0, 1))])
+def test_max_unpool3d(kernel, stride, padding):
+    x = _rng().standard_normal((2, 2, 5, 6, 4))
+    g, t = _pair(x)
+    vg, ig = F.max_pool3d(g[0], kernel, stride, padding, return_indices=True)
+    vt, it = TF.max_pool3d(t[0], kernel, stride, padding, return_indices=True)
+    np.testing.assert_array_equal(ig.numpy(), it.numpy())
+    _compare(lambda v: F.max_unpool3d(v, ig, kernel, stride, padding, output_size=(5, 6, 4)),
+             lambda v: TF.max_unpool3d(v, it, kernel, stride, padding, output_size=(5, 6, 4)), vt.detach().numpy())
+    gm, tm = gradc.nn.MaxUnpool3d(kernel, stride, padding), torch.nn.MaxUnpool3d(kernel, stride, padding)
+    assert repr(gm) == repr(tm)
+    _compare(lambda v: gm(v[0], ig[0], (5, 6, 4)), lambda v: tm(v[0], it[0], (5, 6, 4)), vt.detach().numpy())
+    _same_error(lambda: F.max_unpool3d(vg[0, 0], ig[0, 0], kernel), lambda: TF.max_unpool3d(vt[0, 0], it[0, 0], kernel))
+    bad_g, bad_t = ig.clone(), it.clone()          # (one bad index: PyTorch's loop order picks which it reports)
+    bad_g[1, 0, 0, 0, 0], bad_t[1, 0, 0, 0, 0] = 120, 120
+    _same_error(lambda: F.max_unpool3d(vg, bad_g, kernel, stride, padding, (5, 6, 4)),
+                lambda: TF.max_unpool3d(vt, bad_t, kernel, stride, padding, (5, 6, 4)))
+
+
 def test_max_unpool1d_and_with_indices_aliases():
     x = _rng().standard_normal((2, 3, 9))
     g, t = _pair(x)
@@ -272,6 +302,9 @@ def test_channel_shuffle_pdist_cosine_softmax2d_unflatten():
     ("ReflectionPad1d", (2,), (2, 3, 5)), ("ReflectionPad2d", ((1, 2, 0, 3),), (2, 3, 4, 5)),
     ("ReplicationPad1d", ((3, 1),), (2, 3, 5)), ("ReplicationPad2d", (2,), (3, 4, 5)),
     ("CircularPad1d", (2,), (2, 3, 5)), ("CircularPad2d", ((1, 2, 2, 1),), (2, 3, 4, 5)),
+    ("ReflectionPad3d", (1,), (1, 2, 3, 3, 4)), ("ReflectionPad3d", ((1, 0, 2, 1, 0, 2),), (2, 3, 4, 5)),
+    ("ReplicationPad3d", (2,), (1, 2, 3, 3, 4)), ("ReplicationPad3d", ((0, 1, 3, 1, 2, 0),), (2, 3, 4, 5)),
+    ("CircularPad3d", (1,), (1, 2, 3, 3, 4)), ("CircularPad3d", ((1, 2, 0, 1, 2, 1),), (2, 3, 4, 5)),
 ])
 def test_padding_modules(name, args, shape):
     gm, tm = getattr(gradc.nn, name)(*args), getattr(torch.nn, name)(*args)
@@ -782,3 +815,62 @@ def test_parametrize_cached_computes_once():
     assert len(calls) == 4
     y.sum().backward()
     np.testing.assert_allclose(lin.parametrizations.weight.original.grad.numpy(), np.full((2, 3), 16.0))
+
+
+# ---- nn.Buffer, NLLLoss2d, Container, RNNBase / RNNCellBase -----------------------------------------------------
+def _buffer_story(m):
+    """Buffers assigned as attributes: registered, persistent or not, replaced by plain tensors."""
+    module = m.nn.Module()
+    module.a = m.nn.Buffer(m.ones(2))
+    module.b = m.nn.Buffer(m.zeros(1), persistent=False)
+    module.c = m.ones(3)                                   # a plain tensor: no buffer
+    module.b = m.full((2,), 5.0)                           # a tensor into a buffer's name: keeps its persistence
+    module.d = m.nn.Buffer(m.ones(1, requires_grad=True) * 2)
+    module.a = m.nn.Buffer(m.zeros(4), persistent=False)  # a Buffer brings its own
+    x = m.ones(2, requires_grad=True)
+    buf = m.nn.Buffer(x)
+    out = (list(module.state_dict()), [n for n, _ in module.named_buffers()], module.b.tolist(),
+           isinstance(module.a, m.nn.Buffer), isinstance(module.c, m.nn.Buffer), type(buf) is m.Tensor,
+           buf.requires_grad, buf.is_leaf, buf.persistent, m.nn.Buffer().shape, module.d.requires_grad,
+           module.d.grad_fn)
+    try:
+        module.b = 3
+    except TypeError as e:
+        out += (str(e),)
+    return out
+
+
+def test_buffer_registers_module_state_as_pytorchs():
+    assert _buffer_story(gradc) == _buffer_story(torch)
+
+
+def test_nll_loss_2d_container_and_recurrent_bases():
+    x, target = _rng().standard_normal((2, 3, 4, 5)), _rng().integers(0, 3, (2, 4, 5))
+    for m in (gradc, torch):
+        with pytest.warns(FutureWarning, match="`NLLLoss2d` has been deprecated") as caught:
+            m.nn.NLLLoss2d()
+        assert caught[0].filename == __file__
+        with pytest.warns(FutureWarning, match="`nn.Container` is deprecated") as caught:
+            m.nn.Container()
+        assert caught[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        _compare(lambda v: gradc.nn.NLLLoss2d()(v, gradc.tensor(target)),
+                 lambda v: torch.nn.NLLLoss2d()(v, torch.tensor(target)), x)
+        assert isinstance(gradc.nn.NLLLoss2d(), gradc.nn.NLLLoss) and repr(gradc.nn.NLLLoss2d()) == "NLLLoss2d()"
+        gc = gradc.nn.Container(fc=gradc.nn.Linear(2, 3), act=gradc.nn.ReLU())
+        tc = torch.nn.Container(fc=torch.nn.Linear(2, 3), act=torch.nn.ReLU())
+    assert repr(gc) == repr(tc) and list(gc.state_dict()) == list(tc.state_dict())
+    for mode in ("RNN_TANH", "RNN_RELU", "LSTM", "GRU"):
+        gm = gradc.nn.RNNBase(mode, 3, 4, 2, batch_first=True, dtype=gradc.float64)
+        tm = torch.nn.RNNBase(mode, 3, 4, 2, batch_first=True, dtype=torch.float64)
+        assert repr(gm) == repr(tm) and gm.mode == tm.mode and isinstance(gm, gradc.nn.RNNBase)
+        _copy_params(gm, tm)       # (the same parameters; PyTorch's RNNBase has no forward, gradc's runs the mode)
+    _same_error(lambda: gradc.nn.RNNBase("FOO", 3, 4), lambda: torch.nn.RNNBase("FOO", 3, 4))
+    for cls in ("LSTM", "GRU", "RNN"):
+        assert isinstance(getattr(gradc.nn, cls)(2, 3), gradc.nn.RNNBase)
+        assert isinstance(getattr(gradc.nn, cls + "Cell")(2, 3), gradc.nn.RNNCellBase)
+    gcell, tcell = gradc.nn.RNNCellBase(2, 3, True, 2), torch.nn.RNNCellBase(2, 3, True, 2)
+    assert repr(gcell) == repr(tcell)
+    assert [(n, tuple(p.shape)) for n, p in gcell.named_parameters()] == [
+        (n, tuple(p.shape)) for n, p in tcell.named_parameters()]

@@ -4,23 +4,23 @@ from .activation import (CELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Ha
                          ReLU6, Softmax, Softmin, Softshrink, Softsign, Tanhshrink, Threshold)
 from .attention import (MultiheadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer,
                         TransformerEncoder, TransformerEncoderLayer)
-from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList
-from .extra import (AlphaDropout, Bilinear, ChannelShuffle, CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d,
+from .containers import Container, ModuleDict, ModuleList, ParameterDict, ParameterList
+from .extra import (AlphaDropout, Bilinear, ChannelShuffle, CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d,
                     ConstantPad3d, CosineEmbeddingLoss, CosineSimilarity, Dropout1d, Dropout2d, Dropout3d,
                     FeatureAlphaDropout, GaussianNLLLoss, HingeEmbeddingLoss, InstanceNorm1d, InstanceNorm2d,
                     InstanceNorm3d,
-                    LocalResponseNorm, LPPool1d, LPPool2d, MaxUnpool1d, MaxUnpool2d, MultiLabelMarginLoss,
+                    LocalResponseNorm, LPPool1d, LPPool2d, LPPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, MultiLabelMarginLoss,
                     MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, ReflectionPad1d, ReflectionPad2d,
-                    ReplicationPad1d, ReplicationPad2d, RReLU, Softmax2d, SoftMarginLoss, TripletMarginWithDistanceLoss,
+                    ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, RReLU, Softmax2d, SoftMarginLoss, TripletMarginWithDistanceLoss,
                     Unflatten, ZeroPad1d, ZeroPad2d, ZeroPad3d)
-from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
+from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .modules import (UpsamplingBilinear2d, UpsamplingNearest2d, AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, Conv3d, ConvTranspose3d, MaxPool3d,
                       Fold, Unfold, PixelShuffle, PixelUnshuffle, AdaptiveMaxPool1d, AdaptiveMaxPool2d, ConvTranspose1d, ConvTranspose2d, AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, GroupNorm, KLDivLoss, MarginRankingLoss,
                       MaxPool1d, PairwiseDistance, RMSNorm, TripletMarginLoss, Upsample, AvgPool2d, BatchNorm1d, BatchNorm2d, BatchNorm3d, BCELoss, BCEWithLogitsLoss, Conv1d, Conv2d, CrossEntropyLoss, Dropout, ELU, Embedding,
                       EmbeddingBag,
                       Flatten, GELU, HuberLoss, Identity, L1Loss, LazyLinear, LayerNorm, LeakyReLU, Linear, LogSigmoid, MaxPool2d,
-                      Module, MSELoss, NLLLoss, ReLU, Sequential, SiLU, Sigmoid, SmoothL1Loss, Softplus, Tanh)
-from .parameter import Parameter
+                      Module, MSELoss, NLLLoss, NLLLoss2d, ReLU, Sequential, SiLU, Sigmoid, SmoothL1Loss, Softplus, Tanh)
+from .parameter import Buffer, Parameter
 
 __all__ = ["Module", "Parameter", "Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "SiLU", "LeakyReLU", "Softplus",
            "LogSigmoid", "ELU", "GELU", "Identity", "Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten", "Dropout",
@@ -39,4 +39,5 @@ __all__ = ["Module", "Parameter", "Linear", "Sequential", "ReLU", "Tanh", "Sigmo
            "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiLabelMarginLoss", "MultiMarginLoss", "PoissonNLLLoss",
            "GaussianNLLLoss", "CosineEmbeddingLoss", "TripletMarginWithDistanceLoss",
            "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "Conv3d", "ConvTranspose3d", "MaxPool3d",
-           "UpsamplingBilinear2d", "UpsamplingNearest2d", "InstanceNorm3d", "EmbeddingBag", "functional", "init", "utils"]
+           "UpsamplingBilinear2d", "UpsamplingNearest2d", "InstanceNorm3d", "EmbeddingBag", "Buffer", "ReflectionPad3d", "ReplicationPad3d", "CircularPad3d", "LPPool3d",
+           "MaxUnpool3d", "NLLLoss2d", "RNNBase", "RNNCellBase", "Container", "functional", "init", "utils"]

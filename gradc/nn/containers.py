@@ -1,4 +1,5 @@
-"""Module containers: ModuleList and ModuleDict (Sequential lives beside the layers)."""
+"""Module containers: ModuleList and ModuleDict (Sequential lives beside the layers), and the old
+``Container``."""
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -9,6 +10,18 @@ from .modules import Module
 def _indent(text: str, spaces: int = 2) -> str:
     first, *rest = text.split("\n")
     return "\n".join([first] + [" " * spaces + line for line in rest])
+
+
+class Container(Module):
+    """PyTorch's old container: each keyword argument a child module of that name (deprecated)."""
+
+    def __init__(self, **kwargs):
+        import warnings
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
+                      "Subclass that instead.", FutureWarning, stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class ModuleList(Module):

@@ -120,14 +120,18 @@ class LPPool2d(_LPPool):
     _fn = staticmethod(F.lp_pool2d)
 
 
+class LPPool3d(_LPPool):
+    _fn = staticmethod(F.lp_pool3d)
+
+
 class _MaxUnpool(Module):
     _n = 0
     _fn = None
 
     def __init__(self, kernel_size, stride=None, padding=0):
         super().__init__()
-        from ..compositions import _pair, _single
-        t = _pair if self._n == 2 else _single
+        from ..compositions import _pair, _single, _triple
+        t = {1: _single, 2: _pair, 3: _triple}[self._n]
         self.kernel_size = t(kernel_size)
         self.stride = t(stride if stride is not None else kernel_size)
         self.padding = t(padding)
@@ -147,6 +151,11 @@ class MaxUnpool1d(_MaxUnpool):
 class MaxUnpool2d(_MaxUnpool):
     _n = 2
     _fn = staticmethod(F.max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpool):
+    _n = 3
+    _fn = staticmethod(F.max_unpool3d)
 
 
 # ---- dropout ----------------------------------------------------------------------------------------------
@@ -328,6 +337,18 @@ class CircularPad1d(_PadNd):
 
 class CircularPad2d(_PadNd):
     _mode, _n = "circular", 2
+
+
+class ReflectionPad3d(_PadNd):
+    _mode, _n = "reflect", 3
+
+
+class ReplicationPad3d(_PadNd):
+    _mode, _n = "replicate", 3
+
+
+class CircularPad3d(_PadNd):
+    _mode, _n = "circular", 3
 
 
 # ---- losses -----------------------------------------------------------------------------------------------

@@ -1302,6 +1302,17 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return (out.sign() * out.abs().relu()).mul(kw * kh).pow(1.0 / norm_type)
 
 
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    from ..compositions import _triple, avg_pool3d, max_pool3d
+    kd, kw, kh = _triple(kernel_size)
+    if norm_type == math.inf:
+        return max_pool3d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -math.inf:
+        return -max_pool3d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    out = avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(kd * kw * kh).pow(1.0 / norm_type)
+
+
 @grad_fn_named("ChannelShuffleBackward0")
 def channel_shuffle(input, groups):
     """(N, C, *) with the channels in ``groups`` groups interleaved: (g, C/g) -> (C/g, g)."""
@@ -1336,8 +1347,8 @@ def pdist(input, p=2):
 
 # ---- max_unpool and the *_with_indices spellings --------------------------------------------------
 def _unpool_size(input, kernel_size, stride, padding, output_size, n):
-    from ..compositions import _pair, _single
-    t = _pair if n == 2 else _single
+    from ..compositions import _pair, _single, _triple
+    t = {1: _single, 2: _pair, 3: _triple}[n]
     k, p = t(kernel_size), t(padding)
     s = t(stride) if stride is not None and stride != () else k
     default = [(input.shape[input.ndim - n + d] - 1) * s[d] + k[d] - 2 * p[d] for d in range(n)]
@@ -1360,28 +1371,40 @@ def _unpool_size(input, kernel_size, stride, padding, output_size, n):
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The inverse of max_pool2d: each value of ``input`` placed at its flat index of ``indices``
     in a zero (H_out, W_out) plane."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2)
+
+
+@grad_fn_named("MaxUnpool3DBackward0")
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The inverse of max_pool3d: each value placed at its flat index in a zero (D, H, W) volume."""
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3)
+
+
+def _max_unpool(input, indices, kernel_size, stride, padding, output_size, n):
     from .. import factories
-    if input.ndim not in (3, 4):
-        raise RuntimeError(f"Input to max_unpooling2d should be a 3d or 4d Tensor, but got a tensor with "
-                           f"{input.ndim} dimensions.")
+    if input.ndim not in (n + 1, n + 2):
+        raise RuntimeError(f"Input to max_unpooling{n}d should be a {n + 1}d or {n + 2}d Tensor, but got a tensor "
+                           f"with {input.ndim} dimensions.")
     if indices.dtype.name != "int64":
         raise RuntimeError(f"elements in indices should be type int64 but got: {indices.dtype.tensor_type[:-6]}")
     if tuple(indices.shape) != tuple(input.shape):
         raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
                            f"but got indices tensor with shape: {list(indices.shape)}")
-    ho, wo = _unpool_size(input, kernel_size, stride, padding, output_size, 2)
-    lead = list(input.shape[:-2])
-    flat_in, flat_idx = input.flatten(-2), indices.flatten(-2)
+    sizes = _unpool_size(input, kernel_size, stride, padding, output_size, n)
+    volume = math.prod(sizes)
+    lead = list(input.shape[:-n])
+    flat_in, flat_idx = input.flatten(-n), indices.flatten(-n)
     data = getattr(indices, "_data", None)
-    if data is not None and data.size and (data.min() < 0 or data.max() >= ho * wo):
-        bad = int(data[(data < 0) | (data >= ho * wo)].flat[0])
-        raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size {ho}x{wo})")
-    zeros = factories.zeros(*lead, ho * wo, dtype=input.dtype, device=input.device)
+    if data is not None and data.size and (data.min() < 0 or data.max() >= volume):
+        bad = int(data[(data < 0) | (data >= volume)].flat[0])
+        raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
+                           f"{'x'.join(map(str, sizes))})")
+    zeros = factories.zeros(*lead, volume, dtype=input.dtype, device=input.device)
     # an index repeated (overlapping windows) holds one value, and each input element takes the output's
     # gradient at its index (a gather): scatter_add's gradient, with scatter's value
     placed = zeros.scatter_add(-1, flat_idx, flat_in)
     out = placed - (placed - zeros.scatter(-1, flat_idx, flat_in.detach())).detach()
-    return out.reshape(*lead, ho, wo)
+    return out.reshape(*lead, *sizes)
 
 
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):

@@ -9,7 +9,7 @@ from ..ops import dispatch
 from ..tensor import Tensor
 from . import functional as F
 from . import init
-from .parameter import Parameter
+from .parameter import Buffer, Parameter
 
 
 def _no_grad():
@@ -119,11 +119,13 @@ class Module:
                 raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' (torch.nn.Module or None "
                                 "expected)")
             self._modules[name] = None
-        elif name in self._buffers:
+        elif isinstance(value, Buffer) or name in self._buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
                                 "(torch.nn.Buffer, torch.Tensor or None expected)")
             self._buffers[name] = value
+            if isinstance(value, Buffer):        # (its own persistence; a plain tensor keeps the name's)
+                (self._non_persistent_buffers.discard if value.persistent else self._non_persistent_buffers.add)(name)
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name):
@@ -1540,6 +1542,17 @@ class NLLLoss(_Loss):
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
         super().__init__(reduction, weight=weight, ignore_index=ignore_index)
         self.ignore_index = ignore_index
+
+
+class NLLLoss2d(NLLLoss):
+    """PyTorch's old name of NLLLoss for (N, C, H, W) inputs, which NLLLoss takes (deprecated)."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+        import warnings
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement and see "
+                      "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.", FutureWarning,
+                      stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class BCELoss(_Loss):

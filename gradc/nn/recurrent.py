@@ -22,11 +22,21 @@ def _uniform_by_hidden_size(module):
 
 
 class RNNBase(Module):
+    """The multi-layer recurrent nets: ``RNNBase(mode, input_size, hidden_size, ...)`` as PyTorch's
+    (mode 'RNN_TANH', 'RNN_RELU', 'LSTM' or 'GRU'), or a subclass's ``(input_size, hidden_size,
+    ...)`` with the class's mode."""
     mode = "RNN_TANH"
 
-    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
-                 bidirectional=False, proj_size=0, dtype=None, *, mode=None):
+    def __init__(self, *args, **kwargs):
+        if args and isinstance(args[0], str):          # PyTorch's RNNBase(mode, input_size, ...)
+            args, kwargs = args[1:], {**kwargs, "mode": args[0]}
+        self._build(*args, **kwargs)
+
+    def _build(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+               bidirectional=False, proj_size=0, device=None, dtype=None, *, mode=None):
         super().__init__()
+        if mode is not None and mode not in _GATES:
+            raise ValueError(f"Unrecognized RNN mode: {mode}")
         if mode is not None:
             self.mode = mode
         if not 0 <= dropout <= 1 or isinstance(dropout, bool):
