@@ -874,3 +874,75 @@ def test_nll_loss_2d_container_and_recurrent_bases():
     assert repr(gcell) == repr(tcell)
     assert [(n, tuple(p.shape)) for n, p in gcell.named_parameters()] == [
         (n, tuple(p.shape)) for n, p in tcell.named_parameters()]
+
+
+LAZY = [("LazyLinear", (3,), {}, (2, 5)), ("LazyLinear", (4,), {"bias": False}, (2, 3, 6)),
+        ("LazyConv1d", (4, 3), {"padding": 1}, (2, 3, 7)), ("LazyConv1d", (4, 2), {}, (3, 6)),
+        ("LazyConv2d", (4, 3), {"groups": 2, "stride": 2}, (1, 2, 6, 5)), ("LazyConv3d", (2, 1), {}, (1, 3, 2, 3, 2)),
+        ("LazyConvTranspose1d", (2, 3), {}, (1, 4, 5)), ("LazyConvTranspose2d", (3, 2), {"stride": 2}, (2, 2, 3, 3)),
+        ("LazyConvTranspose3d", (2, 2), {"bias": False}, (1, 3, 2, 2, 2)),
+        ("LazyBatchNorm1d", (), {}, (4, 3)), ("LazyBatchNorm2d", (), {"momentum": None}, (2, 3, 2, 2)),
+        ("LazyBatchNorm3d", (), {"affine": False}, (2, 2, 2, 2, 2)),
+        ("LazyInstanceNorm1d", (), {"affine": True}, (2, 3, 4)),
+        ("LazyInstanceNorm2d", (), {"affine": True, "track_running_stats": True}, (2, 3, 4, 4)),
+        ("LazyInstanceNorm3d", (), {}, (1, 2, 3, 3, 3)),
+        ("LazyInstanceNorm1d", (), {"affine": False, "track_running_stats": False}, (2, 3, 4))]
+
+
+def _lazy_state(module):
+    return [(k, repr(v) if gradc.nn.parameter.is_lazy(v) or torch.nn.parameter.is_lazy(v) else tuple(v.shape))
+            for k, v in module.state_dict().items()]
+
+
+@pytest.mark.parametrize("name,args,kwargs,shape", LAZY)
+def test_lazy_modules_materialise_at_the_first_call(name, args, kwargs, shape):
+    gm = getattr(gradc.nn, name)(*args, dtype=gradc.float64, **kwargs)
+    tm = getattr(torch.nn, name)(*args, dtype=torch.float64, **kwargs)
+    assert repr(gm) == repr(tm) and _lazy_state(gm) == _lazy_state(tm)
+    assert gm.has_uninitialized_params() == tm.has_uninitialized_params()
+    before = {n: p for n, p in gm.named_parameters()}
+    assert all(type(p).__name__ == "UninitializedParameter" for p in before.values())
+    x = _rng().standard_normal(shape)
+    yg, yt = gm(gradc.tensor(x)), tm(torch.tensor(x))
+    assert type(gm).__name__ == type(tm).__name__ == name[4:] and repr(gm) == repr(tm)
+    assert tuple(yg.shape) == tuple(yt.shape) and yg.dtype is gradc.float64
+    assert _lazy_state(gm) == _lazy_state(tm)
+    assert all(p is before[n] and type(p) is gradc.nn.Parameter for n, p in gm.named_parameters())
+    _copy_params(gm, tm)
+    _compare(gm, tm, x, name=False)
+
+
+def test_lazy_parameters_refuse_their_shape_and_load_a_state_dict():
+    for m in (gradc, torch):
+        with pytest.raises(RuntimeError) as e:
+            m.nn.LazyLinear(2).weight.shape
+        assert "Can't access the shape of an uninitialized parameter or buffer" in str(e.value)
+        p = m.nn.parameter.UninitializedParameter()
+        assert repr(p) == "<UninitializedParameter>" and p.requires_grad and m.nn.parameter.is_lazy(p)
+        p.materialize((2, 3))
+        assert type(p) is m.nn.Parameter and tuple(p.shape) == (2, 3) and not m.nn.parameter.is_lazy(p)
+        assert repr(m.nn.parameter.UninitializedBuffer()) == "<UninitializedBuffer>"
+    src_g, src_t = gradc.nn.Linear(3, 2), torch.nn.Linear(3, 2)
+    gm, tm = gradc.nn.LazyLinear(2), torch.nn.LazyLinear(2)
+    assert repr(gm.load_state_dict(src_g.state_dict())) == repr(tm.load_state_dict(src_t.state_dict()))
+    assert gradc.equal(gm.weight, src_g.weight) and type(gm).__name__ == "LazyLinear"
+    gm(gradc.ones(1, 3))
+    assert repr(gm) == "Linear(in_features=3, out_features=2, bias=True)"
+    gb, tb = gradc.nn.LazyBatchNorm1d(), torch.nn.LazyBatchNorm1d()
+    gb.load_state_dict(gradc.nn.BatchNorm1d(3).state_dict())
+    tb.load_state_dict(torch.nn.BatchNorm1d(3).state_dict())
+    gb(gradc.ones(2, 3)), tb(torch.ones(2, 3))
+    assert repr(gb) == repr(tb) and _lazy_state(gb) == _lazy_state(tb)
+    _same_error(lambda: gradc.nn.LazyLinear(2).load_state_dict({"weight": gradc.ones(2, 3)}),
+                lambda: torch.nn.LazyLinear(2).load_state_dict({"weight": torch.ones(2, 3)}))
+
+
+def test_an_optimizer_made_before_the_first_call_trains_the_materialised_parameters():
+    model = gradc.nn.Sequential(gradc.nn.LazyLinear(4), gradc.nn.ReLU(), gradc.nn.LazyLinear(1))
+    opt = gradc.optim.SGD(model.parameters(), lr=0.1)
+    x = gradc.randn(8, 3)
+    loss = model(x).pow(2).mean()
+    loss.backward()
+    before = model[0].weight.detach().clone()
+    opt.step()
+    assert tuple(model[0].weight.shape) == (4, 3) and not gradc.equal(before, model[0].weight)

@@ -18,9 +18,12 @@ from .modules import (UpsamplingBilinear2d, UpsamplingNearest2d, AdaptiveAvgPool
                       Fold, Unfold, PixelShuffle, PixelUnshuffle, AdaptiveMaxPool1d, AdaptiveMaxPool2d, ConvTranspose1d, ConvTranspose2d, AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, GroupNorm, KLDivLoss, MarginRankingLoss,
                       MaxPool1d, PairwiseDistance, RMSNorm, TripletMarginLoss, Upsample, AvgPool2d, BatchNorm1d, BatchNorm2d, BatchNorm3d, BCELoss, BCEWithLogitsLoss, Conv1d, Conv2d, CrossEntropyLoss, Dropout, ELU, Embedding,
                       EmbeddingBag,
-                      Flatten, GELU, HuberLoss, Identity, L1Loss, LazyLinear, LayerNorm, LeakyReLU, Linear, LogSigmoid, MaxPool2d,
+                      Flatten, GELU, HuberLoss, Identity, L1Loss, LayerNorm, LeakyReLU, Linear, LogSigmoid, MaxPool2d,
                       Module, MSELoss, NLLLoss, NLLLoss2d, ReLU, Sequential, SiLU, Sigmoid, SmoothL1Loss, Softplus, Tanh)
-from .parameter import Buffer, Parameter
+from .lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d, LazyConv2d, LazyConv3d,
+                   LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d, LazyInstanceNorm1d, LazyInstanceNorm2d,
+                   LazyInstanceNorm3d, LazyLinear)
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
 __all__ = ["Module", "Parameter", "Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "SiLU", "LeakyReLU", "Softplus",
            "LogSigmoid", "ELU", "GELU", "Identity", "Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten", "Dropout",
@@ -40,4 +43,7 @@ __all__ = ["Module", "Parameter", "Linear", "Sequential", "ReLU", "Tanh", "Sigmo
            "GaussianNLLLoss", "CosineEmbeddingLoss", "TripletMarginWithDistanceLoss",
            "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "Conv3d", "ConvTranspose3d", "MaxPool3d",
            "UpsamplingBilinear2d", "UpsamplingNearest2d", "InstanceNorm3d", "EmbeddingBag", "Buffer", "ReflectionPad3d", "ReplicationPad3d", "CircularPad3d", "LPPool3d",
-           "MaxUnpool3d", "NLLLoss2d", "RNNBase", "RNNCellBase", "Container", "functional", "init", "utils"]
+           "MaxUnpool3d", "NLLLoss2d", "RNNBase", "RNNCellBase", "Container", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+           "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
+           "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "UninitializedParameter",
+           "UninitializedBuffer", "functional", "init", "utils"]

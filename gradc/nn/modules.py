@@ -721,6 +721,12 @@ class Module:
         return f"{type(self).__name__}(\n  " + "\n  ".join(extra_lines + children) + "\n)"
 
 
+def _place(module, device):
+    """A module built on the CPU moved to its constructor's ``device`` (if one was given)."""
+    if device is not None:
+        module.to(device)
+
+
 def _default_parameters(weight_shape, n_bias, bias, dtype):
     """(weight, bias or None) initialised as PyTorch's Linear and convolutions do: kaiming
     uniform with a = sqrt(5), then the bias uniform in +-1/sqrt(fan_in) (the weight first, so
@@ -737,10 +743,11 @@ def _default_parameters(weight_shape, n_bias, bias, dtype):
 
 
 class Linear(Module):
-    def __init__(self, in_features, out_features, bias=True, dtype=None):
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         self.weight, self.bias = _default_parameters((out_features, in_features), out_features, bias, dtype)
+        _place(self, device)
 
     def forward(self, x):
         return F.linear(x, self.weight, self.bias)
@@ -760,7 +767,7 @@ class _ConvNd(Module):
     _fn = None
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", dtype=None):
+                 padding_mode="zeros", device=None, dtype=None):
         super().__init__()
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
@@ -790,6 +797,7 @@ class _ConvNd(Module):
         self._reversed_padding_repeated_twice = [v for pr in reversed(pairs) for v in pr]
         self.weight, self.bias = _default_parameters((out_channels, in_channels // groups, *self.kernel_size),
                                                      out_channels, bias, dtype)
+        _place(self, device)
 
     def forward(self, x):
         if self.padding_mode != "zeros":
@@ -849,7 +857,7 @@ class _ConvTransposeNd(Module):
     _fn = None
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
-                 bias=True, dilation=1, padding_mode="zeros", dtype=None):
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
         super().__init__()
         if padding_mode != "zeros":
             raise ValueError('Only "zeros" padding mode is supported for ' + type(self).__name__)
@@ -859,6 +867,7 @@ class _ConvTransposeNd(Module):
         self.output_padding, self.dilation = t(output_padding), t(dilation)
         self.weight, self.bias = _default_parameters((in_channels, out_channels // groups, *self.kernel_size),
                                                      out_channels, bias, dtype)
+        _place(self, device)
 
     def forward(self, x, output_size=None):
         output_padding = self._output_padding(x, output_size)
@@ -1575,30 +1584,3 @@ class Identity(Module):
 
 
 __all__ = ["Module", "Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "SiLU", "LeakyReLU", "Identity", "Tensor"]
-
-
-class LazyLinear(Linear):
-    """A Linear whose ``in_features`` is the last dim of the first input: until then the weight
-    and bias are empty parameters (PyTorch's UninitializedParameter), filled in place and
-    initialised as Linear's at the first call, after which the module is a ``Linear``."""
-
-    def __init__(self, out_features, bias=True, device=None, dtype=None):
-        Module.__init__(self)
-        self.in_features, self.out_features = 0, out_features
-        self.weight = Parameter(factories.empty(0, dtype=dtype))
-        self.bias = Parameter(factories.empty(0, dtype=dtype)) if bias else None
-
-    def initialize_parameters(self, input):
-        import numpy as np
-        self.in_features = input.shape[-1]
-        weight, bias = _default_parameters((self.out_features, self.in_features), self.out_features,
-                                           self.bias is not None, self.weight.dtype)
-        for own, new in ((self.weight, weight), (self.bias, bias)):
-            if own is not None:
-                own._data = np.array(new._data)
-        self.__class__ = Linear
-
-    def forward(self, x):
-        if not self.in_features:
-            self.initialize_parameters(x)
-        return F.linear(x, self.weight, self.bias)
