@@ -533,3 +533,86 @@ def affine_grid(theta, size, align_corners=None):
     base = stack(coords, -1).reshape(1, math.prod(spatial), nd + 1)
     out = base @ theta.transpose(1, 2)
     return out.reshape(size[0], *spatial, nd)
+
+
+# ---- fractional max pooling ----------------------------------------------------------------------
+def _fractional_starts(samples, n_in, n_out, k, dt):
+    """PyTorch's window starts (ATen's generate_intervals), one row per plane: computed in the
+    input's float type, as ATen computes them, so the truncations agree."""
+    starts = np.empty((samples.shape[0], n_out), dtype=np.int64)
+    if n_out > 1:
+        alpha = dt.type(n_in - k) / dt.type(n_out - 1)
+        s = samples.astype(dt)[:, None]
+        i = np.arange(n_out - 1).astype(dt)[None, :]
+        starts[:, :-1] = ((i + s) * alpha).astype(np.int64) - (s * alpha).astype(np.int64)
+    if n_out > 0:
+        starts[:, -1] = n_in - k
+    return starts
+
+
+def _fractional_table(samples, ins, outs, ks, dt):
+    """(planes, prod(outs), prod(ks)) flat positions (row-major over the pooled dims) of each
+    window's elements."""
+    planes, nd = samples.shape[0], len(ins)
+    table = np.zeros((planes,) + tuple(outs) + tuple(ks), dtype=np.int64)
+    for d in range(nd):
+        starts = _fractional_starts(samples[:, d], ins[d], outs[d], ks[d], dt)
+        shape = [planes] + [1] * (2 * nd)
+        shape[1 + d] = outs[d]
+        offsets = [1] * (1 + 2 * nd)
+        offsets[1 + nd + d] = ks[d]
+        table = table * ins[d] + starts.reshape(shape) + np.arange(ks[d]).reshape(offsets)
+    return table.reshape(planes, math.prod(outs), math.prod(ks))
+
+
+def _fractional_max_pool(name, input, kernel_size, output_size, output_ratio, return_indices, samples, nd):
+    from .compositions import _ntuple
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(input.shape)}")
+    ins, ks = tuple(input.shape[-nd:]), _ntuple(kernel_size, nd)
+    if output_size is None:
+        ratio = _ntuple(output_ratio, nd)
+        outs = tuple(int(n * r) for n, r in zip(ins, ratio))
+    else:
+        outs = _ntuple(output_size, nd)
+    where = f"{name}()" if nd == 2 else f"{name}_out()"
+    for dim, n_in, n_out, k in zip(("time", "height", "width")[3 - nd:], ins, outs, ks):
+        if n_out + k - 1 > n_in:
+            raise RuntimeError(f"{where}: pool {dim} {k} too large relative to input {dim} {n_in}")
+    lead = tuple(input.shape[:-nd])
+    if samples is None:
+        batch = 1 if input.ndim == nd + 1 else input.shape[0]
+        samples = factories.rand(batch, input.shape[-nd - 1], nd, dtype=input.dtype, device=input.device)
+    elif samples.shape[1] != input.shape[-nd - 1]:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    elif samples.dtype is not input.dtype:
+        raise RuntimeError("Expect _random_samples to have the same dtype as input")
+    dt = np.dtype(input.dtype.np) if input.dtype.is_floating_point else np.dtype(np.float64)
+    drawn = samples.detach().numpy().reshape(-1, nd)[:, ::-1] if nd == 2 else \
+        samples.detach().numpy().reshape(-1, nd)          # (ATen: W's sample first in 2-D, T, H, W in 3-D)
+    table = factories.tensor(_fractional_table(drawn, ins, outs, ks, dt), device=input.device)
+    planes = table.shape[0]
+    windows = input.reshape(planes, math.prod(ins)).gather(1, table.reshape(planes, -1))
+    values, arg = windows.reshape(planes, math.prod(outs), math.prod(ks)).max(-1)
+    values = values.reshape(*lead, *outs)
+    if not return_indices:
+        return values
+    return values, table.gather(-1, arg.unsqueeze(-1)).reshape(*lead, *outs)
+
+
+@grad_fn_named("FractionalMaxPool2DBackward0")
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """Max over pseudo-random windows (PyTorch's intervals from one sample in [0, 1) per plane and
+    dim: the same windows as PyTorch's for the same ``_random_samples``)."""
+    return _fractional_max_pool("fractional_max_pool2d", input, kernel_size, output_size, output_ratio,
+                                return_indices, _random_samples, 2)
+
+
+@grad_fn_named("FractionalMaxPool3DBackward0")
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    return _fractional_max_pool("fractional_max_pool3d", input, kernel_size, output_size, output_ratio,
+                                return_indices, _random_samples, 3)

@@ -946,3 +946,54 @@ def test_an_optimizer_made_before_the_first_call_trains_the_materialised_paramet
     before = model[0].weight.detach().clone()
     opt.step()
     assert tuple(model[0].weight.shape) == (4, 3) and not gradc.equal(before, model[0].weight)
+
+
+# ---- fractional max pooling ---------------------------------------------------------------------------------------
+FRACTIONAL = [(2, (2, 3, 9, 11), (2, 3), {"output_size": (5, 4)}), (2, (3, 8, 7), 3, {"output_size": 4}),
+              (2, (1, 2, 10, 10), 2, {"output_ratio": (0.5, 0.7)}), (2, (2, 2, 5, 6), (1, 2), {"output_size": (5, 1)}),
+              (3, (2, 2, 7, 8, 9), (2, 3, 2), {"output_size": (3, 4, 5)}), (3, (2, 6, 5, 7), 2, {"output_size": (3, 2, 4)}),
+              (3, (1, 1, 6, 6, 6), 2, {"output_ratio": (0.5, 0.5, 0.6)})]
+
+
+@pytest.mark.parametrize("nd,shape,kernel,size", FRACTIONAL)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fractional_max_pool_takes_pytorchs_windows_for_the_same_samples(nd, shape, kernel, size, dtype):
+    r = _rng(nd)
+    x = r.standard_normal(shape).astype(dtype)
+    samples = r.random((shape[0] if len(shape) == nd + 2 else 1, shape[-nd - 1], nd)).astype(dtype)
+    fg, ft = getattr(F, f"fractional_max_pool{nd}d"), getattr(TF, f"fractional_max_pool{nd}d")
+    (vg, ig), (vt, it) = (
+        fn(m.tensor(x), kernel, **size, return_indices=True, _random_samples=m.tensor(samples))
+        for fn, m in ((fg, gradc), (ft, torch)))
+    np.testing.assert_array_equal(vg.numpy(), vt.numpy())
+    np.testing.assert_array_equal(ig.numpy(), it.numpy())
+    if dtype == "float64":
+        _compare(lambda v: fg(v, kernel, **size, _random_samples=gradc.tensor(samples)),
+                 lambda v: ft(v, kernel, **size, _random_samples=torch.tensor(samples)), x)
+        gm = getattr(gradc.nn, f"FractionalMaxPool{nd}d")(kernel, **size, _random_samples=gradc.tensor(samples))
+        tm = getattr(torch.nn, f"FractionalMaxPool{nd}d")(kernel, **size, _random_samples=torch.tensor(samples))
+        assert repr(gm) == repr(tm) and list(gm.state_dict()) == list(tm.state_dict())
+        _compare(gm, tm, x)
+
+
+def test_fractional_max_pool_draws_windows_and_checks_as_pytorch():
+    x = gradc.randn(2, 3, 9, 9)
+    values, indices = F.fractional_max_pool2d(x, 3, output_size=4, return_indices=True)
+    assert values.shape == (2, 3, 4, 4) and indices.dtype is gradc.int64
+    np.testing.assert_array_equal(x.flatten(-2).gather(-1, indices.flatten(-2)).reshape(2, 3, 4, 4).numpy(),
+                                  values.numpy())
+    assert repr(gradc.nn.FractionalMaxPool3d(2, output_ratio=0.5)) == "FractionalMaxPool3d()"
+    for call in [
+        lambda m: m.nn.functional.fractional_max_pool2d(m.ones(1, 2, 6, 6), 3, (5, 5)),
+        lambda m: m.nn.functional.fractional_max_pool2d(m.ones(1, 2, 6, 6), 3, (4, 5)),
+        lambda m: m.nn.functional.fractional_max_pool2d(m.ones(1, 2, 6, 6), 3),
+        lambda m: m.nn.functional.fractional_max_pool3d(m.ones(1, 2, 4, 4, 4), 2, (4, 2, 2)),
+        lambda m: m.nn.functional.fractional_max_pool3d(m.ones(1, 2, 4, 4, 4), 2, (2, 2, 4)),
+        lambda m: m.nn.functional.fractional_max_pool2d(m.ones(1, 2, 6, 6), 2, 3, _random_samples=m.rand(1, 3, 2)),
+        lambda m: m.nn.functional.fractional_max_pool2d(m.ones(1, 2, 6, 6), 2, 3,
+                                                        _random_samples=m.rand(1, 2, 2, dtype=m.float64)),
+        lambda m: m.nn.FractionalMaxPool2d(2, output_ratio=1.5),
+        lambda m: m.nn.FractionalMaxPool2d(2),
+        lambda m: m.nn.FractionalMaxPool2d(2, output_size=3, output_ratio=0.5),
+    ]:
+        _same_error(lambda: call(gradc), lambda: call(torch))

@@ -7,7 +7,7 @@ from .attention import (MultiheadAttention, Transformer, TransformerDecoder, Tra
 from .containers import Container, ModuleDict, ModuleList, ParameterDict, ParameterList
 from .extra import (AlphaDropout, Bilinear, ChannelShuffle, CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d,
                     ConstantPad3d, CosineEmbeddingLoss, CosineSimilarity, Dropout1d, Dropout2d, Dropout3d,
-                    FeatureAlphaDropout, GaussianNLLLoss, HingeEmbeddingLoss, InstanceNorm1d, InstanceNorm2d,
+                    FeatureAlphaDropout, FractionalMaxPool2d, FractionalMaxPool3d, GaussianNLLLoss, HingeEmbeddingLoss, InstanceNorm1d, InstanceNorm2d,
                     InstanceNorm3d,
                     LocalResponseNorm, LPPool1d, LPPool2d, LPPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, MultiLabelMarginLoss,
                     MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, ReflectionPad1d, ReflectionPad2d,
@@ -43,7 +43,7 @@ __all__ = ["Module", "Parameter", "Linear", "Sequential", "ReLU", "Tanh", "Sigmo
            "GaussianNLLLoss", "CosineEmbeddingLoss", "TripletMarginWithDistanceLoss",
            "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "Conv3d", "ConvTranspose3d", "MaxPool3d",
            "UpsamplingBilinear2d", "UpsamplingNearest2d", "InstanceNorm3d", "EmbeddingBag", "Buffer", "ReflectionPad3d", "ReplicationPad3d", "CircularPad3d", "LPPool3d",
-           "MaxUnpool3d", "NLLLoss2d", "RNNBase", "RNNCellBase", "Container", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+           "MaxUnpool3d", "NLLLoss2d", "RNNBase", "RNNCellBase", "Container", "FractionalMaxPool2d", "FractionalMaxPool3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
            "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
            "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "UninitializedParameter",
            "UninitializedBuffer", "functional", "init", "utils"]

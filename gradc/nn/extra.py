@@ -124,6 +124,41 @@ class LPPool3d(_LPPool):
     _fn = staticmethod(F.lp_pool3d)
 
 
+class _FractionalMaxPool(Module):
+    """FractionalMaxPool2d/3d: ``F.fractional_max_pool{n}d`` with the module's options (its
+    ``_random_samples``, if given, fix the windows)."""
+    _n = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__()
+        from ..compositions import _ntuple
+        self.kernel_size = _ntuple(kernel_size, self._n)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _ntuple(output_size, self._n) if output_size is not None else None
+        self.output_ratio = _ntuple(output_ratio, self._n) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"FractionalMaxPool{self._n}d requires specifying either an output size, or a pooling "
+                             "ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        fn = F.fractional_max_pool2d if self._n == 2 else F.fractional_max_pool3d
+        return fn(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                  _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPool):
+    _n = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPool):
+    _n = 3
+
+
 class _MaxUnpool(Module):
     _n = 0
     _fn = None

@@ -16,6 +16,7 @@ from ..compositions import (avg_pool2d, avg_pool3d, conv1d, conv2d, conv3d, conv
                             conv_transpose2d, conv_transpose3d, fold, max_pool2d, max_pool3d, pad, unfold)
 from ..resampling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,  # noqa: F401
                           adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d, affine_grid, avg_pool1d,
+                          fractional_max_pool2d, fractional_max_pool3d,
                           grid_sample, interpolate,
                           max_pool1d, pixel_shuffle, pixel_unshuffle)
 
@@ -1442,6 +1443,18 @@ def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
     from ..resampling import adaptive_max_pool1d
     return adaptive_max_pool1d(input, output_size, True)
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    from ..resampling import fractional_max_pool2d
+    return fractional_max_pool2d(input, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    from ..resampling import fractional_max_pool3d
+    return fractional_max_pool3d(input, kernel_size, output_size, output_ratio, True, _random_samples)
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
