@@ -21,6 +21,16 @@ from .functional import _accepts_out, is_tensor
 for _name in ("arange", "linspace", "empty", "full", "ones", "zeros", "rand", "randn", "randint", "randperm", "normal",
               "bernoulli", "multinomial"):
     globals()[_name] = _accepts_out(globals()[_name], _name)      # PyTorch's factories take out= too
+
+
+def _install_factory_options():
+    from . import torch_factories
+    for name in torch_factories.OPTION_FACTORIES:
+        if name in globals():
+            globals()[name] = torch_factories.with_factory_options(globals()[name], name)
+
+
+_install_factory_options()
 from .ops.registry import ShapeError
 from .tensor import Tensor, device
 from .tensor_api import Size

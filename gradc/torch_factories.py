@@ -5,7 +5,9 @@
   ``nonzero_static`` and the deprecated ``range`` (end included, with PyTorch's warning);
 * the samplers ``poisson`` and ``binomial`` (NumPy's generators: PyTorch's distributions, not
   its streams of numbers);
-* ``set_default_device`` (the CPU only), ``set_warn_always`` / ``is_warn_always_enabled``.
+* ``set_default_device`` (the CPU only), ``set_warn_always`` / ``is_warn_always_enabled``;
+* the ``layout=`` and ``pin_memory=`` options of every factory (``with_factory_options``): strided
+  tensors only, and no pinned memory without an accelerator, as PyTorch's CPU build.
 """
 from __future__ import annotations
 
@@ -22,9 +24,49 @@ from .tensor import Tensor
 from .tensor_api import is_tensor_like, where
 
 
+# ---- factory options ------------------------------------------------------------------------------
+PIN_MEMORY_ERROR = ("pin_memory=True requires a CUDA or other accelerator backend; no pinned memory allocator is "
+                    "available on this system.")
+
+# the factories (gradc.*) that take PyTorch's layout= and pin_memory= options
+OPTION_FACTORIES = ("empty", "zeros", "ones", "full", "rand", "randn", "randint", "randperm", "arange", "linspace",
+                    "logspace", "eye", "tensor", "empty_like", "zeros_like", "ones_like", "full_like", "rand_like",
+                    "randn_like", "randint_like", "scalar_tensor", "hann_window", "hamming_window", "blackman_window",
+                    "bartlett_window", "kaiser_window")
+
+
+def check_factory_options(name, layout=None, pin_memory=None):
+    """A factory's ``layout`` (only ``torch.strided``) and ``pin_memory`` (refused: no accelerator)."""
+    from .torch_functions import strided
+    if layout is not None and layout is not strided:
+        raise TypeError(f"{name}(): argument 'layout' must be torch.layout, not {type(layout).__name__}")
+    if pin_memory:
+        raise RuntimeError(PIN_MEMORY_ERROR)
+
+
+def with_factory_options(fn, name):
+    """``fn`` taking PyTorch's ``layout=`` (not ``tensor``: PyTorch's has none) and ``pin_memory=``
+    keywords (checked, then dropped)."""
+    import functools
+
+    if name == "tensor":
+        @functools.wraps(fn)
+        def factory(*args, pin_memory=None, **kwargs):
+            check_factory_options(name, None, pin_memory)
+            return fn(*args, **kwargs)
+        return factory
+
+    @functools.wraps(fn)
+    def factory(*args, layout=None, pin_memory=None, **kwargs):
+        check_factory_options(name, layout, pin_memory)
+        return fn(*args, **kwargs)
+    return factory
+
+
 # ---- strided empties -------------------------------------------------------------------------------
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False):
     """An uninitialised tensor of ``size`` whose elements lie ``stride`` apart in its own storage."""
+    check_factory_options("empty_strided", layout, pin_memory)
     size, stride = [int(n) for n in size], [int(s) for s in stride]
     if len(size) != len(stride):
         raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of strides "
@@ -42,6 +84,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
                    requires_grad=False):
     """An uninitialised tensor of ``size`` laid out in memory in the order of dims
     ``physical_layout`` (outermost first)."""
+    check_factory_options("empty_permuted", layout, pin_memory)
     size, order = [int(n) for n in size], [int(d) for d in physical_layout]
     if len(order) != len(size):
         raise RuntimeError(f"Number of dimensions in size does not match the length of the physical_layout; i.e. "
@@ -166,7 +209,7 @@ _RANGE_WARNING = ("torch.range is deprecated and will be removed in a future rel
                   "[start, end).")
 
 
-def range(start, end, step=1, *, dtype=None, device=None, requires_grad=False, pin_memory=False):  # noqa: A001
+def range(start, end, step=1, *, dtype=None, device=None, requires_grad=False):  # noqa: A001
     """``start, start + step, ...`` up to and including ``end`` (deprecated, with PyTorch's warning);
     of the default float dtype unless ``dtype`` says otherwise."""
     warn_at_user_code(_RANGE_WARNING)

@@ -177,3 +177,32 @@ def test_binomial_draws_broadcast_and_have_the_binomial_mean():
 def test_set_default_device_refuses_other_devices():
     with pytest.raises(RuntimeError, match="only the CPU"):
         gradc.set_default_device("cuda")
+
+
+OPTION_CALLS = [
+    lambda m, **o: m.ones(2, **o), lambda m, **o: m.zeros((2, 3), **o), lambda m, **o: m.empty(2, **o).shape,
+    lambda m, **o: m.full((2,), 1.5, **o), lambda m, **o: m.rand(2, **o).shape, lambda m, **o: m.randn(2, **o).shape,
+    lambda m, **o: m.randint(3, (2,), **o).shape, lambda m, **o: m.randperm(3, **o).shape,
+    lambda m, **o: m.arange(3, **o), lambda m, **o: m.linspace(0, 1, 3, **o), lambda m, **o: m.logspace(0, 1, 3, **o),
+    lambda m, **o: m.eye(2, **o), lambda m, **o: m.tensor([1.0], **o), lambda m, **o: m.ones_like(m.ones(2), **o),
+    lambda m, **o: m.zeros_like(m.ones(2), **o), lambda m, **o: m.full_like(m.ones(2), 3, **o),
+    lambda m, **o: m.empty_like(m.ones(2), **o).shape, lambda m, **o: m.rand_like(m.ones(2), **o).shape,
+    lambda m, **o: m.randn_like(m.ones(2), **o).shape, lambda m, **o: m.randint_like(m.ones(2), 4, **o).shape,
+    lambda m, **o: m.scalar_tensor(2, **o), lambda m, **o: m.hann_window(4, **o),
+    lambda m, **o: m.empty_strided((2,), (1,), **o).shape, lambda m, **o: m.empty_permuted((2, 3), (1, 0), **o).shape,
+    lambda m, **o: m.range(0, 2, **o),        # (PyTorch's range takes neither: a TypeError)
+]
+
+
+@pytest.mark.parametrize("call", OPTION_CALLS)
+@pytest.mark.parametrize("options", [{"pin_memory": False, "layout": "strided"}, {"pin_memory": True}])
+def test_factories_take_layout_and_refuse_pinned_memory_as_pytorchs_cpu_build(call, options):
+    def run(m):
+        return call(m, **{k: (m.strided if v == "strided" else v) for k, v in options.items()})
+    (want, _), (have, _) = _both(run)
+    _same(want, have)
+
+
+def test_a_layout_that_is_not_one_is_refused():
+    (want, _), (have, _) = _both(lambda m: m.ones(2, layout=3))
+    assert have == want == ("TypeError", "ones(): argument 'layout' must be torch.layout, not int")
