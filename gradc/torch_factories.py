@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import array
 import builtins
 import math
 
@@ -130,6 +131,9 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
         t = _asarray_tensor(factories.from_numpy(obj), dt, device, copy, False)
     elif isinstance(obj, np.generic):
         t = factories.tensor(np.asarray(obj), dtype=dt, device=device)
+    elif isinstance(obj, (bytes, bytearray, memoryview, array.array)):     # its memory, read as dtype
+        t = frombuffer(obj, dtype=dt or dtypes.default_float)
+        t = t.clone() if copy else t
     else:
         if copy is False and not isinstance(obj, np.ndarray):
             raise ValueError("can't alias arbitrary sequence into a tensor.")

@@ -87,6 +87,10 @@ SAME = [
     lambda m: (lambda t: (m.asarray(t, requires_grad=False) is t, t.requires_grad))(m.ones(2, requires_grad=True)),
     lambda m: (lambda t: (m.asarray(t, requires_grad=True) is t, t.requires_grad))(m.ones(2)),
     lambda m: (lambda t: m.asarray(t) is t)(m.ones(2)),
+    lambda m: m.asarray(bytearray(b"ab")), lambda m: m.asarray(bytearray(np.arange(3, dtype=np.int64).tobytes()),
+                                                                 dtype=m.int64),
+    lambda m: (lambda b: (m.asarray(b, dtype=m.uint8), b.__setitem__(0, 7), m.asarray(b, dtype=m.uint8))[::2])(
+        bytearray(b"\x01\x02")),
     lambda m: _from_bytes(m, dtype=m.int32), lambda m: _from_bytes(m, dtype=m.int8, count=3, offset=2),
     lambda m: _from_bytes(m, dtype=m.float64, requires_grad=True).requires_grad,
     lambda m: m.frombuffer(bytearray(3), dtype=m.int32), lambda m: m.frombuffer(bytearray(8), dtype=m.int32, count=3),
