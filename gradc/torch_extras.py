@@ -63,7 +63,8 @@ def channel_shuffle(input, groups):
 
 
 def native_channel_shuffle(input, groups):
-    return _F().channel_shuffle(input, groups)
+    """channel_shuffle without a derivative, as PyTorch's (a backward through it raises)."""
+    return without_derivative("native_channel_shuffle", _F().channel_shuffle(input, groups), input)
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
@@ -223,9 +224,38 @@ split_with_sizes_copy = _pieces_copy("SplitWithSizesBackward0",
 
 
 def detach_copy(input):
-    """A copy of ``input`` without history that requires grad when input does (PyTorch's node
-    for it is NotImplemented: a backward through it raises)."""
-    return input.detach().clone().requires_grad_(input.requires_grad)
+    """A copy of ``input``'s values; where input requires grad, it does too, through PyTorch's
+    NotImplemented node (a backward through it raises)."""
+    return without_derivative("detach_copy", input.detach().clone(), input)
+
+
+def _not_implemented_class():
+    from .autograd.node import _CompositeNode
+
+    def apply(self, grads, retain_graph=True):
+        raise RuntimeError(f"derivative for aten::{self._op} is not implemented")
+    return type("NotImplemented", (_CompositeNode,), {
+        "__module__": "builtins", "apply": apply, "name": lambda self: "torch::autograd::NotImplemented"})
+
+
+_NotImplemented = _not_implemented_class()
+
+
+def without_derivative(op, result, input):
+    """``result`` (computed from ``input``) with PyTorch's NotImplemented node for ``op`` where
+    input requires grad: a backward through it raises PyTorch's error."""
+    from .autograd import grad_mode
+    from .autograd.node import _one_node
+    from .ops.dispatch import capturing
+    from .ops.registry import TypeInfo
+    from .tensor import Tensor
+    if capturing or not isinstance(input, Tensor) or not (input.requires_grad and grad_mode.is_grad_enabled()):
+        return result
+    node = _NotImplemented()
+    node._op, node._arguments = op, (input,)
+    node._edges = (input._grad_edge(),)
+    node._output_types = (TypeInfo(tuple(result.shape), result.dtype),)
+    return _one_node(node, result.detach(), (input,))
 
 
 # ---- Tensor flags and legacy methods -------------------------------------------------------------

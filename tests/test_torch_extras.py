@@ -111,6 +111,15 @@ def _same(a, b):
         assert a == b or repr(a) == repr(b), (a, b)
 
 
+def _no_derivative(m, fn):
+    """fn's NotImplemented node, and the error of a backward through it."""
+    y = fn(m.ones(1, 4, 2, requires_grad=True))
+    node = (y.requires_grad, y.is_leaf, type(y.grad_fn).__name__, y.grad_fn.name(), len(y.grad_fn.next_functions))
+    with pytest.raises(RuntimeError) as error:
+        y.sum().backward()
+    return node, str(error.value)
+
+
 def _img(m):
     return m.tensor(ARRAYS["img"], dtype=m.float32)
 
@@ -138,6 +147,7 @@ SAME = [
     lambda m: m.dropout(m.ones(2), 1.5, True), lambda m: m.feature_alpha_dropout_(m.ones(2), 2.0, True),
     lambda m: m.feature_dropout(m.ones(3), 0.5, True), lambda m: m.feature_alpha_dropout(m.ones(3), 0.5, True),
     lambda m: m.native_channel_shuffle(m.tensor(ARRAYS["c"]), 2),
+    lambda m: _no_derivative(m, lambda x: m.native_channel_shuffle(x, 2)), lambda m: _no_derivative(m, m.detach_copy),
     lambda m: m.vmap(lambda v: v * v.sum())(m.tensor([[1.0, 2.0], [3.0, 4.0]])),
     lambda m: m.vmap(m.dot, in_dims=(0, None))(m.ones(3, 2), m.tensor([1.0, 2.0])),
 ]
