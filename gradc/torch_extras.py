@@ -2,8 +2,8 @@
 
 * top-level forms of ``nn.functional`` functions with ATen's signatures (losses with an integer
   ``reduction``, ``instance_norm``, ``constant_pad_nd``, the ``(input, p, train)`` dropouts,
-  ``rrelu``, ``bilinear``, ``channel_shuffle``) and ``native_layer_norm`` / ``native_batch_norm``,
-  which return the saved statistics as PyTorch's do;
+  ``rrelu``, ``bilinear``, ``channel_shuffle``) and ``native_layer_norm`` / ``native_batch_norm`` /
+  ``embedding_bag``, which return the saved statistics and bag bookkeeping as PyTorch's do;
 * the ``*_copy`` forms of the view functions (``view_copy``, ``permute_copy``, ...): the view's
   values in a new tensor, shown as PyTorch's ``{View}Backward0_copy`` node;
 * ``angle`` of real tensors and ``vmap`` (``gradc.func.vmap``);
@@ -112,6 +112,42 @@ def _in_place(fn):
 alpha_dropout_ = _in_place(alpha_dropout)
 feature_alpha_dropout_ = _in_place(feature_alpha_dropout)
 feature_dropout_ = _in_place(feature_dropout)
+
+
+_BAG_MODES = ("sum", "mean", "max")
+
+
+def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=None):
+    """ATen's embedding_bag of 1-D ``indices`` cut at ``offsets``: (output, offset2bag, bag_size,
+    max_indices), the last three as PyTorch's CPU kernels fill them (offset2bag is empty on the
+    float32 sum path; bag_size counts the non-padding indices of each bag for mean and max;
+    max_indices is bag_size for mean, each feature's row for max, zeros for sum)."""
+    import numpy as np
+
+    from . import factories
+    out = _F().embedding_bag(indices, weight, offsets, scale_grad_by_freq=scale_grad_by_freq, mode=_BAG_MODES[mode],
+                             sparse=sparse, per_sample_weights=per_sample_weights,
+                             include_last_offset=include_last_offset, padding_idx=padding_idx)
+    idx, starts = indices.numpy().reshape(-1), offsets.numpy()
+    starts = starts[:-1] if include_last_offset else starts
+    bags = len(starts)
+    bag_of = np.searchsorted(starts, np.arange(idx.size), "right") - 1
+    kept = idx != padding_idx if padding_idx is not None else np.ones(idx.size, bool)
+    bag_size = np.bincount(bag_of[kept], minlength=bags) if mode else np.zeros(bags, np.int64)
+    if mode == 0 and weight.dtype is dtypes.float32 and padding_idx is None:
+        bag_of = np.zeros(0, np.int64)
+    if mode == 2:
+        table = weight.detach().numpy()
+        max_indices = np.zeros((bags, table.shape[1]), np.int64)
+        for b in range(bags):
+            rows = idx[(bag_of == b) & kept]
+            if rows.size:
+                max_indices[b] = rows[table[rows].argmax(0)]
+    else:
+        max_indices = bag_size.copy()
+    return (out,) + tuple(factories.tensor(a.astype(np.int64), device=weight.device)
+                          for a in (bag_of, bag_size, max_indices))
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
@@ -336,7 +372,7 @@ METHODS = ("angle",)
 
 FUNCTIONS = (
     "cosine_embedding_loss", "hinge_embedding_loss", "triplet_margin_loss", "poisson_nll_loss", "pdist",
-    "instance_norm", "constant_pad_nd", "bilinear", "channel_shuffle", "native_channel_shuffle", "rrelu", "rrelu_",
+    "instance_norm", "embedding_bag", "constant_pad_nd", "bilinear", "channel_shuffle", "native_channel_shuffle", "rrelu", "rrelu_",
     "alpha_dropout", "alpha_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_", "feature_dropout",
     "feature_dropout_", "native_layer_norm", "native_batch_norm", "angle", "vmap",
     "view_copy", "permute_copy", "expand_copy", "t_copy", "transpose_copy", "squeeze_copy", "unsqueeze_copy",

@@ -668,6 +668,9 @@ BAGS = [
     ("m.tensor([1, 2, 4, 5, 4, 3, 2, 0])", "m.tensor([0, 2, 2, 5])", {"mode": "max", "padding_idx": 4}),
     ("m.tensor([1, 2, 4, 5, 4, 3, 2, 0])", "m.tensor([0, 2, 2, 5])", {"mode": "mean", "padding_idx": 2}),
     ("m.tensor([1, 2, 4, 5, 4, 3, 2, 0])", "m.tensor([0, 2, 2, 8])", {"include_last_offset": True}),
+    # (a last offset short of the input's end: PyTorch's last bag runs to the end)
+    ("m.tensor([1, 2, 4, 5, 4, 3, 2, 0])", "m.tensor([0, 2, 2, 5])", {"include_last_offset": True}),
+    ("m.tensor([1, 2, 4, 5, 4, 3, 2, 0])", "m.tensor([0, 3])", {"include_last_offset": True, "mode": "max"}),
     ("m.tensor([1, 2, 4, 5, 4, 3, 2, 0])", "m.tensor([0, 3, 5])", {"mode": "sum", "per_sample_weights": "psw"}),
     ("m.tensor([[1, 2, 4], [5, 4, 4]])", None, {}),
     ("m.tensor([[1, 2, 4], [5, 4, 4]])", None, {"mode": "max"}),

@@ -644,9 +644,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         if starts[-1] > total:
             raise RuntimeError(f"offsets[-1] can not be greater than input's length {total} but got offsets[-1] of "
                                f"{starts[-1]}")
-    ends = np.append(starts[1:], total)
-    if include_last_offset:
-        starts, ends = starts[:-1], ends[:-1]
+    if include_last_offset:         # (the last bag runs to the input's end, as PyTorch's kernels read it)
+        starts = starts[:-1]
+    ends = np.append(starts[1:], total)[:starts.size]
     lengths = np.maximum(ends - starts, 0)
     width = max(int(lengths.max()) if lengths.size else 0, 1)
     pos = starts[:, None] + np.arange(width)[None, :]
