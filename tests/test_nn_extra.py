@@ -940,6 +940,19 @@ def test_lazy_parameters_refuse_their_shape_and_load_a_state_dict():
                 lambda: torch.nn.LazyLinear(2).load_state_dict({"weight": torch.ones(2, 3)}))
 
 
+def _lazy_copied_and_converted(m):
+    import copy
+    lazy = m.nn.LazyConv2d(2, 3).double()
+    twin = copy.deepcopy(lazy)
+    out = [repr(twin.weight), type(twin).__name__, twin.weight.dtype]
+    twin(m.ones(1, 3, 5, 5, dtype=m.float64))
+    return out + [repr(twin), twin.weight.dtype, tuple(twin.weight.shape), repr(lazy.weight)]
+
+
+def test_lazy_modules_deep_copy_and_convert_before_the_first_call():
+    assert [str(v) for v in _lazy_copied_and_converted(gradc)] == [str(v) for v in _lazy_copied_and_converted(torch)]
+
+
 def test_an_optimizer_made_before_the_first_call_trains_the_materialised_parameters():
     model = gradc.nn.Sequential(gradc.nn.LazyLinear(4), gradc.nn.ReLU(), gradc.nn.LazyLinear(1))
     opt = gradc.optim.SGD(model.parameters(), lr=0.1)

@@ -60,8 +60,8 @@ class LazyModuleMixin:
             full = self.cls_to_become(**{**self._lazy_options, self._in_name: size})
             for table, made in ((self._parameters, full._parameters), (self._buffers, full._buffers)):
                 for name, t in table.items():
-                    if is_lazy(t):
-                        t.materialize(made[name].shape, dtype=made[name].dtype)
+                    if is_lazy(t):       # (in its own dtype: .double() may have changed it)
+                        t.materialize(made[name].shape)
                         t._data[...] = made[name]._data
             setattr(self, self._in_name, size)
         elif self._sized_without_parameters_to_make:
