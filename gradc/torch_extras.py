@@ -13,7 +13,6 @@
 """
 from __future__ import annotations
 
-import math
 
 from . import dtypes
 from .autograd.node import grad_fn_named
@@ -178,16 +177,7 @@ def _statistics(x, dims, eps, keepdim):
     return mean, (var + eps).rsqrt()
 
 
-# ---- angle, vmap ------------------------------------------------------------------------------------
-@grad_fn_named("AngleBackward0", edges=lambda input: (input,))
-def angle(input):
-    """The argument of each (real) element: pi where it is negative, else 0 (NaN stays NaN); a float
-    tensor (integers promote to the default float); its gradient is zero."""
-    from .tensor_api import where
-    x = input if input.dtype.is_floating_point else input.to(dtypes.default_float)
-    return where(x != x, x * 0, (x < 0).to(x.dtype) * math.pi)
-
-
+# ---- vmap ------------------------------------------------------------------------------------------
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     from .func import vmap as _vmap
     return _vmap(func, in_dims, out_dims, randomness, chunk_size=chunk_size)
@@ -368,13 +358,13 @@ def _bind():
             setattr(TensorAPI, name, fn)
 
 
-METHODS = ("angle",)
+METHODS = ()
 
 FUNCTIONS = (
     "cosine_embedding_loss", "hinge_embedding_loss", "triplet_margin_loss", "poisson_nll_loss", "pdist",
     "instance_norm", "embedding_bag", "constant_pad_nd", "bilinear", "channel_shuffle", "native_channel_shuffle", "rrelu", "rrelu_",
     "alpha_dropout", "alpha_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_", "feature_dropout",
-    "feature_dropout_", "native_layer_norm", "native_batch_norm", "angle", "vmap",
+    "feature_dropout_", "native_layer_norm", "native_batch_norm", "vmap",
     "view_copy", "permute_copy", "expand_copy", "t_copy", "transpose_copy", "squeeze_copy", "unsqueeze_copy",
     "select_copy", "slice_copy", "diagonal_copy", "alias_copy", "unfold_copy", "as_strided_copy", "unbind_copy",
     "split_copy", "split_with_sizes_copy", "detach_copy",
