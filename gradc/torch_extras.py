@@ -6,13 +6,12 @@
   ``embedding_bag``, which return the saved statistics and bag bookkeeping as PyTorch's do;
 * the ``*_copy`` forms of the view functions (``view_copy``, ``permute_copy``, ...): the view's
   values in a new tensor, shown as PyTorch's ``{View}Backward0_copy`` node;
-* ``angle`` of real tensors and ``vmap`` (``gradc.func.vmap``);
+* ``vmap`` (``gradc.func.vmap``);
 * the Tensor flags libraries check (``is_sparse``, ``is_meta``, ... all False; ``is_pinned()``,
   ``is_shared()`` / ``share_memory_()``, ``pin_memory()``, which needs an accelerator), and
   ``new_empty_strided`` and the deprecated ``resize`` / ``resize_as``.
 """
 from __future__ import annotations
-
 
 from . import dtypes
 from .autograd.node import grad_fn_named
