@@ -250,3 +250,15 @@ class TorchStream:
                         right = mid
                 out[i, k] = left
         return out
+
+    # ---- samplers whose PyTorch algorithm is not reproduced here ------------------------------
+    def _numpy_generator(self) -> np.random.Generator:
+        """A NumPy generator seeded with one 64-bit draw of this stream: the right distribution
+        and reproducible after a seed, but not PyTorch's numbers (poisson, binomial)."""
+        return np.random.Generator(np.random.PCG64(int(self.u64(1)[0])))
+
+    def poisson(self, lam, shape) -> np.ndarray:
+        return self._numpy_generator().poisson(lam, shape)
+
+    def binomial(self, n, p, shape) -> np.ndarray:
+        return self._numpy_generator().binomial(n, p, shape)
