@@ -503,27 +503,18 @@ class Tensor(TensorAPI):
             elif x._device is not dev and x._device != dev:
                 raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
                                    f"devices, {dev} and {x._device}!")
-        types, out_types = info.types(op, inputs, attrs)
+        types, out_types, route = info.types(op, inputs, attrs)
         if dev is None or dev.type == "cpu":
             on_gpu = False
-            result = _run_on_host(info, op, inputs, attrs, types)
-            arrays = result if type(result) is tuple else (result,)
+            result = _run_on_host(info, op, inputs, attrs, types, route)
+            outs = _wrap_host_results(result, out_types)
         else:
             on_gpu = True
-            arrays = _run_on_device(op, inputs, attrs, types, out_types)
-        outs = []
-        for k, a in enumerate(arrays):
-            if not on_gpu:
-                if type(a) is not np.ndarray:
-                    a = np.asarray(a)
-                if out_types is not None:
-                    want = out_types[k].dtype.np
-                    if a.dtype is not want and a.dtype != want:
-                        a = a.astype(want)
-            t = Tensor._wrap(a)
-            if on_gpu:
+            outs = []
+            for a in _run_on_device(op, inputs, attrs, types, out_types):
+                t = Tensor._wrap(a)
                 t._device = dev
-            outs.append(t)
+                outs.append(t)
         if info.is_view:
             _link_view(op, inputs, attrs, outs[0], on_gpu, node_name)
         if info.records and grad_mode._state.enabled:
@@ -1016,19 +1007,44 @@ _WIDE_SCALAR_OPS = frozenset({"mul", "div"})
 _FLOAT16_OPS = frozenset({"nextafter", "pow"})
 
 
-def _run_on_host(info, op, inputs, attrs, types):
+def _wrap_host_results(result, out_types) -> list:
+    """Tensors owning the array(s) an op's NumPy reference returned, each cast to its output type
+    (``out_types``; None for a boolean-mask index, whose arrays are kept as they are)."""
+    if type(result) is not tuple:        # (one ndarray of the output's dtype: the common case)
+        if out_types is not None and type(result) is np.ndarray and result.dtype is out_types[0].dtype.np:
+            t = _new_object(Tensor)      # Tensor._wrap with the dtype known
+            t._data = result
+            t._dtype = out_types[0].dtype
+            t._version_counter = _counters.stack[-1]()
+            return [t]
+        result = (result,)
+    outs = []
+    for k, a in enumerate(result):
+        if type(a) is not np.ndarray:
+            a = np.asarray(a)
+        if out_types is not None:
+            want = out_types[k].dtype.np
+            if a.dtype is not want and a.dtype != want:
+                a = a.astype(want)
+        outs.append(Tensor._wrap(a))
+    return outs
+
+
+_HALF = -1      # the ``route`` of a call with a float16 operand (``_EagerOpInfo.types``)
+
+
+def _run_on_host(info, op, inputs, attrs, types, route):
     """The result(s) of ``op`` on CPU tensors: a compiled kernel when an operand is large
-    (``codegen/eager_cpu.py``), otherwise the op's NumPy reference."""
+    (``codegen/eager_cpu.py``), otherwise the op's NumPy reference. ``route``: ``_HALF`` when
+    an operand is float16 (and the op is no view), else the largest operand's element count."""
     n = len(inputs)
-    if not info.is_view and any([x._dtype is dtypes.float16 for x in inputs]) and op.name not in _FLOAT16_OPS:
+    if route == _HALF and op.name not in _FLOAT16_OPS:
         # float16 computes in float32 and rounds once, as PyTorch's CPU kernels do (the caller
         # casts the result to the op's float16 output type)
         wide = op.name in _WIDE_SCALAR_OPS
         return op.forward(*[(x._wide_scalar if wide and x._wide_scalar is not None else x._data.astype(np.float32))
                             if x._dtype is dtypes.float16 else x._data for x in inputs], **attrs)
-    big = eager_cpu.MIN_ELEMENTS
-    if info.native and n and (inputs[0]._data.size >= big or n > 1 and (
-            inputs[1]._data.size >= big or n > 2 and any([x._data.size >= big for x in inputs[2:]]))):
+    if info.native and route >= eager_cpu.MIN_ELEMENTS:
         result = eager_cpu.run(op, [x._data for x in inputs], attrs, types)
         if result is not None:
             return result
@@ -1176,9 +1192,11 @@ class _EagerOpInfo:
         return p
 
     def types(self, op, inputs, attrs):
-        """(input TypeInfos, output TypeInfos or None for a boolean-mask index) of a call."""
+        """(input TypeInfos, output TypeInfos or None for a boolean-mask index, route) of a call;
+        the route tells ``_run_on_host`` how to run it (``_route``)."""
         if self.bool_index and _has_bool_index(op, inputs):     # the result's shape depends on the mask
-            return tuple([TypeInfo(x._data.shape, x._dtype) for x in inputs]), None
+            types = tuple([TypeInfo(x._data.shape, x._dtype) for x in inputs])
+            return types, None, self.route(types)
         key = [(x._data.shape, x._dtype) for x in inputs]
         if attrs:
             for name, v in attrs.items():
@@ -1189,16 +1207,25 @@ class _EagerOpInfo:
                     key.append((name, t, tuple(v)))       # dims, shapes
                 else:                                     # tensors, slices, nested lists: no memo
                     types = tuple([TypeInfo(x._data.shape, x._dtype) for x in inputs])
-                    return types, op.infer(types, attrs)
+                    return types, op.infer(types, attrs), self.route(types)
         key = tuple(key)
         hit = self.memo.get(key)
         if hit is None:
             types = tuple([TypeInfo(s, d) for s, d in key[:len(inputs)]])
-            hit = (types, tuple(op.infer(types, attrs)))      # raises (not memoized) on bad operands
+            hit = (types, tuple(op.infer(types, attrs)), self.route(types))   # infer raises (not memoized) on bad operands
             if len(self.memo) >= self.MEMO_LIMIT:
                 self.memo.clear()
             self.memo[key] = hit
         return hit
+
+
+    def route(self, types) -> int:
+        """``_HALF`` when a call with operands ``types`` computes in float32 for float16 operands
+        (not for a view), otherwise its largest operand's element count (a large one may run as a
+        compiled kernel): a function of the types, so memoized with them."""
+        if not self.is_view and any([t.dtype is dtypes.float16 for t in types]):
+            return _HALF
+        return max([math.prod(t.shape) for t in types], default=0)
 
 
 _BOOL_INDEX_OPS = {"index": 1, "index_put": 2, "index_backward": 1}     # op -> position of its first index

@@ -333,3 +333,14 @@ def test_compiled_trig_of_large_arguments_and_gradients(op, dtype):
     assert max_ulp_err(y.detach().numpy(), ref(x64), dtype) <= 2
     gradc.compile(lambda v: getattr(v, op)().sum())(t).backward()
     assert max_ulp_err(t.grad.numpy(), dref(x64), dtype) <= 2
+
+
+def test_size_threshold_is_read_at_each_call_after_the_types_were_memoized(kernels, monkeypatch):
+    # the eager op memo keeps each call's largest operand size; the threshold is compared per call
+    a, b = gradc.tensor(np.arange(150.0)), gradc.tensor(np.ones(150))
+    monkeypatch.setattr(eager_cpu, "MIN_ELEMENTS", 1000)
+    assert (a * b).tolist() == np.arange(150.0).tolist()
+    assert _compiled_keys() == []
+    monkeypatch.setattr(eager_cpu, "MIN_ELEMENTS", 100)
+    assert (a * b).tolist() == np.arange(150.0).tolist()
+    assert [k[0] for k in _compiled_keys()] == ["mul"]
