@@ -191,3 +191,31 @@ def test_reduction_and_broadcast_gradients_with_create_graph_against_torch():
                             None if h is None else np.round(h.tolist(), 6).tolist()))
         return out
     assert results(gradc) == results(torch)
+
+
+@pytest.mark.parametrize("shape,to", [((), (2, 2)), ((), ()), ((), (0, 3)), ((2, 1), (2, 3)), ((1,), (3, 1)),
+                                      ((2, 2), (2, 2)), ((1, 3), (4, 1, 3)), ((1, 1), (1, 1)), ((1,), (0,)),
+                                      ((3,), (2, 3)), ((2, 1, 3), (5, 2, 4, 3)), ((0,), (2, 0))])
+def test_expand_forward_is_numpy_broadcast_view(shape, to):
+    # expand's NumPy reference builds the broadcast view itself: np.broadcast_to's strides, memory
+    # and values; writable only where no element repeats and the input is writable
+    from gradc.ops.shape import _expand_forward
+    n = int(np.prod(shape))
+    for dtype in (np.float32, np.float64, np.int64, np.bool_):
+        for read_only in (False, True):
+            for offset in (0, 1):           # a view starting inside a larger array
+                x = np.arange(n + 1).astype(dtype)[offset:offset + n].reshape(shape)
+                x.flags.writeable = not read_only
+                got, want = _expand_forward(x, list(to)), np.broadcast_to(x, to)
+                assert got.shape == want.shape and got.strides == want.strides and got.dtype == want.dtype
+                assert got.__array_interface__["data"][0] == want.__array_interface__["data"][0]
+                assert got.flags.writeable == (got.size == x.size and not read_only)
+                np.testing.assert_array_equal(got, want)
+                assert np.may_share_memory(got, x) == np.may_share_memory(want, x)
+
+
+def test_expand_of_a_transposed_tensor_keeps_numpy_broadcast_layout():
+    x = gradc.arange(6.0).reshape(2, 3).t()[:, :1]       # not contiguous: NumPy's own broadcast
+    e = x.expand(3, 4)
+    assert e._data.strides == np.broadcast_to(x._data, (3, 4)).strides
+    assert e.tolist() == [[0.0] * 4, [1.0] * 4, [2.0] * 4]

@@ -95,7 +95,22 @@ def _expand_infer(types, attrs):
 def _expand_forward(x, shape):
     """``x`` broadcast to ``shape``: read-only where elements repeat (PyTorch refuses a write
     there), a writable view of ``x`` where none does (only new or kept size-1 dims), as PyTorch's."""
-    out = np.broadcast_to(x, tuple(shape))
+    shape = tuple(shape)
+    # np.broadcast_to's view (its strides: 0 on the new and the size-1 dims) made directly on x's
+    # memory, at half its cost or less (a 0-d x is in every full sum's and mean's backward)
+    if not x.ndim:
+        out = np.ndarray(shape, x.dtype, buffer=x, strides=(0,) * len(shape))
+        if out.size != 1 or not x.flags.writeable:
+            out.flags.writeable = False
+        return out
+    if x.flags.c_contiguous and x.size:
+        lead = len(shape) - x.ndim
+        strides = (0,) * lead + tuple([st if n == s != 1 else 0 for n, s, st in zip(x.shape, shape[lead:], x.strides)])
+        out = np.ndarray(shape, x.dtype, buffer=x, strides=strides)
+        if out.size != x.size or not x.flags.writeable:
+            out.flags.writeable = False
+        return out
+    out = np.broadcast_to(x, shape)
     if out.size == x.size and x.flags.writeable:
         return np.lib.stride_tricks.as_strided(x, out.shape, out.strides)
     return out
