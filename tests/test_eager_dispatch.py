@@ -219,3 +219,29 @@ def test_expand_of_a_transposed_tensor_keeps_numpy_broadcast_layout():
     e = x.expand(3, 4)
     assert e._data.strides == np.broadcast_to(x._data, (3, 4)).strides
     assert e.tolist() == [[0.0] * 4, [1.0] * 4, [2.0] * 4]
+
+
+def test_node_refuses_a_vjp_gradient_of_the_wrong_shape():
+    import dataclasses
+    x, y = gradc.ones(2, 2, requires_grad=True), gradc.ones(2, 2, requires_grad=True)
+    node = (x * y).grad_fn
+    node._op = dataclasses.replace(node._op, vjp=lambda ctx, g: [g[0].sum(), g[0]])
+    with pytest.raises(RuntimeError, match=r"^Function MulBackward0 returned an invalid gradient at index 0 - "
+                                           r"got \[\] but expected shape compatible with \[2, 2\]$"):
+        node(gradc.ones(2, 2))
+
+
+def test_node_results_against_torch():
+    torch = pytest.importorskip("torch")
+    # one output of a two-output node gets a gradient (the other gets zeros); an input that
+    # needs none gets None; a gradient of another dtype is cast to its input's
+    outs = []
+    for lib in (gradc, torch):
+        x = lib.tensor([[1.0, 5.0], [3.0, 2.0]], requires_grad=True)
+        w = lib.tensor(2.0, dtype=lib.float64, requires_grad=True)
+        values, _ = (x * 3).max(1)
+        (values.double() * w).sum().backward()
+        node = (x * lib.tensor([1.0, 2.0])).grad_fn
+        outs.append((x.grad.tolist(), x.grad.dtype.itemsize, w.grad.item(),
+                     [None if g is None else g.tolist() for g in node(lib.ones(2, 2))]))
+    assert outs[0] == outs[1]

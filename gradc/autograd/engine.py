@@ -250,8 +250,13 @@ def _run_node(node, grads: dict, retain_graph: bool):
             new = fn(tuple(old))
             if new is not None:
                 grads = dict(enumerate(_hook_results(fn, old, new)))
-    glist = [grads.get(i) for i in range(n_out)]
-    if all([g is None for g in glist]):            # (not list.count: == on tensors is elementwise)
+    if n_out == 1:
+        glist = [grads.get(0)]
+        missing = glist[0] is None
+    else:
+        glist = [grads.get(i) for i in range(n_out)]
+        missing = all([g is None for g in glist])     # (not list.count: == on tensors is elementwise)
+    if missing:
         outs = [None] * len(node._next)
     else:
         outs = node.apply(glist, retain_graph)

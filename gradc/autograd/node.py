@@ -306,29 +306,29 @@ class OpNode(Node):
         if self._saved is None and self._had_saved:
             raise RuntimeError(FREED_MESSAGE)
         op = self._op
-        n_in = len(self._input_types)
-        ctx = VJPContext(_SavedView(self, "in", n_in), _SavedView(self, "out", len(self._output_types)),
-                         self._attrs, self._needs, self._input_types)
-        ctx.node_name = type(self).__name__
-        if len(grads) < len(self._output_types) or any([g is None for g in grads]):   # (not `None in`: == on tensors)
-            grads = self._fill_missing(grads)
+        input_types, needs = self._input_types, self._needs
+        n_in, n_out = len(input_types), len(self._output_types)
+        ctx = VJPContext(_SavedView(self, "in", n_in), _SavedView(self, "out", n_out), self._attrs, needs, input_types)
+        name = ctx.node_name = type(self).__name__
+        if len(grads) < n_out or (grads[0] is None if n_out == 1 else any([g is None for g in grads])):
+            grads = self._fill_missing(grads)        # (not `None in`: == on tensors)
         result = (op.vjp or vjp_rule(op))(ctx, grads)
-        if _TAKES_INPUT and type(self).__name__ in _TAKES_INPUT and grad_mode._state.enabled:
+        if _TAKES_INPUT and name in _TAKES_INPUT and grad_mode._state.enabled:
             result = self._tied_to_inputs(result)
-        out = []
-        for i in range(n_in):
-            g = result[i] if i < len(result) else None
-            if g is None or not self._needs[i]:
-                out.append(None)
+        out = [None] * n_in
+        for i in range(min(n_in, len(result))):
+            g = result[i]
+            if g is None or not needs[i]:
                 continue
-            want = self._input_types[i]
-            if tuple(g.shape) != tuple(want.shape):
+            want = input_types[i]
+            shape = g.shape
+            if shape != want.shape and tuple(shape) != tuple(want.shape):   # (an eager Size is a tuple: one compare)
                 raise RuntimeError(f"Function {self.name()} returned an invalid gradient at index {i} - got "
                                    f"[{', '.join(map(str, g.shape))}] but expected shape compatible with "
                                    f"[{', '.join(map(str, want.shape))}]")
             if g.dtype is not want.dtype and want.dtype.is_floating_point:
                 g = g.to(want.dtype)
-            out.append(g)
+            out[i] = g
         return out
 
     def _tied_to_inputs(self, result) -> list:
