@@ -518,24 +518,14 @@ class Tensor(TensorAPI):
         if info.is_view:
             _link_view(op, inputs, attrs, outs[0], on_gpu, node_name)
         if info.records and grad_mode._state.enabled:
-            positions = info.positions.get(len(inputs)) or info.positions_for(op, len(inputs))
+            wanted = False
             for x in inputs:
                 if x._view_of is not None and x._history_version != x._version_counter.value:
                     _refresh_view_history(x)
-            needs = tuple([i in positions and bool(x._requires_grad) for i, x in enumerate(inputs)])
-            if True in needs:
-                next_functions = tuple([x._grad_edge() if n else (None, 0) for x, n in zip(inputs, needs)])
-                node = (info.node_class if node_name is None and info.node_class is not None
-                        else node_class(node_name or op.grad_fn_name(attrs)))(
-                    op, attrs, inputs, outs, types, next_functions, needs, out_types)
-                edges = getattr(node_name, "edges", None)
-                node._edge_view = edges if edges is not None else positions
-                for k in op.differentiable_outputs:
-                    t = outs[k]
-                    if t._dtype.is_floating_point:
-                        t._grad_fn = node
-                        t._output_nr = k
-                        t._requires_grad = True
+                if x._requires_grad:
+                    wanted = True
+            if wanted:              # (else no input needs a gradient: no node)
+                _record(info, op, inputs, attrs, node_name, outs, types, out_types)
         return outs[0] if op.num_outputs == 1 else tuple(outs)
 
     @classmethod
@@ -1005,6 +995,28 @@ _WIDE_SCALAR_OPS = frozenset({"mul", "div"})
 # ops that compute float16 operands as float16 themselves: nextafter (its result is not the float32
 # one rounded), pow (its reference tells float16 apart: no rsqrt for an exponent -0.5, as PyTorch's)
 _FLOAT16_OPS = frozenset({"nextafter", "pow"})
+
+
+def _record(info, op, inputs, attrs, node_name, outs, types, out_types) -> None:
+    """Give the outputs of an op whose inputs include one that requires grad a backward node (when
+    one of its differentiable inputs does), with an edge per input and PyTorch's name."""
+    n = len(inputs)
+    positions = info.positions.get(n) or info.positions_for(op, n)
+    needs = tuple([i in positions and bool(x._requires_grad) for i, x in enumerate(inputs)])
+    if True not in needs:
+        return
+    next_functions = tuple([x._grad_edge() if w else (None, 0) for x, w in zip(inputs, needs)])
+    edges = getattr(node_name, "edges", None)
+    node = (info.node_class if node_name is None and info.node_class is not None
+            else node_class(node_name or op.grad_fn_name(attrs)))(
+        op, attrs, inputs, outs, types, next_functions, needs, out_types,
+        edges if edges is not None else positions)
+    for k in op.differentiable_outputs:
+        t = outs[k]
+        if t._dtype.is_floating_point:
+            t._grad_fn = node
+            t._output_nr = k
+            t._requires_grad = True
 
 
 def _wrap_host_results(result, out_types) -> list:

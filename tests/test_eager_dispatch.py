@@ -245,3 +245,20 @@ def test_node_results_against_torch():
         outs.append((x.grad.tolist(), x.grad.dtype.itemsize, w.grad.item(),
                      [None if g is None else g.tolist() for g in node(lib.ones(2, 2))]))
     assert outs[0] == outs[1]
+
+
+def test_recording_after_a_views_base_changed_in_place_against_torch():
+    torch = pytest.importorskip("torch")
+    # the view's requires_grad is only known once its history is refreshed: the op must record
+    got = []
+    for lib in (gradc, torch):
+        w = lib.tensor([2.0, 3.0, 4.0], requires_grad=True)
+        base = lib.ones(3)
+        v = base[:2]
+        plain = v * v                        # nothing requires grad: no node
+        base.mul_(w)
+        y = v * lib.tensor([5.0, 6.0])
+        y.sum().backward()
+        got.append((plain.requires_grad, plain.grad_fn is None, y.requires_grad, type(y.grad_fn).__name__,
+                     w.grad.tolist()))
+    assert got[0] == got[1]

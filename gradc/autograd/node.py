@@ -267,7 +267,7 @@ class OpNode(Node):
     _had_saved = False
 
     def __init__(self, op, attrs, inputs, outputs, input_types, next_functions, needs_input_grad,
-                 output_types=None):
+                 output_types=None, edge_view=None):
         self._seq = next(_seq)
         if anomaly_mode._state.enabled:
             self._anomaly_stack = anomaly_mode.forward_stack()
@@ -284,7 +284,8 @@ class OpNode(Node):
                 kind, k = key
                 saved[key] = SavedTensor(outputs[k], self, k) if kind == "out" else SavedTensor(inputs[k])
             self._had_saved = True
-        self._edge_view = tuple(range(len(inputs)))   # set by Tensor._apply
+        # the inputs PyTorch's node has edges to, in its order (``next_functions``); all by default
+        self._edge_view = tuple(range(len(inputs))) if edge_view is None else edge_view
 
     @property
     def next_functions(self):
