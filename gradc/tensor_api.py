@@ -17,7 +17,7 @@ import numpy as np
 
 from . import dtypes
 from .arg_parser import ArgumentError, bool_arg, dtype_arg, int_arg, int_list, match, parses, reparse
-from .ops.dispatch import TensorLikeMeta, apply, grad_fn_name
+from .ops.dispatch import TensorLikeMeta, apply, apply_same_class, grad_fn_name
 from .ops.registry import ShapeError
 from .ops.rules import broadcast_shapes, not_implemented_for
 
@@ -290,7 +290,7 @@ class TensorAPI(TensorLikeMeta):
         if type(other) is type(self) and not reverse:    # two tensors of one class: often one dtype too
             dt = self.dtype
             if other.dtype is dt and (dt.is_floating_point or not float_only):
-                return apply(name, self, other, _name=node_name, **attrs)
+                return apply_same_class(name, [self, other], attrs, node_name)
         if not (is_tensor_like(other) or _is_scalar(other)):
             return NotImplemented
         a, b = (other, self) if reverse else (self, other)

@@ -262,3 +262,18 @@ def test_recording_after_a_views_base_changed_in_place_against_torch():
         got.append((plain.requires_grad, plain.grad_fn is None, y.requires_grad, type(y.grad_fn).__name__,
                      w.grad.tolist()))
     assert got[0] == got[1]
+
+
+def test_binary_op_of_two_tensors_is_still_captured_by_a_trace():
+    # x * W with W from a closure takes the same-class shortcut; a trace must still record it
+    W = gradc.tensor([1.0, 2.0], requires_grad=True)
+    f = gradc.compile(lambda x: (x * W).sum())
+    x = gradc.tensor([3.0, 4.0])
+    f(x).backward()
+    assert W.grad.tolist() == [3.0, 4.0]
+    W.grad = None
+    with gradc.no_grad():
+        W.mul_(2.0)
+    f(x).backward()                          # the new W is read: it was captured, not baked in
+    assert W.grad.tolist() == [3.0, 4.0] and f(x).item() == 22.0
+    assert "gradc.mul" in str(f.ir().traced) and "%captured" in str(f.ir().traced)

@@ -68,3 +68,13 @@ def apply(name: str, *inputs, _name: str | None = None, **attrs):
             isinstance(x, TensorLikeMeta) and (_outside(x) or id(x) in capturing[-1].rewritten) for x in inputs):
         return capturing[-1].apply_captured(op, list(inputs), attrs, _name)
     return owner._apply(op, list(inputs), attrs, _name)
+
+
+def apply_same_class(name: str, inputs: list, attrs: dict, node_name: str | None = None):
+    """``apply(name, *inputs, _name=node_name, **attrs)`` for tensor-like ``inputs`` all of one
+    class (a binary op's two tensors): that class owns the call, with no search for the owner.
+    ``inputs`` and ``attrs`` must be new objects (the call's node keeps them)."""
+    cls = type(inputs[0])
+    if capturing and cls._dispatch_priority == 1:
+        return apply(name, *inputs, _name=node_name, **attrs)
+    return cls._apply(registry._TABLE.get(name) or registry.get(name), inputs, attrs, node_name)
