@@ -552,7 +552,7 @@ class Tensor(TensorAPI):
         if isinstance(value, float) and dt.category == 1 and not dtypes.fits(value, dt):
             raise dtypes.overflow_error(dt)         # NaN, inf or out of range into an integer tensor
         try:
-            t = Tensor(np.asarray(dtypes.unsigned_wrap(value, dt), dtype=dt.np))
+            t = Tensor._wrap(np.asarray(dtypes.unsigned_wrap(value, dt), dtype=dt.np))     # (of dt: no checks needed)
         except OverflowError:
             if isinstance(value, int) and not -2**63 <= value < 2**64:
                 raise OverflowError("int too big to convert") from None

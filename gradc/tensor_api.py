@@ -291,10 +291,17 @@ class TensorAPI(TensorLikeMeta):
             dt = self.dtype
             if other.dtype is dt and (dt.is_floating_point or not float_only):
                 return apply_same_class(name, [self, other], attrs, node_name)
-        if not (is_tensor_like(other) or _is_scalar(other)):
-            return NotImplemented
-        a, b = (other, self) if reverse else (self, other)
-        (a, b), _ = promote_operands([a, b], float_only=float_only)
+        kind = type(other)
+        if (kind is float or kind is int) and self.dtype.is_floating_point:
+            # a Python number and a floating point tensor: the tensor's dtype (promote_operands's
+            # answer, without its general search)
+            number = self._scalar(other, self.dtype)
+            a, b = (number, self) if reverse else (self, number)
+        else:
+            if not (is_tensor_like(other) or _is_scalar(other)):
+                return NotImplemented
+            a, b = (other, self) if reverse else (self, other)
+            (a, b), _ = promote_operands([a, b], float_only=float_only)
         if reverse and node_name is None:
             # PyTorch runs 2 + x as x.__radd__(2) = add(x, 2): its node's edges are (x, None).
             node_name = grad_fn_name(apply_name(name), (1, 0))

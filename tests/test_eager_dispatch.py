@@ -277,3 +277,23 @@ def test_binary_op_of_two_tensors_is_still_captured_by_a_trace():
     f(x).backward()                          # the new W is read: it was captured, not baked in
     assert W.grad.tolist() == [3.0, 4.0] and f(x).item() == 22.0
     assert "gradc.mul" in str(f.ir().traced) and "%captured" in str(f.ir().traced)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32", "uint8"])
+def test_python_number_operands_against_torch(dtype):
+    torch = pytest.importorskip("torch")
+    # a Python int or float with a floating point tensor takes the tensor's dtype without the
+    # general promotion; the other cases promote; values, dtypes, nodes and edges as PyTorch's
+    def results(lib):
+        floating = dtype.startswith("float")
+        x = lib.tensor([1.5, 3.0, 250.0], dtype=getattr(lib, dtype), requires_grad=floating)
+        out = []
+        for c in (2, 2.5, -3, 70000.0, 10 ** 3):
+            for r in (x * c, c * x, x + c, c + x, x - c, c - x, x / c, c / x):
+                fns = r.grad_fn.next_functions if r.grad_fn is not None else ()
+                out.append((str(r.dtype), np.asarray(r.detach().tolist(), dtype=float).round(3).tolist(),
+                            type(r.grad_fn).__name__, [type(n).__name__ if n else None for n, _ in fns]))
+        return out
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)       # (NumPy's overflow of 70000 into float16)
+        assert results(gradc) == results(torch)
