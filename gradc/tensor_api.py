@@ -1027,14 +1027,15 @@ class TensorAPI(TensorLikeMeta):
     @parses("expand", "(tuple of ints size, *, bool implicit = False)")
     def expand(self, *sizes):
         sizes = _shape_args(sizes)
-        if len(sizes) < self.ndim:
-            raise RuntimeError(f"expand(torch.{self.dtype.tensor_type}{{{list(self.shape)}}}, size={list(sizes)}): "
+        have = tuple(self.shape)        # (read once: a property)
+        if len(sizes) < len(have):
+            raise RuntimeError(f"expand(torch.{self.dtype.tensor_type}{{{list(have)}}}, size={list(sizes)}): "
                                "the number of sizes provided "
-                               f"({len(sizes)}) must be greater or equal to the number of dimensions in the tensor ({self.ndim})")
-        lead = len(sizes) - self.ndim
+                               f"({len(sizes)}) must be greater or equal to the number of dimensions in the tensor ({len(have)})")
+        lead = len(sizes) - len(have)
         shape = list(sizes)
         for i in reversed(range(len(sizes))):       # (PyTorch checks from the last dimension)
-            s, own = sizes[i], self.shape[i - lead] if i >= lead else None
+            s, own = sizes[i], have[i - lead] if i >= lead else None
             if s == -1:
                 if own is None:
                     raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, "
@@ -1043,7 +1044,7 @@ class TensorAPI(TensorLikeMeta):
             elif own is not None and own != 1 and own != s:
                 raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({own}) at "
                                    f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
-                                   f"Tensor sizes: {list(self.shape)}")
+                                   f"Tensor sizes: {list(have)}")
         return apply("expand", self, shape=shape)
 
     def expand_as(self, other): return self.expand(_tensor_argument("expand_as", other, 1).shape)

@@ -297,3 +297,17 @@ def test_python_number_operands_against_torch(dtype):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)       # (NumPy's overflow of 70000 into float16)
         assert results(gradc) == results(torch)
+
+
+def test_expand_values_and_errors_against_torch():
+    torch = pytest.importorskip("torch")
+    def results(lib):
+        x = lib.tensor([[1.0], [2.0]])
+        out = [x.expand(2, 3).tolist(), x.expand(4, -1, 2).shape == (4, 2, 2), x.expand((2, 1)).tolist()]
+        for sizes in ((3,), (2, 4, 5), (-1, 2, 3), (3, 3)):
+            try:
+                x.expand(*sizes)
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+    assert results(gradc) == results(torch)
