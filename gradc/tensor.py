@@ -23,6 +23,7 @@ import numpy as np
 from . import _printing, dtypes
 from ._warnings import first_time, warn_at_user_code
 from .arg_parser import bool_arg, parses
+from . import autograd as _autograd     # (partly initialized here: its names are read at call time)
 from .autograd import grad_mode
 from .autograd.engine import run_unit_backward
 from .autograd.node import AccumulateGrad, Node, RemovableHandle, node_class, version_error_label
@@ -641,8 +642,7 @@ class Tensor(TensorAPI):
                 and self._data.ndim == 0 and (retain_graph is None or type(retain_graph) is bool)):
             if run_unit_backward(node, bool(retain_graph)):      # a compiled scalar loss: no graph walk
                 return
-        from .autograd import backward
-        backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+        _autograd.backward(self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
 
     def register_hook(self, hook):
         if not self._requires_grad:

@@ -311,3 +311,15 @@ def test_expand_values_and_errors_against_torch():
                 out.append(str(e))
         return out
     assert results(gradc) == results(torch)
+
+
+@pytest.mark.parametrize("first", ["gradc.tensor", "gradc.autograd", "gradc.tensor_api", "gradc.autograd.engine"])
+def test_backward_works_whichever_module_is_imported_first(first):
+    # gradc.autograd binds Tensor and is_tensor_like at import (the backward prelude's names),
+    # and Tensor.backward reads gradc.autograd.backward at call time: no import order breaks that
+    import subprocess
+    import sys
+    code = (f"import {first}\nimport gradc\nx = gradc.ones(2, requires_grad=True)\n(x * x).sum().backward()\n"
+            "print(x.grad.tolist())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[2.0, 2.0]"

@@ -8,6 +8,9 @@ import numpy as np
 from . import forward_ad, functional, graph
 from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .engine import run_backward
+# (forward_ad, imported above, loads gradc.tensor: these are complete by now)
+from ..tensor import Tensor
+from ..tensor_api import is_tensor_like
 from .function import Function
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .grad_mode import grad_mode_setting as is_grad_enabled     # (the setting; recording: grad_mode's)
@@ -21,14 +24,12 @@ __all__ = ["backward", "grad", "Function", "gradcheck", "gradgradcheck", "no_gra
 
 def _tensors_tuple(x):
     """``outputs``/``tensors`` as PyTorch reads them: one tensor, or any iterable of them."""
-    from ..tensor_api import is_tensor_like
     return (x,) if is_tensor_like(x) else tuple(x)
 
 
 def _inputs_tuple(inputs, caller: str):
     """``inputs`` as PyTorch reads them: one tensor, a dict (its values), or any other iterable."""
     from collections.abc import Mapping
-    from ..tensor_api import is_tensor_like
     if is_tensor_like(inputs):
         return (inputs,)
     if type(inputs) is dict:
@@ -41,7 +42,6 @@ def _inputs_tuple(inputs, caller: str):
 
 def _grads_tuple(grads, length: int):
     """PyTorch's _tensor_or_tensors_to_tuple: None for each output, one tensor, or an iterable."""
-    from ..tensor_api import is_tensor_like
     if grads is None:
         return (None,) * length
     return (grads,) if is_tensor_like(grads) else tuple(grads)
@@ -69,8 +69,6 @@ def _make_grads(outputs, grads):
     output that requires grad and has none, None for one that does not require grad. Pairs
     past the shorter sequence are dropped, as PyTorch's zip does (the engine then reports the
     count mismatch)."""
-    from ..tensor import Tensor
-    from ..tensor_api import is_tensor_like
     out = []
     for i, (o, g) in enumerate(zip(outputs, grads)):
         if not is_tensor_like(o):
@@ -113,7 +111,6 @@ def _roots(outputs, grads=None):
 
 
 def _check_inputs(inputs) -> None:
-    from ..tensor_api import is_tensor_like
     for t in inputs:
         if not is_tensor_like(t):
             raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got {type(t).__name__}")
