@@ -101,6 +101,8 @@ def unbroadcast(g, shape):
     if have == shape:
         return g
     if not shape:
+        if g.dtype.is_floating_point:     # g.sum()'s op, without its argument handling (an internal call)
+            return apply("sum", g, dims=list(range(len(have))), keepdim=False, _name="SumBackward0")
         return g.sum()
     lead = len(have) - len(shape)
     dims = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and have[lead + i] != 1]
@@ -165,7 +167,8 @@ def expand_reduced(g, in_shape, dims, keepdim, *, from_scalar=False):
     if not keepdim and dims and in_shape and not from_scalar:
         for d in sorted(dims):
             g = g.unsqueeze(d)
-    return g.expand(in_shape)
+    # g.expand(in_shape)'s op, without its argument checks (in_shape is one g expands to)
+    return apply("expand", g, shape=list(in_shape))
 
 
 def keep_reduced(y, in_shape, dims, keepdim):
