@@ -37,16 +37,16 @@ def _scaled(b, alpha):
 
 
 _binary("add", lambda a, b, alpha=None: np.add(a, _scaled(b, alpha)),
-        lambda ctx, g: [unbroadcast(g[0], _shapes(ctx)[0]) if ctx.needs_input_grad[0] else None,
-                        unbroadcast(_scaled(g[0], ctx.attrs.get("alpha")), _shapes(ctx)[1])
+        lambda ctx, g: [unbroadcast(g[0], ctx.input_shape(0)) if ctx.needs_input_grad[0] else None,
+                        unbroadcast(_scaled(g[0], ctx.attrs.get("alpha")), ctx.input_shape(1))
                         if ctx.needs_input_grad[1] else None], attr_names=("alpha",))
 _binary("sub", lambda a, b, alpha=None: np.subtract(a, _scaled(b, alpha)),
-        lambda ctx, g: [unbroadcast(g[0], _shapes(ctx)[0]) if ctx.needs_input_grad[0] else None,
-                        unbroadcast(-_scaled(g[0], ctx.attrs.get("alpha")), _shapes(ctx)[1])
+        lambda ctx, g: [unbroadcast(g[0], ctx.input_shape(0)) if ctx.needs_input_grad[0] else None,
+                        unbroadcast(-_scaled(g[0], ctx.attrs.get("alpha")), ctx.input_shape(1))
                         if ctx.needs_input_grad[1] else None], attr_names=("alpha",))
 _binary("mul", np.multiply,
-        lambda ctx, g: [unbroadcast(g[0] * ctx.input(1), _shapes(ctx)[0]) if ctx.needs_input_grad[0] else None,
-                        unbroadcast(g[0] * ctx.input(0), _shapes(ctx)[1]) if ctx.needs_input_grad[1] else None],
+        lambda ctx, g: [unbroadcast(g[0] * ctx.input(1), ctx.input_shape(0)) if ctx.needs_input_grad[0] else None,
+                        unbroadcast(g[0] * ctx.input(0), ctx.input_shape(1)) if ctx.needs_input_grad[1] else None],
         saves=("in0", "in1"))
 
 

@@ -96,6 +96,8 @@ def unbroadcast(g, shape):
     (so the nodes recorded under create_graph=True are PyTorch's): a sum over the leading dims
     and the dims broadcast from 1, kept (SumBackward1), then a view dropping the leading dims
     (ViewBackward0); to a 0-d shape, a full sum (SumBackward0)."""
+    if g.shape == shape:          # (an eager Size against a TypeInfo's tuple: the common case)
+        return g
     shape = tuple(shape)
     have = tuple(g.shape)
     if have == shape:
