@@ -373,3 +373,16 @@ def test_broadcast_binary_gradients_against_torch():
                 out.append((ga.tolist(), gb.tolist(), _graph_names(ga), _graph_names(gb)))
         return out
     assert results(gradc) == results(torch)
+
+
+def test_reshape_forward_is_numpy_reshape():
+    # a view where NumPy can make one (sharing memory, same strides), a copy otherwise
+    from gradc.ops import registry
+    forward = registry.get("reshape").forward
+    base = np.arange(12.0).reshape(3, 4)
+    for x, shape in ((base, [4, 3]), (base, [12]), (base.T, [12]), (base.T, [2, 6]), (base[:, 1:3], [6]),
+                     (np.float32(2.0).reshape(()), [1, 1]), (base[0, :1].reshape(()), [1]), (base[:0], [0, 4])):
+        got, want = forward(x, shape), np.reshape(x, tuple(shape))
+        assert got.shape == want.shape and got.strides == want.strides and got.dtype == want.dtype
+        assert np.may_share_memory(got, x) == np.may_share_memory(want, x)
+        np.testing.assert_array_equal(got, want)
