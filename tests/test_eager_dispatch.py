@@ -386,3 +386,14 @@ def test_reshape_forward_is_numpy_reshape():
         assert got.shape == want.shape and got.strides == want.strides and got.dtype == want.dtype
         assert np.may_share_memory(got, x) == np.may_share_memory(want, x)
         np.testing.assert_array_equal(got, want)
+
+
+def test_permute_forward_is_numpy_transpose():
+    from gradc.ops import registry
+    forward = registry.get("permute").forward
+    base = np.arange(24.0).reshape(2, 3, 4)
+    for x, dims in ((base, [2, 0, 1]), (base, [0, 1, 2]), (base[:, ::2], [1, 0, 2]), (base[0], [1, 0]),
+                    (np.array(1.0), [])):
+        got, want = forward(x, dims), np.transpose(x, tuple(dims))
+        assert got.shape == want.shape and got.strides == want.strides and np.may_share_memory(got, x)
+        np.testing.assert_array_equal(got, want)

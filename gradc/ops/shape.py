@@ -79,7 +79,7 @@ def _permute_vjp(ctx, g):
     return [g[0].permute(*inverse)]
 
 
-defop("permute", infer=_permute_infer, forward=lambda x, dims: np.transpose(x, tuple(dims)),
+defop("permute", infer=_permute_infer, forward=lambda x, dims: x.transpose(tuple(dims)),
       vjp=_permute_vjp, traits=VIEWS, attr_names=("dims",), node_name="PermuteBackward0")
 
 
