@@ -53,6 +53,7 @@ from .eager_graph import (differentiable_reach, double_backward_reads_saved, inp
                           output_dependencies, partition_free_inputs, read_arguments, repeated_outputs, replay,
                           saved_by_eager_autograd, saves_anything)
 from .tensor import CPU, Tensor, before_write
+from .tensor import inference_seen as _inference_seen
 
 log = logging.getLogger("gradc.compile")
 _GONE = "<no attribute>"   # how explain() shows an attribute a module no longer has
@@ -913,7 +914,7 @@ class CompiledFunction:
             tensors = [*tensors, *captured]
         if spec.arg_writes:
             _check_argument_writes(self.__name__, spec, tensors)
-        if spec.wrt and spec.eager_saved and grad_mode._state.enabled:
+        if _inference_seen[0] and spec.wrt and spec.eager_saved and grad_mode._state.enabled:
             _check_no_inference_saved(spec, tensors)
         arrays = [t._data for t in tensors]
         results = spec.forward.run(arrays)

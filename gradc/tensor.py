@@ -89,17 +89,27 @@ class _CounterStack(threading.local):
 _counters = _CounterStack()
 
 
+# counters pushed in all threads together: while none is, every new storage's counter is a
+# ``_VersionCounter`` and the hot paths skip the thread-local lookup (``_counter_class``)
+_pushed = [0]
+_push_lock = threading.Lock()
+
+
 def push_counter(cls) -> None:
+    with _push_lock:
+        _pushed[0] += 1
     _counters.stack += (cls,)
 
 
 def pop_counter() -> None:
     _counters.stack = _counters.stack[:-1]
+    with _push_lock:
+        _pushed[0] -= 1
 
 
 def new_counter() -> _VersionCounter:
     """A version counter for new storage, of the kind the current thread's mode asks for."""
-    return _counters.stack[-1]()
+    return (_counters.stack[-1] if _pushed[0] else _VersionCounter)()
 
 _COUNTERS = {(False, False): _VersionCounter, (True, False): _InternalCounter,
              (False, True): _InferenceCounter, (True, True): _InternalInferenceCounter}
@@ -110,9 +120,16 @@ INFERENCE_SAVE_ERROR = (
     "in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
 
 
+# whether inference mode was ever entered: until then no inference tensor exists, and the checks
+# for one (a compiled call's, at every call) can be skipped
+inference_seen = [False]
+
+
 def push_inference_counter(enabled: bool) -> None:
     """Entering ``inference_mode(enabled)``: tensors made from now on are inference tensors (or,
     for ``inference_mode(False)``, normal ones); ``pop_inference_counter`` on exit."""
+    if enabled:
+        inference_seen[0] = True
     push_counter(_COUNTERS[_counters.stack[-1].internal, bool(enabled)])
 
 
@@ -236,7 +253,7 @@ class Tensor(TensorAPI):
             self._data = data = data.astype(self._dtype.np)
         if dev is not CPU:
             self._device = dev
-        self._version_counter = _version or _counters.stack[-1]()
+        self._version_counter = _version or (_counters.stack[-1] if _pushed[0] else _VersionCounter)()
         if requires_grad:
             self.requires_grad_(True)
 
@@ -535,7 +552,7 @@ class Tensor(TensorAPI):
         t = _new_object(cls)           # (made on every op and compiled call: kept lean)
         t._data = array
         t._dtype = dtypes.BY_NUMPY.get(array.dtype) or dtypes.from_numpy(array.dtype)
-        t._version_counter = _counters.stack[-1]()
+        t._version_counter = (_counters.stack[-1] if _pushed[0] else _VersionCounter)()
         return t
 
     def _grad_edge(self):
@@ -1027,7 +1044,7 @@ def _wrap_host_results(result, out_types) -> list:
             t = _new_object(Tensor)      # Tensor._wrap with the dtype known
             t._data = result
             t._dtype = out_types[0].dtype
-            t._version_counter = _counters.stack[-1]()
+            t._version_counter = (_counters.stack[-1] if _pushed[0] else _VersionCounter)()
             return [t]
         result = (result,)
     outs = []
