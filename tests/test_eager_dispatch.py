@@ -197,8 +197,9 @@ def test_reduction_and_broadcast_gradients_with_create_graph_against_torch():
                                       ((2, 2), (2, 2)), ((1, 3), (4, 1, 3)), ((1, 1), (1, 1)), ((1,), (0,)),
                                       ((3,), (2, 3)), ((2, 1, 3), (5, 2, 4, 3)), ((0,), (2, 0))])
 def test_expand_forward_is_numpy_broadcast_view(shape, to):
-    # expand's NumPy reference builds the broadcast view itself: np.broadcast_to's strides, memory
-    # and values; writable only where no element repeats and the input is writable
+    # expand's NumPy reference builds the broadcast view itself: np.broadcast_to's strides (but on
+    # size-1 dims, whose strides are PyTorch's: test_expand_strides_are_pytorchs), memory and
+    # values; writable only where no element repeats and the input is writable
     from gradc.ops.shape import _expand_forward
     n = int(np.prod(shape))
     for dtype in (np.float32, np.float64, np.int64, np.bool_):
@@ -207,7 +208,8 @@ def test_expand_forward_is_numpy_broadcast_view(shape, to):
                 x = np.arange(n + 1).astype(dtype)[offset:offset + n].reshape(shape)
                 x.flags.writeable = not read_only
                 got, want = _expand_forward(x, list(to)), np.broadcast_to(x, to)
-                assert got.shape == want.shape and got.strides == want.strides and got.dtype == want.dtype
+                assert got.shape == want.shape and got.dtype == want.dtype
+                assert [a for a, k in zip(got.strides, to) if k != 1] == [b for b, k in zip(want.strides, to) if k != 1]
                 assert got.__array_interface__["data"][0] == want.__array_interface__["data"][0]
                 assert got.flags.writeable == (got.size == x.size and not read_only)
                 np.testing.assert_array_equal(got, want)
@@ -397,3 +399,19 @@ def test_permute_forward_is_numpy_transpose():
         got, want = forward(x, dims), np.transpose(x, tuple(dims))
         assert got.shape == want.shape and got.strides == want.strides and np.may_share_memory(got, x)
         np.testing.assert_array_equal(got, want)
+
+
+EXPAND_STRIDE_CASES = ["m.ones(()).expand(1,1)", "m.ones(()).expand(2,1)", "m.ones(1).expand(1,1)",
+                       "m.ones(2,1)[::2].expand(1,1)", "m.ones(4,1)[::2].expand(2,1)", "m.ones(4,1)[::2].expand(2,5)",
+                       "m.ones(1,1).expand(1,1)", "m.ones(3).expand(1,1,3)", "m.ones(3).expand(2,1,3)",
+                       "m.ones(3).expand(1,2,3)", "m.ones(2,3).t().expand(1,3,2)", "m.ones(1,3).expand(1,1,1,3)",
+                       "m.ones(2,1,3).expand(1,2,4,3)", "m.ones(5)[::2].expand(1,3)"]
+
+
+@pytest.mark.parametrize("expr", EXPAND_STRIDE_CASES)
+def test_expand_strides_are_pytorchs(expr):
+    """expand keeps the strides of kept dims (size-1 ones too) and continues the next dim's for a
+    new size-1 leading dim, as PyTorch's inferExpandGeometry: stride() and is_contiguous() agree."""
+    torch = pytest.importorskip("torch")
+    t, g = eval(expr, {"m": torch}), eval(expr, {"m": gradc})
+    assert (g.stride(), g.is_contiguous()) == (t.stride(), t.is_contiguous())

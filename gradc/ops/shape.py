@@ -96,23 +96,29 @@ def _expand_forward(x, shape):
     """``x`` broadcast to ``shape``: read-only where elements repeat (PyTorch refuses a write
     there), a writable view of ``x`` where none does (only new or kept size-1 dims), as PyTorch's."""
     shape = tuple(shape)
-    # np.broadcast_to's view (its strides: 0 on the new and the size-1 dims) made directly on x's
-    # memory, at half its cost or less (a 0-d x is in every full sum's and mean's backward)
+    # the broadcast view made directly on x's memory, at half np.broadcast_to's cost or less (a 0-d
+    # x is in every full sum's and mean's backward)
     if not x.ndim:
         out = np.ndarray(shape, x.dtype, buffer=x, strides=(0,) * len(shape))
         if out.size != 1 or not x.flags.writeable:
             out.flags.writeable = False
         return out
+    # strides as PyTorch's (inferExpandGeometry): x's own on the kept dims (size-1 too), 0 on the
+    # expanded ones; a new leading dim of size 1 continues the next dim's (size * stride), 0 otherwise
+    lead = len(shape) - x.ndim
+    strides = [st if n == s else 0 for n, s, st in zip(x.shape, shape[lead:], x.strides)]
+    for i in reversed(range(lead)):
+        strides.insert(0, shape[i + 1] * strides[0] if shape[i] == 1 else 0)
+    strides = tuple(strides)
     if x.flags.c_contiguous and x.size:
-        lead = len(shape) - x.ndim
-        strides = (0,) * lead + tuple([st if n == s != 1 else 0 for n, s, st in zip(x.shape, shape[lead:], x.strides)])
         out = np.ndarray(shape, x.dtype, buffer=x, strides=strides)
         if out.size != x.size or not x.flags.writeable:
             out.flags.writeable = False
         return out
-    out = np.broadcast_to(x, shape)
-    if out.size == x.size and x.flags.writeable:
-        return np.lib.stride_tricks.as_strided(x, out.shape, out.strides)
+    np.broadcast_to(x, shape)           # (its error for shapes that do not broadcast)
+    out = np.lib.stride_tricks.as_strided(x, shape, strides, writeable=x.flags.writeable)
+    if out.size != x.size:
+        out.flags.writeable = False
     return out
 
 
