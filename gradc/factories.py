@@ -204,7 +204,13 @@ def _tensor(data, dtype=None, device=None, requires_grad=False):
         dt = dtypes.as_dtype(dtype) if dtype is not None else _infer_dtype(data)
         nested = _to_nested(data)
         try:
-            array = _integer_array(nested, dt) if dt.category == 1 else np.array(nested, dtype=dt.np)
+            if dt.category == 1:
+                array = _integer_array(nested, dt)
+            elif dt is dtypes.float16:
+                with np.errstate(over="ignore"):       # (beyond float16's range: inf, silently)
+                    array = np.array(nested, dtype=dt.np)
+            else:
+                array = np.array(nested, dtype=dt.np)
         except OverflowError:
             raise dtypes.overflow_error(dt, factory=True) from None
         except (ValueError, TypeError) as e:

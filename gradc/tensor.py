@@ -570,7 +570,11 @@ class Tensor(TensorAPI):
         if isinstance(value, float) and dt.category == 1 and not dtypes.fits(value, dt):
             raise dtypes.overflow_error(dt)         # NaN, inf or out of range into an integer tensor
         try:
-            t = Tensor._wrap(np.asarray(dtypes.unsigned_wrap(value, dt), dtype=dt.np))     # (of dt: no checks needed)
+            if dt is dtypes.float16:        # (a float beyond float16's range is inf, silently)
+                with np.errstate(over="ignore"):
+                    t = Tensor._wrap(np.asarray(value, dtype=dt.np))
+            else:
+                t = Tensor._wrap(np.asarray(dtypes.unsigned_wrap(value, dt), dtype=dt.np))     # (of dt: no checks needed)
         except OverflowError:
             if isinstance(value, int) and not -2**63 <= value < 2**64:
                 raise OverflowError("int too big to convert") from None
@@ -1054,9 +1058,17 @@ def _wrap_host_results(result, out_types) -> list:
         if out_types is not None:
             want = out_types[k].dtype.np
             if a.dtype is not want and a.dtype != want:
-                a = a.astype(want)
+                a = _cast_quietly(a, want)
         outs.append(Tensor._wrap(a))
     return outs
+
+
+def _cast_quietly(a: np.ndarray, dtype) -> np.ndarray:
+    """``a`` cast to ``dtype``; rounding to float16 overflows to inf silently, as PyTorch's."""
+    if dtype != np.float16:
+        return a.astype(dtype)
+    with np.errstate(over="ignore"):
+        return a.astype(dtype)
 
 
 _HALF = -1      # the ``route`` of a call with a float16 operand (``_EagerOpInfo.types``)

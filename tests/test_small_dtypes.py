@@ -104,3 +104,14 @@ def test_large_small_dtype_tensors_stay_on_numpy():
     assert (x + 1).dtype is gradc.int32 and (x + 1).sum().item() == 200000
     h = gradc.full((100000,), 0.5, dtype=gradc.float16)
     assert h.exp().dtype is gradc.float16 and abs(h.exp()[0].item() - np.exp(0.5)) < 1e-3
+
+
+def test_float16_overflow_to_inf_is_silent_as_in_pytorch():
+    """A float16 result or number beyond float16's range is inf without NumPy's RuntimeWarning."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = gradc.full((2,), 60000.0, dtype=gradc.float16)
+        for t in (x + x, x * x, gradc.ones(2, dtype=gradc.float16) * 70000.0, gradc.tensor([1e6], dtype=gradc.float16),
+                  gradc.tensor([1e6]).half()):
+            assert t.dtype == gradc.float16 and np.isinf(t.numpy()).all()
