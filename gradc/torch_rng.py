@@ -33,6 +33,7 @@ F32 = np.float32
 _U24 = np.uint64((1 << 24) - 1)
 _U53 = np.uint64((1 << 53) - 1)
 _NORMAL_BLOCK = 16
+_CHUNK = 1 << 14          # elements turned into normals at a time (a multiple of _NORMAL_BLOCK)
 
 
 def _fma32(a, b, c):
@@ -157,7 +158,9 @@ class TorchStream:
         data = self.unit(n, dtype)
         whole = n - n % _NORMAL_BLOCK
         out = data.copy()
-        out[:whole] = self._box_muller(data[:whole], dtype, mean, std)
+        for lo in range(0, whole, _CHUNK):          # (in chunks: the temporaries stay in the cache)
+            hi = min(whole, lo + _CHUNK)
+            out[lo:hi] = self._box_muller(data[lo:hi], dtype, mean, std)
         if n % _NORMAL_BLOCK:           # PyTorch redraws the last 16 values
             out[n - _NORMAL_BLOCK:] = self._box_muller(self.unit(_NORMAL_BLOCK, dtype), dtype, mean, std)
         return out
