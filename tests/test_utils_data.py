@@ -404,3 +404,28 @@ def test_shuffles_splits_and_samplers_equal_pytorchs_after_the_same_seed():
                     list(m.utils.data.RandomSampler(range(5), replacement=True)),
                     list(m.utils.data.SubsetRandomSampler([4, 8, 15, 16, 23]))))
     assert out[1] == out[0]
+
+
+def test_tensor_dataset_batches_are_gathered_with_the_values_of_the_per_sample_path():
+    """A TensorDataset's batches under default_collate come from one gather per tensor: the same
+    list of tensors (values, dtypes, shapes, contiguous) as collating sample by sample, shuffled
+    or not, with a short last batch; tensors that require grad keep the per-sample path
+    (default_collate's stack: StackBackward0, as PyTorch's)."""
+    x = gradc.randn(103, 5)
+    y = gradc.randint(0, 10, (103,))
+    ds = gdata.TensorDataset(x, y)
+    per_sample = gdata.default_collate.__call__          # (not default_collate itself: no fast path)
+    for shuffle in (False, True):
+        gradc.manual_seed(1)
+        fast = list(gdata.DataLoader(ds, batch_size=16, shuffle=shuffle))
+        gradc.manual_seed(1)
+        slow = list(gdata.DataLoader(ds, batch_size=16, shuffle=shuffle, collate_fn=per_sample))
+        assert len(fast) == len(slow) == 7
+        for a, b in zip(fast, slow):
+            assert type(a) is type(b) is list
+            for u, v in zip(a, b):
+                assert u.dtype == v.dtype and u.shape == v.shape and u.is_contiguous()
+                np.testing.assert_array_equal(u.numpy(), v.numpy())
+    w = gradc.randn(6, 2, requires_grad=True)
+    batch = next(iter(gdata.DataLoader(gdata.TensorDataset(w), batch_size=4)))
+    assert type(batch[0].grad_fn).__name__ == "StackBackward0"

@@ -20,9 +20,10 @@ import math
 import warnings
 
 from ... import dtypes
-from ...factories import empty
+from ...factories import empty, tensor
+from ...tensor import Tensor
 from . import collate as _collate
-from .dataset import IterableDataset
+from .dataset import IterableDataset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 __all__ = ["DataLoader", "get_worker_info"]
@@ -167,6 +168,13 @@ class DataLoader:
         return length
 
 
+def _plain_tensor_dataset(dataset) -> bool:
+    """A TensorDataset itself (not a subclass, which may override indexing) of CPU tensors that
+    do not require grad (stacking would record StackBackward0, gathering IndexBackward0)."""
+    return type(dataset) is TensorDataset and all(
+        isinstance(t, Tensor) and not t.requires_grad and t.device.type == "cpu" for t in dataset.tensors)
+
+
 class _SingleProcessDataLoaderIter:
     """One pass over a ``DataLoader``: fetch the samples for each key (or batch of keys) and collate them."""
 
@@ -215,6 +223,12 @@ class _SingleProcessDataLoaderIter:
     def _fetch_map(self, index):
         if not self._auto_collation:
             return self._collate_fn(self._dataset[index])
+        if self._collate_fn is _collate.default_collate and _plain_tensor_dataset(self._dataset):
+            # default_collate of TensorDataset rows is each tensor's rows stacked: the rows
+            # gathered in one indexing op (the same values and dtypes, a new contiguous tensor),
+            # not one op per sample and per tensor
+            rows = tensor(list(index), dtype=dtypes.int64)
+            return [t[rows] for t in self._dataset.tensors]
         if getattr(self._dataset, "__getitems__", None):
             return self._collate_fn(self._dataset.__getitems__(index))
         return self._collate_fn([self._dataset[i] for i in index])
