@@ -193,6 +193,11 @@ class TorchStream:
 
     def permutation(self, n: int) -> np.ndarray:
         n = int(n)
+        if n > _NATIVE_SHUFFLE_MIN:
+            out = np.arange(n, dtype=np.int64)
+            draws = np.ascontiguousarray(self.u32(n - 1))
+            _fisher_yates(out, draws)
+            return out
         out = list(range(n))
         if n > 1:
             draws = self.u32(n - 1).tolist()
@@ -265,3 +270,46 @@ class TorchStream:
 
     def binomial(self, n, p, shape) -> np.ndarray:
         return self._numpy_generator().binomial(n, p, shape)
+
+
+# ---- randperm's shuffle, compiled for long permutations -------------------------------------------
+_NATIVE_SHUFFLE_MIN = 1 << 12      # shorter ones shuffle in Python (no compile on first use)
+_SHUFFLE_IR = """
+define void @gradc_fisher_yates(ptr %out, ptr %draws, i64 %n) {
+entry:
+  %last = sub i64 %n, 1
+  %any = icmp sgt i64 %last, 0
+  br i1 %any, label %loop, label %done
+loop:
+  %i = phi i64 [0, %entry], [%next, %loop]
+  %dp = getelementptr inbounds i64, ptr %draws, i64 %i
+  %d = load i64, ptr %dp
+  %left = sub i64 %n, %i
+  %r = urem i64 %d, %left
+  %z = add i64 %i, %r
+  %pi = getelementptr inbounds i64, ptr %out, i64 %i
+  %pz = getelementptr inbounds i64, ptr %out, i64 %z
+  %vi = load i64, ptr %pi
+  %vz = load i64, ptr %pz
+  store i64 %vz, ptr %pi
+  store i64 %vi, ptr %pz
+  %next = add i64 %i, 1
+  %more = icmp slt i64 %next, %last
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}
+"""
+_shuffle_fn: list = []
+
+
+def _fisher_yates(out: np.ndarray, draws: np.ndarray) -> None:
+    """PyTorch's randperm shuffle of ``out`` (int64, 0..n-1) in place: for i < n - 1, swap
+    ``out[i]`` with ``out[i + draws[i] % (n - i)]``, compiled once through llvmlite."""
+    import ctypes
+    if not _shuffle_fn:
+        from .codegen.runtime_cpu import jit_llvm_ir
+        engine, addrs = jit_llvm_ir(_SHUFFLE_IR, ["gradc_fisher_yates"])
+        fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)(addrs["gradc_fisher_yates"])
+        _shuffle_fn.extend([engine, fn])
+    _shuffle_fn[1](out.ctypes.data, draws.ctypes.data, out.size)

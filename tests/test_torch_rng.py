@@ -34,6 +34,7 @@ DRAWS = {
     "randint-wide": lambda m: m.randint(-2 ** 40, 2 ** 40, (10,)).numpy(),
     "randint-keywords": lambda m: m.randint(high=9, size=(6,)).numpy(),
     "randperm": lambda m: m.randperm(300).numpy(),
+    "randperm-compiled-shuffle": lambda m: m.randperm(10000).numpy(),
     "uniform_": lambda m: m.empty(50).uniform_(-0.3, 0.7).numpy(),
     "normal_": lambda m: m.empty(50).normal_(2.0, 3.0).numpy(),
     "normal_-small": lambda m: m.empty(6, dtype=m.float64).normal_(2.0, 3.0).numpy(),
