@@ -30,10 +30,10 @@ from fractions import Fraction
 import numpy as np
 
 F32 = np.float32
-_U24 = np.uint64((1 << 24) - 1)
 _U53 = np.uint64((1 << 53) - 1)
 _NORMAL_BLOCK = 16
 _CHUNK = 1 << 14          # elements turned into normals at a time (a multiple of _NORMAL_BLOCK)
+_NATIVE_NORMAL_MIN = 1 << 12      # float32 normal fills this large run compiled (_normal_fill_native)
 
 
 def _fma32(a, b, c):
@@ -116,7 +116,8 @@ class TorchStream:
         dtype = np.dtype(dtype)
         if dtype == np.float64:
             return (self.u64(n) & _U53).astype(np.float64) * 2.0 ** -53
-        return (self.u32(n) & _U24).astype(F32) * F32(2.0 ** -24)     # (float16: drawn as float)
+        low24 = self.u32(n).astype(np.uint32) & np.uint32((1 << 24) - 1)     # (exact in float32)
+        return low24.view(np.int32).astype(F32) * F32(2.0 ** -24)          # (float16: drawn as float)
 
     # ---- distributions -----------------------------------------------------------------------
     def uniform(self, low, high, shape, dtype=np.float64) -> np.ndarray:
@@ -125,6 +126,8 @@ class TorchStream:
         u = self.unit(n, dtype)
         if dtype == np.float64:
             out = u * (float(high) - float(low)) + float(low)
+        elif float(low) == 0.0 and float(high) == 1.0:
+            out = u                        # (u * 1 + 0, fused or not, is u)
         else:
             out = _fma32(u, F32(high) - F32(low), F32(low))
         return out.astype(dtype).reshape(shape)
@@ -158,9 +161,12 @@ class TorchStream:
         data = self.unit(n, dtype)
         whole = n - n % _NORMAL_BLOCK
         out = data.copy()
-        for lo in range(0, whole, _CHUNK):          # (in chunks: the temporaries stay in the cache)
-            hi = min(whole, lo + _CHUNK)
-            out[lo:hi] = self._box_muller(data[lo:hi], dtype, mean, std)
+        if dtype == np.float32 and whole >= _NATIVE_NORMAL_MIN:        # the same operations, compiled
+            out[:whole] = _normal_fill_native(data[:whole], mean, std)
+        else:
+            for lo in range(0, whole, _CHUNK):      # (in chunks: the temporaries stay in the cache)
+                hi = min(whole, lo + _CHUNK)
+                out[lo:hi] = self._box_muller(data[lo:hi], dtype, mean, std)
         if n % _NORMAL_BLOCK:           # PyTorch redraws the last 16 values
             out[n - _NORMAL_BLOCK:] = self._box_muller(self.unit(_NORMAL_BLOCK, dtype), dtype, mean, std)
         return out
@@ -313,3 +319,162 @@ def _fisher_yates(out: np.ndarray, draws: np.ndarray) -> None:
         fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)(addrs["gradc_fisher_yates"])
         _shuffle_fn.extend([engine, fn])
     _shuffle_fn[1](out.ctypes.data, draws.ctypes.data, out.size)
+
+
+# ---- float32 Box-Muller, compiled: the same operations as _log_avx/_sincos_avx/_box_muller ------
+def _f32_hex(v: float) -> str:
+    """A float32 constant as LLVM IR spells it (the double with the float's value, in hex)."""
+    return "0x%016X" % np.array(np.float32(v), np.float64).view(np.uint64)
+
+
+def _normal_fill_ir() -> str:
+    """LLVM IR of ``gradc_normal_fill(ptr data, i64 blocks, float mean, float std)``: each block of
+    16 float uniforms in place to normals, step by step as ``_box_muller``'s float32 branch (plain
+    fmul/fadd/fsub without fast-math flags round like NumPy's float32 ops, llvm.fma is _fma32)."""
+    lines, n = [], [0]
+
+    def v(expr):
+        n[0] += 1
+        lines.append(f"  %t{n[0]} = {expr}")
+        return f"%t{n[0]}"
+
+    def c(x):
+        return _f32_hex(x)
+
+    def fma(a, b, cc):
+        return v(f"call float @llvm.fma.f32(float {a}, float {b}, float {cc})")
+
+    k = "%k"
+    b = v(f"lshr i64 {k}, 3")
+    j = v(f"and i64 {k}, 7")
+    base = v(f"shl i64 {b}, 4")
+    i1 = v(f"add i64 {base}, {j}")
+    i2 = v(f"add i64 {i1}, 8")
+    p1 = v(f"getelementptr inbounds float, ptr %data, i64 {i1}")
+    p2 = v(f"getelementptr inbounds float, ptr %data, i64 {i2}")
+    d1 = v(f"load float, ptr {p1}")
+    d2 = v(f"load float, ptr {p2}")
+    # log of u1 = 1 - d1
+    x = v(f"fsub float {c(1.0)}, {d1}")
+    minpos = c(float(np.array(0x00800000, np.int32).view(np.float32)))
+    lt = v(f"fcmp olt float {x}, {minpos}")
+    x = v(f"select i1 {lt}, float {minpos}, float {x}")
+    bits = v(f"bitcast float {x} to i32")
+    ex = v(f"lshr i32 {bits}, 23")
+    ex = v(f"sub i32 {ex}, 127")
+    e = v(f"sitofp i32 {ex} to float")
+    e = v(f"fadd float {e}, {c(1.0)}")
+    mb = v(f"and i32 {bits}, {~0x7F800000}")
+    mb = v(f"or i32 {mb}, {int(np.array(0.5, np.float32).view(np.int32))}")
+    x = v(f"bitcast i32 {mb} to float")
+    small = v(f"fcmp olt float {x}, {c(0.707106781186547524)}")
+    tmp = v(f"select i1 {small}, float {x}, float 0.0")
+    xm1 = v(f"fsub float {x}, {c(1.0)}")
+    x = v(f"fadd float {xm1}, {tmp}")
+    one_if = v(f"select i1 {small}, float {c(1.0)}, float 0.0")
+    e = v(f"fsub float {e}, {one_if}")
+    z = v(f"fmul float {x}, {x}")
+    y = c(7.0376836292e-2)
+    for cf in (-1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1,
+               2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1):
+        y = fma(y, x, c(cf))
+    yx = v(f"fmul float {y}, {x}")
+    eq1 = v(f"fmul float {e}, {c(-2.12194440e-4)}")
+    y = fma(yx, z, eq1)
+    nz = v(f"fneg float {z}")
+    y = fma(nz, c(0.5), y)
+    xy = v(f"fadd float {x}, {y}")
+    lg = fma(e, c(0.693359375), xy)
+    m2 = v(f"fmul float {c(-2.0)}, {lg}")
+    radius = v(f"call float @llvm.sqrt.f32(float {m2})")
+    # sincos of theta = 2 pi * u2
+    th = v(f"fmul float {c(2.0 * math.pi)}, {d2}")
+    thb = v(f"bitcast float {th} to i32")
+    sign_sin = v(f"and i32 {thb}, -2147483648")
+    ax = v(f"call float @llvm.fabs.f32(float {th})")
+    sc = v(f"fmul float {ax}, {c(1.27323954473516)}")
+    ji = v(f"fptosi float {sc} to i32")
+    ji = v(f"add i32 {ji}, 1")
+    ji = v(f"and i32 {ji}, -2")
+    yf = v(f"sitofp i32 {ji} to float")
+    xr = ax
+    for dp in (-0.78515625, -2.4187564849853515625e-4, -3.77489497744594108e-8):
+        xr = fma(yf, c(dp), xr)
+    j4 = v(f"and i32 {ji}, 4")
+    sw = v(f"shl i32 {j4}, 29")
+    sign_sin = v(f"xor i32 {sign_sin}, {sw}")
+    jm2 = v(f"sub i32 {ji}, 2")
+    njm2 = v(f"xor i32 {jm2}, -1")
+    cj = v(f"and i32 {njm2}, 4")
+    sign_cos = v(f"shl i32 {cj}, 29")
+    j2 = v(f"and i32 {ji}, 2")
+    sin_poly = v(f"icmp eq i32 {j2}, 0")
+    z = v(f"fmul float {xr}, {xr}")
+    yc = fma(c(2.443315711809948e-5), z, c(-1.388731625493765e-3))
+    yc = fma(yc, z, c(4.166664568298827e-2))
+    ycz = v(f"fmul float {yc}, {z}")
+    zh = v(f"fmul float {z}, {c(0.5)}")
+    nzh = v(f"fneg float {zh}")
+    yc = fma(ycz, z, nzh)
+    yc = v(f"fadd float {yc}, {c(1.0)}")
+    ys = fma(c(-1.9515295891e-4), z, c(8.3321608736e-3))
+    ys = fma(ys, z, c(-1.6666654611e-1))
+    ysz = v(f"fmul float {ys}, {z}")
+    ys = fma(ysz, xr, xr)
+    s1 = v(f"select i1 {sin_poly}, float {ys}, float 0.0")
+    s2 = v(f"select i1 {sin_poly}, float 0.0, float {yc}")
+    sp = v(f"fadd float {s1}, {s2}")
+    c1 = v(f"select i1 {sin_poly}, float {yc}, float 0.0")
+    c2 = v(f"select i1 {sin_poly}, float 0.0, float {ys}")
+    cp = v(f"fadd float {c1}, {c2}")
+    spb = v(f"bitcast float {sp} to i32")
+    spb = v(f"xor i32 {spb}, {sign_sin}")
+    s = v(f"bitcast i32 {spb} to float")
+    cpb = v(f"bitcast float {cp} to i32")
+    cpb = v(f"xor i32 {cpb}, {sign_cos}")
+    co = v(f"bitcast i32 {cpb} to float")
+    rc = v(f"fmul float {radius}, {co}")
+    rs = v(f"fmul float {radius}, {s}")
+    first = fma(rc, "%std", "%mean")
+    second = fma(rs, "%std", "%mean")
+    lines.append(f"  store float {first}, ptr {p1}")
+    lines.append(f"  store float {second}, ptr {p2}")
+    body = "\n".join(lines)
+    return f"""
+declare float @llvm.fma.f32(float, float, float)
+declare float @llvm.sqrt.f32(float)
+declare float @llvm.fabs.f32(float)
+
+define void @gradc_normal_fill(ptr %data, i64 %blocks, float %mean, float %std) {{
+entry:
+  %pairs = shl i64 %blocks, 3
+  %any = icmp sgt i64 %pairs, 0
+  br i1 %any, label %loop, label %done
+loop:
+  %k = phi i64 [0, %entry], [%knext, %loop]
+{body}
+  %knext = add i64 %k, 1
+  %more = icmp slt i64 %knext, %pairs
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}}
+"""
+
+
+_normal_fn: list = []
+
+
+def _normal_fill_native(data: np.ndarray, mean, std) -> np.ndarray:
+    """``_box_muller``'s float32 branch on ``data`` (a multiple of 16 float32 uniforms), compiled
+    once through llvmlite; returns the normals (a new array)."""
+    import ctypes
+    if not _normal_fn:
+        from .codegen.runtime_cpu import jit_llvm_ir
+        engine, addrs = jit_llvm_ir(_normal_fill_ir(), ["gradc_normal_fill"])
+        fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_float,
+                              ctypes.c_float)(addrs["gradc_normal_fill"])
+        _normal_fn.extend([engine, fn])
+    out = np.array(data, dtype=F32, copy=True)
+    _normal_fn[1](out.ctypes.data, out.size // _NORMAL_BLOCK, F32(mean), F32(std))
+    return out
