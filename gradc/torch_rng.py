@@ -306,19 +306,27 @@ done:
   ret void
 }
 """
-_shuffle_fn: list = []
+_compiled: dict = {}      # symbol -> (its execution engine, kept alive; the ctypes function)
+
+
+def _native(symbol: str, make_ir, *argtypes):
+    """The function ``symbol`` of the LLVM IR ``make_ir()``, compiled once through llvmlite (and
+    the disk cache) and called through ctypes with ``argtypes``."""
+    hit = _compiled.get(symbol)
+    if hit is None:
+        import ctypes
+        from .codegen.runtime_cpu import jit_llvm_ir
+        engine, addrs = jit_llvm_ir(make_ir(), [symbol])
+        hit = _compiled[symbol] = (engine, ctypes.CFUNCTYPE(None, *argtypes)(addrs[symbol]))
+    return hit[1]
 
 
 def _fisher_yates(out: np.ndarray, draws: np.ndarray) -> None:
     """PyTorch's randperm shuffle of ``out`` (int64, 0..n-1) in place: for i < n - 1, swap
-    ``out[i]`` with ``out[i + draws[i] % (n - i)]``, compiled once through llvmlite."""
+    ``out[i]`` with ``out[i + draws[i] % (n - i)]``, compiled."""
     import ctypes
-    if not _shuffle_fn:
-        from .codegen.runtime_cpu import jit_llvm_ir
-        engine, addrs = jit_llvm_ir(_SHUFFLE_IR, ["gradc_fisher_yates"])
-        fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)(addrs["gradc_fisher_yates"])
-        _shuffle_fn.extend([engine, fn])
-    _shuffle_fn[1](out.ctypes.data, draws.ctypes.data, out.size)
+    fn = _native("gradc_fisher_yates", lambda: _SHUFFLE_IR, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+    fn(out.ctypes.data, draws.ctypes.data, out.size)
 
 
 # ---- float32 Box-Muller, compiled: the same operations as _log_avx/_sincos_avx/_box_muller ------
@@ -462,19 +470,12 @@ done:
 """
 
 
-_normal_fn: list = []
-
-
 def _normal_fill_native(data: np.ndarray, mean, std) -> np.ndarray:
-    """``_box_muller``'s float32 branch on ``data`` (a multiple of 16 float32 uniforms), compiled
-    once through llvmlite; returns the normals (a new array)."""
+    """``_box_muller``'s float32 branch on ``data`` (a multiple of 16 float32 uniforms), compiled;
+    returns the normals (a new array)."""
     import ctypes
-    if not _normal_fn:
-        from .codegen.runtime_cpu import jit_llvm_ir
-        engine, addrs = jit_llvm_ir(_normal_fill_ir(), ["gradc_normal_fill"])
-        fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_float,
-                              ctypes.c_float)(addrs["gradc_normal_fill"])
-        _normal_fn.extend([engine, fn])
+    fn = _native("gradc_normal_fill", _normal_fill_ir, ctypes.c_void_p, ctypes.c_int64, ctypes.c_float,
+                 ctypes.c_float)
     out = np.array(data, dtype=F32, copy=True)
-    _normal_fn[1](out.ctypes.data, out.size // _NORMAL_BLOCK, F32(mean), F32(std))
+    fn(out.ctypes.data, out.size // _NORMAL_BLOCK, F32(mean), F32(std))
     return out
