@@ -21,6 +21,9 @@ transformations of ATen's CPU kernels (``DistributionsHelper.h``, ``Transformati
   is 2**28 or more, a 32-bit one otherwise; ``randperm`` is a Fisher-Yates shuffle with
   ``draw % (n - i)``; bernoulli(p) is ``double uniform < p`` (PyTorch's non-MKL path, which it
   also takes on AMD processors; on Intel ones it uses MKL's stream instead).
+
+Float32 normal fills of 4096 or more elements and longer shuffles run small functions compiled
+once through llvmlite (``_native``) that do the same operations as the NumPy code beside them.
 """
 from __future__ import annotations
 
