@@ -1300,5 +1300,5 @@ def compile(fn=None, *, target="auto", memory="min-memory", fallback=False, back
     from .nn.modules import Module
     if isinstance(fn, Module):          # as torch.compile: a module that runs the compiled call
         from .nn.optimized_module import OptimizedModule
-        return OptimizedModule(fn, CompiledFunction(fn, name=type(fn).__name__, **kw))
+        return OptimizedModule(fn, CompiledFunction(fn, name=type(fn).__name__, **kw), kw)
     return CompiledFunction(fn, **kw)

@@ -1176,3 +1176,29 @@ def test_gradc_compiler_namespace_as_torch_compiler():
     assert gradc.compile(g) is g and g(gradc.ones(1)).item() == 2.0
     with pytest.raises(TraceError, match="marked gradc.compiler.disable"):
         gradc.compile(lambda x: g(x) * 2)(gradc.ones(1))
+
+
+def test_compiled_modules_deepcopy_and_pickle_and_compile_their_own_calls():
+    """A compiled module (gradc.compile(model) or model.compile()) copies and pickles as PyTorch's
+    does: the copy compiles its own calls again, with the same options, on its own parameters."""
+    import copy
+    import pickle
+    gradc.manual_seed(0)
+    model = gradc.nn.Sequential(gradc.nn.Linear(3, 4), gradc.nn.ReLU(), gradc.nn.Linear(4, 1))
+    x = gradc.randn(5, 3)
+    wrapped = gradc.compile(model, memory="save-all")
+    wrapped(x)
+    for twin in (copy.deepcopy(wrapped), pickle.loads(pickle.dumps(wrapped))):
+        assert type(twin).__name__ == "OptimizedModule" and twin._orig_mod is not model
+        assert twin._compiled_call.memory == "save-all"
+        out = twin(x)
+        assert type(out.grad_fn).__name__ == "CompiledFunctionBackward"
+        np.testing.assert_allclose(out.detach().numpy(), model(x).detach().numpy(), rtol=1e-6)
+    model.compile()
+    model(x)
+    twin = copy.deepcopy(model)
+    with gradc.no_grad():
+        twin[0].bias.add_(1.0)
+    assert type(twin(x).grad_fn).__name__ == "CompiledFunctionBackward"
+    assert not np.allclose(twin(x).detach().numpy(), model(x).detach().numpy())    # its own parameters
+    assert type(pickle.loads(pickle.dumps(model))(x).grad_fn).__name__ == "CompiledFunctionBackward"

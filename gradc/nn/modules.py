@@ -221,6 +221,20 @@ class Module:
         from .optimized_module import compile_in_place
         compile_in_place(self, **options)
 
+    def _rebuild_compiled_call(self) -> None:
+        from .optimized_module import compile_in_place
+        compile_in_place(self, **self.__dict__["_compile_options"])
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_compiled_call", None)     # (machine code and locks: compiled again on the copy)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        if "_compile_options" in state:
+            self._rebuild_compiled_call()
+
     def _call_uncompiled(self, *args, **kwargs):
         if dispatch.capturing:           # traced by @gradc.compile: guard on self.training
             dispatch.capturing[-1].note_module(self)
