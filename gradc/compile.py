@@ -417,14 +417,18 @@ class CompiledFunctionBackward(Node):
         for saved in self._saved_outputs:
             saved.check()
         inputs = self._inputs
-        if [t._version_counter.value for t in inputs] != self._versions:
+        if self._kept or [t._version_counter.value for t in inputs] != self._versions:
+            # (a kept copy: the input changed since the call, perhaps through ``.data``, which
+            # counts no version of the tensor's own)
             unread, kept = self._unread, self._kept or {}
             inputs = list(inputs)
             for k, (t, v) in enumerate(zip(self._inputs, self._versions)):
-                if t._version_counter.value != v and k not in unread and (only is None or k in only):
-                    if k not in kept:
-                        raise version_error(t, v)
+                if k in unread or (only is not None and k not in only):
+                    continue
+                if k in kept:
                     inputs[k] = kept[k]
+                elif t._version_counter.value != v:
+                    raise version_error(t, v)
         return inputs
 
     def release(self):

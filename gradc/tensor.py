@@ -71,6 +71,23 @@ class _InternalCounter(_VersionCounter):
     internal = True
 
 
+class _DataCounter(_VersionCounter):
+    """The version counter of ``t.data``: a count of its own (PyTorch's ``.data`` does not share
+    ``t``'s version), but an in-place write through it is announced to the watchers of ``t``'s
+    storage (``before_write``), since it changes what ``t`` holds."""
+
+    def __init__(self, shadow_of: _VersionCounter):
+        self.shadow_of = shadow_of
+
+    @property
+    def watchers(self):
+        return self.shadow_of.watchers
+
+    @watchers.setter
+    def watchers(self, value):
+        self.shadow_of.watchers = value
+
+
 class _InferenceCounter(_VersionCounter):
     inference = True
 
@@ -150,6 +167,7 @@ def before_write(counter) -> None:
     call's node watching it keeps a copy of what it reads (``CompiledFunctionBackward``), as eager
     autograd's nodes kept the values they saved.  (The writes that do not call this, a NumPy
     view's, leave PyTorch's version-counter error in place of the copy.)"""
+    counter = getattr(counter, "shadow_of", counter)      # (a write through ``.data``: the tensor's storage)
     watchers, counter.watchers = counter.watchers, None
     for ref in watchers:
         node = ref()
@@ -370,6 +388,8 @@ class Tensor(TensorAPI):
     def data(self):
         t = Tensor(self._data)
         t._device = self._device
+        c = self._version_counter
+        t._version_counter = _DataCounter(getattr(c, "shadow_of", c))
         return t
 
     @data.setter

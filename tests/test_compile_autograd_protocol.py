@@ -418,6 +418,19 @@ def test_create_graph_after_an_input_unsaved_eagerly_changed_in_place(change):
     _agree(lambda m, C: _changed_then_differentiated(m, C, change))
 
 
+def test_create_graph_after_a_leaf_changed_through_data():
+    """A write through ``x.data`` counts no version of x, yet changes what x holds: the compiled
+    create_graph backward computes from the copy kept before it, as eager from what it saved."""
+    def scenario(m, C):
+        x = _x(m)
+        y = C(lambda a: (a * 2).sin().sum())(x)
+        x.data.add_(1.0)
+        x.data.data.mul_(2.0)
+        g = m.autograd.grad(y, x, create_graph=True)[0]
+        return g, m.autograd.grad((g * g).sum(), x)[0], x._version
+    _agree(scenario)
+
+
 def test_create_graph_after_a_leaf_changed_under_no_grad():
     def scenario(m, C):
         x, w = _x(m), _x(m, (1.5, 0.5, -2.0))
