@@ -104,7 +104,6 @@ class TorchStream:
         self.bits = np.random.MT19937()
         self.bits._legacy_seeding(int(seed) & 0xFFFFFFFF)
         self.next_double_normal = None
-        self.next_float_normal = None
 
     # ---- raw draws ---------------------------------------------------------------------------
     def u32(self, n: int) -> np.ndarray:
@@ -127,10 +126,10 @@ class TorchStream:
         dtype = np.dtype(dtype)
         n = math.prod(shape)
         u = self.unit(n, dtype)
-        if dtype == np.float64:
-            out = u * (float(high) - float(low)) + float(low)
-        elif float(low) == 0.0 and float(high) == 1.0:
+        if float(low) == 0.0 and float(high) == 1.0:
             out = u                        # (u * 1 + 0, fused or not, is u)
+        elif dtype == np.float64:
+            out = _fma64_array(u, float(high) - float(low), float(low))
         else:
             out = _fma32(u, F32(high) - F32(low), F32(low))
         return out.astype(dtype).reshape(shape)
@@ -144,11 +143,15 @@ class TorchStream:
         if n >= _NORMAL_BLOCK:
             out = self._normal_fill(n, dtype, mean, std)
         else:
-            out = np.array([_fma64(self._one_double_normal(), float(std), float(mean)) for _ in range(n)], np.float64)
+            out = np.array([self._one_normal(mean, std) for _ in range(n)], np.float64)
         return out.astype(dtype).reshape(shape)
 
     def standard_normal(self, shape, dtype=np.float64) -> np.ndarray:
         return self.normal(0.0, 1.0, shape, dtype)
+
+    def _one_normal(self, mean, std) -> float:
+        """One double normal with ``mean`` and ``std``: ATen's ``val * std + mean``, fused."""
+        return _fma64(self._one_double_normal(), float(std), float(mean))
 
     def _one_double_normal(self) -> float:
         if self.next_double_normal is not None:
@@ -187,8 +190,9 @@ class TorchStream:
             acc = np.float64 if dtype == np.float64 else F32
             radius = np.sqrt(acc(-2) * _libm(math.log, u1).astype(acc))
             theta = (2.0 * math.pi * u2.astype(np.float64)).astype(acc)
-            first = radius * _libm(math.cos, theta).astype(acc) * acc(std) + acc(mean)
-            second = radius * _libm(math.sin, theta).astype(acc) * acc(std) + acc(mean)
+            fma = _fma64_array if acc is np.float64 else _fma32
+            first = fma(radius * _libm(math.cos, theta).astype(acc), acc(std), acc(mean))
+            second = fma(radius * _libm(math.sin, theta).astype(acc), acc(std), acc(mean))
         return np.stack([first, second], axis=1).reshape(-1)
 
     def integers(self, low, high, size=(), dtype=np.int64) -> np.ndarray:
@@ -228,7 +232,7 @@ class TorchStream:
     def log_normal(self, mean, std, shape) -> np.ndarray:
         """``exp`` of double normals (one at a time, with the cached second value)."""
         n = math.prod(shape)
-        return np.array([math.exp(self._one_double_normal() * std + mean) for _ in range(n)], np.float64).reshape(shape)
+        return np.array([math.exp(self._one_normal(mean, std)) for _ in range(n)], np.float64).reshape(shape)
 
     def geometric(self, p, shape) -> np.ndarray:
         """``ceil(log(u) / log(1 - p))`` of double uniforms."""
@@ -238,7 +242,7 @@ class TorchStream:
     def cauchy(self, median, sigma, shape) -> np.ndarray:
         """``median + sigma * tan(pi * (u - 0.5))`` of double uniforms."""
         u = self.unit(math.prod(shape), np.float64)
-        return (median + sigma * _libm(math.tan, math.pi * (u - 0.5))).reshape(shape)
+        return _fma64_array(_libm(math.tan, math.pi * (u - 0.5)), float(sigma), float(median)).reshape(shape)
 
     def multinomial_rows(self, rows: np.ndarray, n_sample: int, replacement: bool, dtype) -> np.ndarray:
         """PyTorch's CPU multinomial of each row of ``rows`` (non-negative weights): without
@@ -471,6 +475,41 @@ done:
   ret void
 }}
 """
+
+
+_FMA64_IR = """
+declare double @llvm.fma.f64(double, double, double)
+
+define void @gradc_fma64(ptr %x, double %b, double %c, ptr %out, i64 %n) {
+entry:
+  %any = icmp sgt i64 %n, 0
+  br i1 %any, label %loop, label %done
+loop:
+  %i = phi i64 [0, %entry], [%next, %loop]
+  %px = getelementptr inbounds double, ptr %x, i64 %i
+  %v = load double, ptr %px
+  %r = call double @llvm.fma.f64(double %v, double %b, double %c)
+  %po = getelementptr inbounds double, ptr %out, i64 %i
+  store double %r, ptr %po
+  %next = add i64 %i, 1
+  %more = icmp slt i64 %next, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}
+"""
+
+
+def _fma64_array(x, b: float, c: float) -> np.ndarray:
+    """``fma(x, b, c)`` of each double of ``x`` (ATen's transformations, contracted by its
+    compiler), exactly rounded; compiled."""
+    import ctypes
+    fn = _native("gradc_fma64", lambda: _FMA64_IR, ctypes.c_void_p, ctypes.c_double, ctypes.c_double,
+                 ctypes.c_void_p, ctypes.c_int64)
+    x = np.ascontiguousarray(x, np.float64)
+    out = np.empty_like(x)
+    fn(x.ctypes.data, float(b), float(c), out.ctypes.data, x.size)
+    return out
 
 
 def _normal_fill_native(data: np.ndarray, mean, std) -> np.ndarray:
