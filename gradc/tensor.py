@@ -271,7 +271,7 @@ class Tensor(TensorAPI):
             self._data = data = data.astype(self._dtype.np)
         if dev is not CPU:
             self._device = dev
-        self._version_counter = _version or (_counters.stack[-1] if _pushed[0] else _VersionCounter)()
+        self._version_counter = _version or new_counter()
         if requires_grad:
             self.requires_grad_(True)
 
@@ -572,7 +572,7 @@ class Tensor(TensorAPI):
         t = _new_object(cls)           # (made on every op and compiled call: kept lean)
         t._data = array
         t._dtype = dtypes.BY_NUMPY.get(array.dtype) or dtypes.from_numpy(array.dtype)
-        t._version_counter = (_counters.stack[-1] if _pushed[0] else _VersionCounter)()
+        t._version_counter = (_counters.stack[-1] if _pushed[0] else _VersionCounter)()   # (new_counter, inline)
         return t
 
     def _grad_edge(self):

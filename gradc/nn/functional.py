@@ -533,17 +533,17 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability ``p`` and scale the rest by 1 / (1 - p): ``input * mask``
     (PyTorch's MulBackward0 with no edge to the mask); the input itself when not training or p == 0.
-    The mask comes from ``rand_like`` (``ops/random.py``), so under ``@gradc.compile`` each call
-    draws a new one and backward uses the mask its forward drew."""
+    The mask comes from ``gradc.rand`` (a ``rand_like`` draw, ``ops/random.py``, when traced), so
+    under ``@gradc.compile`` each call draws a new one and backward uses the mask its forward drew."""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     _native("dropout", "(Tensor input, float p, bool train)", (input, p, training), isinstance(training, bool))
     if not training or p == 0:
         return input
-    from ..ops import apply
+    from .. import dtypes, factories
     # PyTorch's CPU dropout: a bernoulli(1 - p) mask (a double uniform below 1 - p: the same
-    # stream as PyTorch's, through rand_like, an IR op when compiled) divided by 1 - p
-    keep = apply("rand_like", input.detach().double()) < 1.0 - p
+    # stream as PyTorch's; gradc.rand records a rand_like draw when compiled) divided by 1 - p
+    keep = factories.rand(tuple(input.shape), dtype=dtypes.float64, device=input.device) < 1.0 - p
     mask = keep.to(input.dtype) / (1.0 - p) if p < 1 else keep.to(input.dtype)
     return input * mask
 

@@ -588,14 +588,6 @@ class Module:
             if b is not None and name not in self._non_persistent_buffers:
                 yield name, b
 
-    def _state_items(self, prefix=""):
-        """(key, tensor) of the state, in ``state_dict``'s order (extra state aside)."""
-        for name, t in self._own_state():
-            yield prefix + name, t
-        for mname, m in self._modules.items():
-            if m is not None:
-                yield from m._state_items(prefix + mname + ".")
-
     def load_state_dict(self, state_dict, strict=True, assign=False):
         """Copy ``state_dict``'s tensors into the parameters and persistent buffers in place (or,
         with ``assign``, make them the module's, keeping each parameter's requires_grad); with
@@ -677,25 +669,22 @@ class Module:
             if (first[0] not in self._modules) if len(first) > 1 else (first[0] not in own):
                 unexpected.append(key)
 
-    def _hook_registration(self, table, hook):
-        return self._add_hook(table, hook, False)
-
     def register_state_dict_pre_hook(self, hook):
         """``hook(module, prefix, keep_vars)`` before the module's ``state_dict`` entries are made."""
-        return self._hook_registration("_state_dict_pre_hooks", hook)
+        return self._add_hook("_state_dict_pre_hooks", hook, False)
 
     def register_state_dict_post_hook(self, hook):
         """``hook(module, state_dict, prefix, local_metadata)`` after them (changes in place; returns None)."""
-        return self._hook_registration("_state_dict_hooks", hook)
+        return self._add_hook("_state_dict_hooks", hook, False)
 
     def register_load_state_dict_pre_hook(self, hook):
         """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
         error_msgs)`` before the module's part of ``load_state_dict``."""
-        return self._hook_registration("_load_state_dict_pre_hooks", hook)
+        return self._add_hook("_load_state_dict_pre_hooks", hook, False)
 
     def register_load_state_dict_post_hook(self, hook):
         """``hook(module, incompatible_keys)`` after it (changes in place; returns None)."""
-        return self._hook_registration("_load_state_dict_post_hooks", hook)
+        return self._add_hook("_load_state_dict_post_hooks", hook, False)
 
     def get_buffer(self, target):
         path, _, name = target.rpartition(".")
