@@ -12,6 +12,8 @@ import gradc
 
 torch = pytest.importorskip("torch")
 
+from test_torch_functions import _both  # noqa: E402  (fn(torch) and fn(gradc), or each one's error)
+
 _R = np.random.default_rng(5)
 ARRAYS = dict(
     x=_R.standard_normal((3, 4)), y=_R.standard_normal((3, 4)), z=_R.standard_normal((3, 4)),
@@ -82,19 +84,6 @@ def test_values_gradients_and_grad_fn_names_match_pytorch(expr):
         assert yg.grad_fn.name() == yt.grad_fn.name(), expr
     if "_copy" in expr:
         assert yg.is_contiguous() and yg._base is None
-
-
-def _both(fn):
-    """fn(torch) and fn(gradc), or the exception type and message of each."""
-    out = []
-    for m in (torch, gradc):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                out.append(fn(m))
-        except Exception as e:      # noqa: BLE001
-            out.append((type(e).__name__, str(e)))
-    return out
 
 
 def _same(a, b):
