@@ -287,14 +287,28 @@ class TorchStream:
 
 # ---- randperm's shuffle, compiled for long permutations -------------------------------------------
 _NATIVE_SHUFFLE_MIN = 1 << 12      # shorter ones shuffle in Python (no compile on first use)
-_SHUFFLE_IR = """
-define void @gradc_fisher_yates(ptr %out, ptr %draws, i64 %n) {
+def _loop_function(name: str, params: str, setup: str, count: str, body: str, declares: str = "") -> str:
+    """LLVM IR of ``void @name(params)``: ``setup``, then ``body`` for ``%i`` from 0 while below
+    ``count`` (an i64 value ``setup`` or ``params`` names)."""
+    return f"""{declares}
+define void @{name}({params}) {{
 entry:
-  %last = sub i64 %n, 1
-  %any = icmp sgt i64 %last, 0
+{setup}
+  %any = icmp sgt i64 {count}, 0
   br i1 %any, label %loop, label %done
 loop:
   %i = phi i64 [0, %entry], [%next, %loop]
+{body}
+  %next = add i64 %i, 1
+  %more = icmp slt i64 %next, {count}
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}}
+"""
+
+
+_SHUFFLE_IR = _loop_function("gradc_fisher_yates", "ptr %out, ptr %draws, i64 %n", "  %last = sub i64 %n, 1", "%last", """\
   %dp = getelementptr inbounds i64, ptr %draws, i64 %i
   %d = load i64, ptr %dp
   %left = sub i64 %n, %i
@@ -305,14 +319,7 @@ loop:
   %vi = load i64, ptr %pi
   %vz = load i64, ptr %pz
   store i64 %vz, ptr %pi
-  store i64 %vi, ptr %pz
-  %next = add i64 %i, 1
-  %more = icmp slt i64 %next, %last
-  br i1 %more, label %loop, label %done
-done:
-  ret void
-}
-"""
+  store i64 %vi, ptr %pz""")
 _compiled: dict = {}      # symbol -> (its execution engine, kept alive; the ctypes function)
 
 
@@ -359,7 +366,7 @@ def _normal_fill_ir() -> str:
     def fma(a, b, cc):
         return v(f"call float @llvm.fma.f32(float {a}, float {b}, float {cc})")
 
-    k = "%k"
+    k = "%i"
     b = v(f"lshr i64 {k}, 3")
     j = v(f"and i64 {k}, 7")
     base = v(f"shl i64 {b}, 4")
@@ -454,50 +461,18 @@ def _normal_fill_ir() -> str:
     second = fma(rs, "%std", "%mean")
     lines.append(f"  store float {first}, ptr {p1}")
     lines.append(f"  store float {second}, ptr {p2}")
-    body = "\n".join(lines)
-    return f"""
-declare float @llvm.fma.f32(float, float, float)
-declare float @llvm.sqrt.f32(float)
-declare float @llvm.fabs.f32(float)
-
-define void @gradc_normal_fill(ptr %data, i64 %blocks, float %mean, float %std) {{
-entry:
-  %pairs = shl i64 %blocks, 3
-  %any = icmp sgt i64 %pairs, 0
-  br i1 %any, label %loop, label %done
-loop:
-  %k = phi i64 [0, %entry], [%knext, %loop]
-{body}
-  %knext = add i64 %k, 1
-  %more = icmp slt i64 %knext, %pairs
-  br i1 %more, label %loop, label %done
-done:
-  ret void
-}}
-"""
+    return _loop_function("gradc_normal_fill", "ptr %data, i64 %blocks, float %mean, float %std",
+                          "  %pairs = shl i64 %blocks, 3", "%pairs", "\n".join(lines),
+                          declares="declare float @llvm.fma.f32(float, float, float)\n"
+                                   "declare float @llvm.sqrt.f32(float)\ndeclare float @llvm.fabs.f32(float)")
 
 
-_FMA64_IR = """
-declare double @llvm.fma.f64(double, double, double)
-
-define void @gradc_fma64(ptr %x, double %b, double %c, ptr %out, i64 %n) {
-entry:
-  %any = icmp sgt i64 %n, 0
-  br i1 %any, label %loop, label %done
-loop:
-  %i = phi i64 [0, %entry], [%next, %loop]
+_FMA64_IR = _loop_function("gradc_fma64", "ptr %x, double %b, double %c, ptr %out, i64 %n", "", "%n", """\
   %px = getelementptr inbounds double, ptr %x, i64 %i
   %v = load double, ptr %px
   %r = call double @llvm.fma.f64(double %v, double %b, double %c)
   %po = getelementptr inbounds double, ptr %out, i64 %i
-  store double %r, ptr %po
-  %next = add i64 %i, 1
-  %more = icmp slt i64 %next, %n
-  br i1 %more, label %loop, label %done
-done:
-  ret void
-}
-"""
+  store double %r, ptr %po""", declares="declare double @llvm.fma.f64(double, double, double)")
 
 
 def _fma64_array(x, b: float, c: float) -> np.ndarray:
