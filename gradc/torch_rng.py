@@ -24,6 +24,10 @@ transformations of ATen's CPU kernels (``DistributionsHelper.h``, ``Transformati
 
 Float32 normal fills of 4096 or more elements and longer shuffles run small functions compiled
 once through llvmlite (``_native``) that do the same operations as the NumPy code beside them.
+
+Not reproduced: float16 normal draws (PyTorch rounds each step of its Box-Muller to half
+precision; gradc computes in float32 and rounds once: about a third of the values differ in the
+last bit); poisson and binomial (NumPy's samplers, seeded from this stream).
 """
 from __future__ import annotations
 
