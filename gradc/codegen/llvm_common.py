@@ -899,7 +899,8 @@ def scratch_plan(kernel: Kernel, passes=None) -> dict:
 
 
 def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer=None,
-               loop_blocked=None, preload=False, scratch=False, fixups=False, streaming=None):
+               loop_blocked=None, preload=False, scratch=False, fixups=False, streaming=None,
+               prefetch=None):
     """Emit the work of one outer point.
 
     ``loop_reduced(env, body)`` emits a loop over the reduced axes calling ``body(inner_env)``;
@@ -917,6 +918,8 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
     ``a`` in its loop and adds ``w`` at the label after it.
     ``streaming`` (CPU, optional): ``streaming_stores``' buffers, written by the store pass
     with non-temporal stores when their pointers are cache-line aligned (``streaming_pass``).
+    ``prefetch`` (CPU, optional): a ``row_prefetch.RowPrefetch``, whose pass also prefetches
+    the rows of later outer points.
     """
     ctx, k = em.ctx, em.k
     b = ctx.b
@@ -970,7 +973,10 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
                 old = b.load(ptr, typ=LL[dt], align=ALIGN[dt])
                 b.store(b.fadd(old, em.value(f[1].value, lenv)), ptr, align=ALIGN[dt])
 
-    for picked, group, stores in passes[:-1]:
+    def with_prefetch(j, body):
+        return body if prefetch is None or prefetch.pass_index != j else prefetch.wrap(em, body)
+
+    for j, (picked, group, stores) in enumerate(passes[:-1]):
         for r, oh in picked:
             ok, lenv = oh.at_label(em, env)
             env.cache[r.result.id] = b.select(ok, em.value(oh.value, lenv), const(r.result.dtype, 0))
@@ -1011,9 +1017,9 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
                     if adt != r.result.dtype:
                         part = b.fpext(part, LL[adt])
                     b.store(combine(ctx, r.kind, adt, b.load(slot, typ=LL[adt]), part), slot)
-            loop_blocked(env, scratch_body(body), begin, end)
+            loop_blocked(env, with_prefetch(j, scratch_body(body)), begin, end)
         else:
-            loop_reduced(env, scratch_body(body))
+            loop_reduced(env, with_prefetch(j, scratch_body(body)))
         fix_up(stores)
         written.update(pending)
         for r, adt, slot, local in slots:
@@ -1039,10 +1045,11 @@ def emit_point(em: BodyEmitter, env: Env, loop_reduced, finish=None, guard_outer
             for st in inner:
                 put(st, ienv)
 
+        body = with_prefetch(len(passes) - 1, scratch_body(body))
         if streaming:
-            streaming_pass(em, env, streaming, scratch_body(body), loop_reduced)
+            streaming_pass(em, env, streaming, body, loop_reduced)
         else:
-            loop_reduced(env, scratch_body(body))
+            loop_reduced(env, body)
         fix_up(inner)
 
 

@@ -57,10 +57,11 @@ computes their operands and the dx pass reading dL/dxhat kept by that pass
 store loop (``llvm_common.gathered``/``one_hot_addend``) and an exp that passes NaN through
 its clamps (softmax rows: 79 -> 71 us f32, 155 -> 136 us f64).
 
-Tried, reverted: software prefetch of the rows two outer points ahead (a 4 KiB row is one
-page, where the hardware prefetchers stop).  On one thread W4's kernel on 4096 rows went
-from 1.9 to 1.1 ns per element, but split over both cores W3's kernel was 25% slower and
-W4's unchanged.
+Software prefetch of the rows two outer points ahead (a 4 KiB row is one page, where the
+hardware prefetchers stop), in the arithmetic-heavy pass only, one prefetch per vector
+(``row_prefetch``): W3's kernel 0.54-0.57 -> 0.47 ms, W4's 0.46-0.47 -> 0.43-0.44 (both
+cores, in-process A/B, sixteenth session).  An earlier try prefetched in every pass and
+lost 25% on W3.
 """
 from __future__ import annotations
 
@@ -80,6 +81,7 @@ from .kernel_ir import Kernel, Store, coalesce, np_dtype
 from .llvm_common import (offset_index, reduced_loops, LL, BodyEmitter, Env, LowerCtx, acc_dtype, block_sum, combine, emit_point,
                           one_hot_addend, pass_plan, scratch_plan, store_stages, stored_values, for_range,
                           identity, reduction_phases, split_stores, store_fence, streaming_stores, RowWork, I64)
+from .row_prefetch import prefetch_plan
 
 PTR = ir.PointerType()
 _init_lock = threading.Lock()
@@ -264,11 +266,12 @@ def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str
     # outer points together so the inner loop is unit-stride over them.
     lanes_axis = lanes_axis_of(k)
     x86 = llvm.get_process_triple().startswith(("x86_64", "i686", "i386"))
+    streaming, prefetch = frozenset(), None
     if k.reductions and x86 and not fits_in_last_level_cache(k):
         passes = pass_plan(k)
-        streaming = streaming_stores(k, scratch_plan(k, passes), passes)
-    else:
-        streaming = frozenset()
+        kept = scratch_plan(k, passes)
+        streaming = streaming_stores(k, kept, passes)
+        prefetch = prefetch_plan(k, passes, kept, streaming)
     # accumulations: their stored elements are set to 0 before the loop over their first axis
     acc_stores = {ax: [] for ax in outer}
     for s in k.body:
@@ -281,7 +284,7 @@ def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str
             if k.reductions:
                 env.inner = None      # the loops that matter are emit_point's own
             emit_point(em, env, loop_reduced, loop_blocked=loop_blocked, preload=True, scratch=True,
-                       fixups=True, streaming=streaming)
+                       fixups=True, streaming=streaming, prefetch=prefetch)
             return
         ax = outer[depth]
         for s in acc_stores[ax]:
@@ -520,7 +523,7 @@ def optimize(mod: llvm.ModuleRef, tm=None, speed_level: int = 3) -> llvm.ModuleR
 
 
 def _inline_vector_variants(mod: llvm.ModuleRef, pb) -> None:
-    """Inlines the vector variants of ``llvm_math``'s sin/cos/tan, which the loop vectorizer calls
+    """Inlines the vector variants of ``llvm_math``'s sin/cos/tan and ``row_prefetch``'s prefetches, which the loop vectorizer calls
     (after the pipeline's inliner ran), into the vectorized loops, then drops them (external until
     now, so that the pipeline kept them)."""
     variants = [fn for fn in mod.functions if llvm_math.VECTOR_VARIANT.fullmatch(fn.name)]
@@ -528,6 +531,8 @@ def _inline_vector_variants(mod: llvm.ModuleRef, pb) -> None:
         return
     pm = llvm.create_new_module_pass_manager()
     pm.add_always_inliner_pass()
+    pm.add_instruction_combine_pass()
+    pm.add_new_gvn_pass()
     pm.add_instruction_combine_pass()
     pm.add_simplify_cfg_pass()
     pm.run(mod, pb)

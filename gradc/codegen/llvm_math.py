@@ -824,7 +824,7 @@ FUNCTIONS = frozenset(_BODIES)
 # ``llvm_cpu.optimize`` inlines the variants after vectorization and drops them
 # (``VECTOR_VARIANT``: their names).
 _VECTOR_VARIANTS = {"sin", "cos", "tan"}
-VECTOR_VARIANT = re.compile(r"gradc\.\w+\.f(32|64)\.v\d+")
+VECTOR_VARIANT = re.compile(r"gradc\.\w+\.(f32|f64)\.v\d+|gradc\.\w+\.ptr\.v")   # also row_prefetch's
 
 
 class _Attributes(ir.values.FunctionAttributes):
