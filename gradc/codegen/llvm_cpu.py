@@ -81,6 +81,7 @@ from .kernel_ir import Kernel, Store, coalesce, np_dtype
 from .llvm_common import (offset_index, reduced_loops, LL, BodyEmitter, Env, LowerCtx, acc_dtype, block_sum, combine, emit_point,
                           one_hot_addend, pass_plan, scratch_plan, store_stages, stored_values, for_range,
                           identity, reduction_phases, split_stores, store_fence, streaming_stores, RowWork, I64)
+from . import row_prefetch
 from .row_prefetch import prefetch_plan
 
 PTR = ir.PointerType()
@@ -523,15 +524,24 @@ def optimize(mod: llvm.ModuleRef, tm=None, speed_level: int = 3) -> llvm.ModuleR
 
 
 def _inline_vector_variants(mod: llvm.ModuleRef, pb) -> None:
-    """Inlines the vector variants of ``llvm_math``'s sin/cos/tan and ``row_prefetch``'s prefetches, which the loop vectorizer calls
-    (after the pipeline's inliner ran), into the vectorized loops, then drops them (external until
-    now, so that the pipeline kept them)."""
+    """Inlines the vector variants of ``llvm_math``'s sin/cos/tan and ``row_prefetch``'s
+    prefetches, which the loop vectorizer calls (after the pipeline's inliner ran), into the
+    vectorized loops, and the scalar prefetches (declared until now) where a loop stayed
+    scalar; then drops them (external until now, so that the pipeline kept them)."""
     variants = [fn for fn in mod.functions if llvm_math.VECTOR_VARIANT.fullmatch(fn.name)]
     if not variants:
         return
+    scalar = row_prefetch.scalar_definitions(mod)
+    if scalar:
+        defs = llvm.parse_assembly(scalar)
+        defs.triple, defs.data_layout = mod.triple, mod.data_layout
+        mod.link_in(defs)
+        variants += [fn for fn in mod.functions if fn.name in scalar and not fn.is_declaration
+                     and fn.name.startswith("gradc.prefetch_")]
     pm = llvm.create_new_module_pass_manager()
     pm.add_always_inliner_pass()
     pm.add_instruction_combine_pass()
+    # the prefetch variants' lane-0 addresses: a widened index, extracted, becomes the scalar one
     pm.add_new_gvn_pass()
     pm.add_instruction_combine_pass()
     pm.add_simplify_cfg_pass()

@@ -13,9 +13,10 @@ loop body calls ``gradc.prefetch_<read|write>_b<bytes>`` instead, a function tha
 vector variant (``vector-function-abi-variant``, as ``llvm_math``'s sin/cos do) whose pointer
 is ``linear``: the vectorizer calls the variant with lane 0's address, once per vector, and
 ``llvm_cpu.optimize`` inlines it after vectorization: one ``prefetcht0`` per 16 f32 (or 8 f64)
-elements, one cache line, on AVX-512.  The scalar function is ``optnone`` (no inferred ``willreturn``, so its calls are
-not dropped as dead before the vectorizer sees them) and prefetches once per element in
-loops that stay scalar.
+elements, one cache line, on AVX-512.  The scalar function is only declared while the
+pipeline runs (a definition would be inlined before the vectorizer, or its calls dropped as
+dead), and defined and inlined afterwards (``scalar_definitions``): a loop that stays
+scalar prefetches once per element, without a call.
 
 Measured on the 2-core AMD EPYC guest (both cores, in-process interleaved A/B, medians):
 W3's softmax cross-entropy kernel (f32 [4096, 1024], its exp pass prefetching logits and
@@ -26,6 +27,7 @@ dx is streamed) 0.46-0.47 -> 0.43-0.44 ms.  Prefetching in W4's other passes gai
 from __future__ import annotations
 
 import math
+import re
 
 from llvmlite import ir
 
@@ -119,8 +121,8 @@ def heaviest_pass(kernel: Kernel, passes: list, kept: dict) -> int:
 
 def prefetch_function(module: ir.Module, write: bool, item_bytes: int) -> ir.Function:
     """The module's ``gradc.prefetch_<read|write>_b<item_bytes>(ptr)`` (the pointer to an element
-    of ``item_bytes`` bytes) and its vector variant: the vectorizer passes it the pointer of
-    lane 0 (a ``linear`` parameter, step ``item_bytes``)."""
+    of ``item_bytes`` bytes), declared, and its vector variant: the vectorizer passes it the
+    pointer of lane 0 (a ``linear`` parameter, step ``item_bytes``)."""
     kind = "write" if write else "read"
     name = f"gradc.prefetch_{kind}_b{item_bytes}"
     fn = module.globals.get(name)
@@ -130,24 +132,38 @@ def prefetch_function(module: ir.Module, write: bool, item_bytes: int) -> ir.Fun
     from .llvm_cpu import vector_bits
     from .llvm_math import _Attributes
     intr = intrinsic(module, "llvm.prefetch.p0", VOID, [PTR, I32, I32, I32])
-
-    def define(fname):
-        f = ir.Function(module, ir.FunctionType(VOID, [PTR]), fname)
-        bb = ir.IRBuilder(f.append_basic_block("entry"))
-        bb.call(intr, [f.args[0], ir.Constant(I32, int(write)), ir.Constant(I32, 3), ir.Constant(I32, 1)])
-        bb.ret_void()
-        return f
-
-    variant = define(f"gradc.prefetch_{kind}_b{item_bytes}.ptr.v")   # external until vectorized
+    variant = ir.Function(module, ir.FunctionType(VOID, [PTR]), f"{name}.ptr.v")   # external until vectorized
+    bb = ir.IRBuilder(variant.append_basic_block("entry"))
+    bb.call(intr, [variant.args[0], ir.Constant(I32, int(write)), ir.Constant(I32, 3), ir.Constant(I32, 1)])
+    bb.ret_void()
     variant.attributes.add("alwaysinline")
     variant.attributes.add("nounwind")
-    fn = define(name)
-    fn.linkage = "internal"
+    fn = ir.Function(module, ir.FunctionType(VOID, [PTR]), name)
     widths, lanes = [], vector_bits() // 8 // item_bytes
     while lanes >= 2:
         widths.append(f"_ZGV_LLVM_N{lanes}l{item_bytes}_{name}({variant.name})")
         lanes //= 2
-    # readnone: the vectorizer orders no memory access around it (a prefetch changes no value)
-    fn.attributes = _Attributes(["noinline", "optnone", "nounwind", "readnone",
-                                 f'"vector-function-abi-variant"="{",".join(widths)}"'])
+    # A declaration until the pipeline ran (``scalar_definitions``): a definition's calls would
+    # be inlined (a prefetch in the loop: not vectorized) or, with the ``willreturn`` that
+    # LLVM infers for it, dropped as dead.  readnone: the vectorizer orders no memory access
+    # around it (a prefetch changes no value).
+    fn.attributes = _Attributes(["nounwind", "readnone", f'"vector-function-abi-variant"="{",".join(widths)}"'])
     return fn
+
+
+_SCALAR = re.compile(r"gradc\.prefetch_(read|write)_b\d+")
+
+
+def scalar_definitions(mod) -> str:
+    """LLVM IR text defining (always inlined) the scalar prefetch functions that the optimized
+    module ``mod`` (an llvmlite binding module) still declares: called where a loop stayed
+    scalar; empty when there are none."""
+    names = [fn.name for fn in mod.functions if fn.is_declaration and _SCALAR.fullmatch(fn.name)]
+    if not names:
+        return ""
+    lines = ["declare void @llvm.prefetch.p0(ptr, i32, i32, i32)"]
+    for name in names:
+        write = int(_SCALAR.fullmatch(name).group(1) == "write")
+        lines.append(f'define void @"{name}"(ptr %p) alwaysinline nounwind {{\n'
+                     f"  call void @llvm.prefetch.p0(ptr %p, i32 {write}, i32 3, i32 1)\n  ret void\n}}")
+    return "\n".join(lines) + "\n"
