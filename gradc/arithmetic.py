@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from ._warnings import warn_at_user_code
 from .autograd.node import grad_fn_named
 from . import dtypes, factories
 from .compositions import beta_scaled, bind_methods, check_broadcast, rounded_once
@@ -225,10 +226,9 @@ def cross(a, b, dim=None):
     """The cross product along ``dim`` (by default, and with PyTorch's deprecation warning, the
     first dim of size 3)."""
     if dim is None:
-        import warnings
-        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
-                      "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
-                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
+        warn_at_user_code("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+                          "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
+                          "with that of linalg.cross in a future release.", UserWarning)
         sizes = [d for d in range(a.ndim) if a.shape[d] == 3]
         if not sizes:
             raise RuntimeError("no dimension of size 3 in input")

@@ -32,12 +32,12 @@ import inspect
 import logging
 import operator
 import time
-import warnings
 from weakref import ref as _weakref
 from dataclasses import dataclass
 
 import numpy as np
 
+from ._warnings import warn_at_user_code
 from . import capture_paths, dtypes
 from .autograd import anomaly_mode as _anomaly
 from .autograd import grad_mode
@@ -894,8 +894,7 @@ class CompiledFunction:
                 if falls_back:
                     out = self._call(args)     # (code that fails eagerly too raises its eager error, no warning)
                     self._eager_keys.add(key)
-                    warnings.warn(f"@gradc.compile({self.__name__}) fell back to eager mode: {e}", UserWarning,
-                                  stacklevel=2)
+                    warn_at_user_code(f"@gradc.compile({self.__name__}) fell back to eager mode: {e}", UserWarning)
                     return out
                 raise
             self._cache[key] = spec
@@ -909,10 +908,10 @@ class CompiledFunction:
             log.info(msg)
             self._compiles += 1
             if self._compiles == RECOMPILE_WARNING:
-                warnings.warn(f"@gradc.compile({self.__name__}) has compiled {self._compiles} times (the last "
-                              f"because {reason}); a value that changes at every call (a Python number the "
-                              "function reads, a tensor's shape) makes every call compile: pass it as a tensor "
-                              "argument; fn.explain() lists the reasons", UserWarning, stacklevel=2)
+                warn_at_user_code(f"@gradc.compile({self.__name__}) has compiled {self._compiles} times (the last "
+                                  f"because {reason}); a value that changes at every call (a Python number the "
+                                  "function reads, a tensor's shape) makes every call compile: pass it as a tensor "
+                                  "argument; fn.explain() lists the reasons", UserWarning)
         self._last_key = key
         if captured:
             tensors = [*tensors, *captured]

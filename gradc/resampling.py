@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from ._warnings import warn_at_user_code
 from . import dtypes, factories
 from .autograd.node import grad_fn_named
 
@@ -440,7 +441,6 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     the nearest pixel (half to even); zeros, border or reflection outside.  Each corner is a
     ``gather`` of the flattened image and its weight a function of the grid, so the gradients
     with respect to the input and the grid are PyTorch's."""
-    import warnings
     from .tensor_api import where
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
@@ -449,7 +449,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")
     if align_corners is None:
-        warnings.warn(_GRID_WARNING, stacklevel=2)
+        warn_at_user_code(_GRID_WARNING)
         align_corners = False
     if mode == "bicubic" or input.ndim != 4:
         raise NotImplementedError("gradc: grid_sample supports 4-D inputs with mode 'bilinear' or 'nearest'")
@@ -495,9 +495,8 @@ def _base_axis(steps, align_corners, like):
 def affine_grid(theta, size, align_corners=None):
     """The sampling grid (N, H, W, 2) (or (N, D, H, W, 3)) of the affine maps ``theta`` (N, 2, 3)
     (or (N, 3, 4)): the base grid of normalised coordinates (x, y[, z], 1) times theta^T."""
-    import warnings
     if align_corners is None:
-        warnings.warn(_GRID_WARNING, stacklevel=2)
+        warn_at_user_code(_GRID_WARNING)
         align_corners = False
     if not theta.dtype.is_floating_point:
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
@@ -515,9 +514,9 @@ def affine_grid(theta, size, align_corners=None):
         raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
                                   f"respectively. Got size {size}.")
     if align_corners and min(spatial) == 1:
-        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
-                      "align_corners=True. This is not an intended use case of affine_grid. See the documentation of "
-                      "affine_grid for details.", stacklevel=2)
+        warn_at_user_code("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                          "align_corners=True. This is not an intended use case of affine_grid. See the documentation of "
+                          "affine_grid for details.")
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     from .tensor_api import stack

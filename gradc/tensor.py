@@ -13,7 +13,6 @@ themselves after an in-place change of the base; an in-place write to one raises
 from __future__ import annotations
 
 import threading
-import warnings
 from types import MappingProxyType
 
 import math
@@ -362,7 +361,7 @@ class Tensor(TensorAPI):
     @property
     def grad(self):
         if self._grad_fn is not None and not self._retains_grad:
-            warnings.warn(NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+            warn_at_user_code(NONLEAF_GRAD_WARNING, UserWarning)
         return self._grad
 
     @grad.setter

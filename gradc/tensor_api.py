@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import builtins
 import math
-import warnings
 from collections import namedtuple
 from numbers import Number
 
 import numpy as np
 
+from ._warnings import warn_at_user_code
 from . import dtypes
 from .arg_parser import ArgumentError, bool_arg, dtype_arg, int_arg, int_list, match, parses, reparse
 from .ops.dispatch import TensorLikeMeta, apply, apply_same_class, grad_fn_name
@@ -1001,9 +1001,9 @@ class TensorAPI(TensorLikeMeta):
     @property
     def T(self):
         if self.ndim == 0:
-            warnings.warn(T_0D_WARNING, UserWarning, stacklevel=2)
+            warn_at_user_code(T_0D_WARNING, UserWarning)
         elif self.ndim > 2:
-            warnings.warn(T_ND_WARNING, UserWarning, stacklevel=2)
+            warn_at_user_code(T_ND_WARNING, UserWarning)
         return apply("permute", self, dims=list(reversed(range(self.ndim))), _name="PermuteBackward0")
 
     @property
@@ -1731,7 +1731,6 @@ def _list_is_tuple_of_indices(key) -> bool:
     if len(key) >= 32 or not builtins.any(is_tensor_like(k) or isinstance(k, (list, tuple, slice, np.ndarray))
                                            or k is None or k is Ellipsis for k in key):
         return False
-    from ._warnings import warn_at_user_code
     warn_at_user_code(_LIST_AS_TUPLE_WARNING)
     return True
 
@@ -1749,7 +1748,6 @@ def _index_dtype(k):
     if dt is dtypes.int32:
         return k.to(dtypes.int64)
     if dt is dtypes.uint8:
-        from ._warnings import warn_at_user_code
         warn_at_user_code(_UINT8_INDEX_WARNING)
         return k != 0
     raise IndexError("tensors used as indices must be long, int, byte or bool tensors")

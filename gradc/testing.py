@@ -14,10 +14,10 @@ from __future__ import annotations
 import cmath
 import collections.abc
 import math
-import warnings
 
 import numpy as np
 
+from ._warnings import warn_at_user_code
 from . import dtypes
 from .tensor import Tensor
 
@@ -273,9 +273,8 @@ def _low_high(dtype, low, high, lowest_inclusive, highest_exclusive, default_low
     if any(isinstance(value, float) and math.isnan(value) for value in (low, high)):
         raise ValueError(f"`low` and `high` cannot be NaN, but got low={low!r} and high={high!r}")
     if low == high and dtype.is_floating_point:
-        warnings.warn("Passing `low==high` to `torch.testing.make_tensor` for floating or complex types is deprecated "
-                      "since 2.1 and will be removed in 2.3. Use `torch.full(...)` instead.", FutureWarning,
-                      stacklevel=4)
+        warn_at_user_code("Passing `low==high` to `torch.testing.make_tensor` for floating or complex types is deprecated "
+                          "since 2.1 and will be removed in 2.3. Use `torch.full(...)` instead.", FutureWarning)
     elif low >= high:
         raise ValueError(f"`low` must be less than `high`, but got {low} >= {high}")
     elif high < lowest_inclusive or low >= highest_exclusive:

@@ -13,6 +13,7 @@
 """
 from __future__ import annotations
 
+from ._warnings import warn_at_user_code
 from . import dtypes
 from .autograd.node import grad_fn_named
 from .compositions import bind_methods
@@ -331,14 +332,12 @@ def _reshaped(self, sizes):
 
 def _resize(self, *sizes):
     """The deprecated out-of-place resize: a reshape that keeps the number of elements."""
-    import warnings
-    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    warn_at_user_code("non-inplace resize is deprecated", UserWarning)
     return _reshaped(self, sizes)
 
 
 def _resize_as(self, tensor):
-    import warnings
-    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    warn_at_user_code("non-inplace resize_as is deprecated", UserWarning)
     return _reshaped(self, tuple(tensor.shape))
 
 

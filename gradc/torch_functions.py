@@ -23,6 +23,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from ._warnings import warn_at_user_code
 from . import dtypes, factories
 from .arg_parser import ArgumentError, parses
 from .autograd.node import grad_fn_named
@@ -336,10 +337,9 @@ def combinations(input, r=2, with_replacement=False):
 
 
 def chain_matmul(*matrices):
-    import warnings
-    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
-                  "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
-                  "multiple parameters.", UserWarning, stacklevel=2)
+    warn_at_user_code("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                      "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
+                      "multiple parameters.", UserWarning)
     matrices = _varargs(matrices)
     if len(matrices) == 0:
         raise RuntimeError("chain_matmul(): Expected one or more input tensors")
@@ -396,9 +396,8 @@ def is_deterministic_algorithms_warn_only_enabled() -> bool:
 
 def set_float32_matmul_precision(precision):
     if precision not in ("highest", "high", "medium"):
-        import warnings
-        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
-                      "setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
+        warn_at_user_code(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
+                          "setFloat32MatmulPrecision call has no effect.", UserWarning)
         return
     _settings["matmul_precision"] = precision
 
@@ -789,8 +788,7 @@ _TriangularSolve = _return_type("triangular_solve", ["solution", "cloned_coeffic
 
 
 def _warn(message):
-    import warnings
-    warnings.warn(message, UserWarning, stacklevel=3)
+    warn_at_user_code(message, UserWarning)
 
 
 def svd(input, some=True, compute_uv=True):
@@ -1101,8 +1099,7 @@ def _output_nr(self) -> int:
 
 def _H(self):
     if self.ndim == 0:
-        import warnings
-        warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=2)
+        warn_at_user_code("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().", UserWarning)
         return self
     if self.ndim != 2:
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor."

@@ -380,3 +380,20 @@ def test_expand_strides_are_pytorchs(expr):
     torch = pytest.importorskip("torch")
     t, g = eval(expr, {"m": torch}), eval(expr, {"m": gradc})
     assert (g.stride(), g.is_contiguous()) == (t.stride(), t.is_contiguous())
+
+
+@pytest.mark.parametrize("call", [
+    lambda: gradc.nn.functional.mse_loss(gradc.ones(3, 4, requires_grad=True), gradc.ones(3, 1)),
+    lambda: gradc.nn.MSELoss()(gradc.ones(3, 4), gradc.ones(3, 1)),
+    lambda: gradc.nn.functional.l1_loss(gradc.ones(2, 2), gradc.ones(2)),
+    lambda: gradc.nn.functional.softmax(gradc.ones(2, 3)),
+    lambda: gradc.nn.functional.kl_div(gradc.ones(2, 3), gradc.ones(2, 3)),
+    lambda: gradc.ones(2, 3, 4).T,
+])
+def test_warnings_of_library_functions_point_at_the_callers_line(call):
+    """Like PyTorch's, whatever wrappers (composite autograd nodes, modules) sit in between."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    assert caught and caught[0].category is UserWarning
+    assert caught[0].filename == __file__, caught[0].filename

@@ -5,6 +5,7 @@ import operator
 
 import numpy as np
 
+from .._warnings import warn_at_user_code
 from . import forward_ad, functional, graph
 from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .engine import run_backward
@@ -159,8 +160,7 @@ def _warn_create_graph_cycle():
     global _CYCLE_WARNED
     if not _CYCLE_WARNED:
         _CYCLE_WARNED = True
-        import warnings
-        warnings.warn(CREATE_GRAPH_CYCLE_WARNING, UserWarning, stacklevel=3)
+        warn_at_user_code(CREATE_GRAPH_CYCLE_WARNING, UserWarning)
 
 
 def _is_checkpoint_valid() -> bool:
@@ -212,10 +212,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if not only_inputs:
-        import warnings
-        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
-                      "gradient for other parts of the graph, please use torch.autograd.backward.", FutureWarning,
-                      stacklevel=2)
+        warn_at_user_code("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                          "gradient for other parts of the graph, please use torch.autograd.backward.", FutureWarning)
     grads = _grads_tuple(grad_outputs, len(outputs))
     if is_grads_batched:
         result = _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize_grads)

@@ -8,9 +8,9 @@ stack, and with ``check_nan`` a node returning a gradient with NaNs raises
 """
 from __future__ import annotations
 
+from .._warnings import warn_at_user_code
 import os
 import traceback
-import warnings
 
 import numpy as np
 
@@ -43,8 +43,8 @@ class detect_anomaly:
     def __init__(self, check_nan: bool = True):
         self.prev, self.prev_check_nan = _state.enabled, _state.check_nan
         self.check_nan = check_nan
-        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and should only "
-                      "be enabled for debugging.", stacklevel=2)
+        warn_at_user_code("Anomaly Detection has been enabled. This mode will increase the runtime and should only "
+                          "be enabled for debugging.")
 
     def __enter__(self):
         _set(True, self.check_nan)
@@ -86,8 +86,7 @@ def warn_error_in(node) -> None:
     stack = getattr(node, "_anomaly_stack", None)
     where = "".join(traceback.format_list(stack)) if stack else (
         "No forward pass information available. Enable detect anomaly during forward pass for more information.")
-    warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{where}",
-                  stacklevel=2)
+    warn_at_user_code(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{where}")
 
 
 def check_nan(node, grads) -> None:

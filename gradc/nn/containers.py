@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+from .._warnings import warn_at_user_code
 from .modules import Module
 
 
@@ -16,9 +17,8 @@ class Container(Module):
     """PyTorch's old container: each keyword argument a child module of that name (deprecated)."""
 
     def __init__(self, **kwargs):
-        import warnings
-        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
-                      "Subclass that instead.", FutureWarning, stacklevel=2)
+        warn_at_user_code("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
+                          "Subclass that instead.", FutureWarning)
         super().__init__()
         for key, value in kwargs.items():
             self.add_module(key, value)

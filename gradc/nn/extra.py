@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from .._warnings import warn_at_user_code
 from .. import factories
 from . import functional as F
 from . import init
@@ -30,10 +31,9 @@ class _InstanceNorm(_NormBase):
             if self.affine:
                 raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
                                  f"({self.num_features}), but got: {input.shape[feature_dim]}.")
-            import warnings
-            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
-                          "warning by not passing in num_features, which is not used because affine=False",
-                          UserWarning, stacklevel=2)
+            warn_at_user_code(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
+                              "warning by not passing in num_features, which is not used because affine=False",
+                              UserWarning)
         unbatched = input.ndim == want[0]
         x = input.unsqueeze(0) if unbatched else input
         out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,

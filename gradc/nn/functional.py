@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from .._warnings import warn_at_user_code
 from ..arg_parser import check
 from ..autograd.node import grad_fn_named
 from ..compositions import (avg_pool2d, avg_pool3d, conv1d, conv2d, conv3d, conv_transpose1d,  # noqa: F401
@@ -182,10 +183,9 @@ def _softmax_dim(name, ndim, dim):
     """PyTorch's implicit dim (0 for 0-, 1- and 3-d inputs, else 1), with its warning."""
     if dim is not None:
         return dim
-    import warnings
     dim = 0 if ndim in (0, 1, 3) else 1
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
-                  "as an argument.", UserWarning, stacklevel=3)
+    warn_at_user_code(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+                      "as an argument.", UserWarning)
     return dim
 
 
@@ -419,11 +419,10 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.ndim else loss.sum()
     if reduction == "mean":
-        import warnings
-        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
-                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
-                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
-                      UserWarning, stacklevel=2)
+        warn_at_user_code("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                          "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                          "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                          UserWarning)
     return _reduce(loss, reduction)
 
 
@@ -778,10 +777,9 @@ def mse_loss(input, target, reduction="mean"):
 
 def _warn_size_mismatch(input, target):
     if tuple(input.shape) != tuple(target.shape):
-        import warnings
-        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
-                      f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
-                      "Please ensure they have the same size.", UserWarning, stacklevel=3)
+        warn_at_user_code(f"Using a target size ({target.shape}) that is different to the input size "
+                          f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
+                          "Please ensure they have the same size.", UserWarning)
 
 
 def l1_loss(input, target, reduction="mean"):
@@ -1128,28 +1126,26 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
 
 
 def _warn_dropout_dims(name, ndim, want, spatial):
-    import warnings
     if ndim not in want:
-        warnings.warn(f"{name}: Received a {ndim}-D input to {name}, which is deprecated and will result in an error "
-                      f"in a future release. To retain the behavior and silence this warning, please use dropout "
-                      f"instead. Note that {name} exists to provide channel-wise dropout on inputs with {spatial} "
-                      f"spatial dimensions, a channel dimension, and an optional batch dimension (i.e. {want[0]}D or "
-                      f"{want[1]}D inputs).", UserWarning, stacklevel=3)
+        warn_at_user_code(f"{name}: Received a {ndim}-D input to {name}, which is deprecated and will result in an error "
+                          f"in a future release. To retain the behavior and silence this warning, please use dropout "
+                          f"instead. Note that {name} exists to provide channel-wise dropout on inputs with {spatial} "
+                          f"spatial dimensions, a channel dimension, and an optional batch dimension (i.e. {want[0]}D or "
+                          f"{want[1]}D inputs).", UserWarning)
 
 
 @honours_inplace
 def dropout2d(input, p=0.5, training=True, inplace=False):
     """Zero whole channels (dim 1) of an (N, C, H, W) input with probability ``p`` (a 3-D input
     is taken as (N, C, L), with PyTorch's warning)."""
-    import warnings
     _check_p(p)
     _warn_dropout_dims("dropout2d", input.ndim, (3, 4), 2)
     if input.ndim == 3:
-        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior "
-                      "is desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior "
-                      "will change in a future release to interpret the input as one without a batch dimension, i.e. "
-                      "shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using "
-                      "dropout1d instead.", UserWarning, stacklevel=2)
+        warn_at_user_code("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior "
+                          "is desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior "
+                          "will change in a future release to interpret the input as one without a batch dimension, i.e. "
+                          "shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using "
+                          "dropout1d instead.", UserWarning)
     return _feature_dropout(input, p, training)
 
 

@@ -3,10 +3,10 @@ fan computations, errors and ``generator=`` arguments."""
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
+from .._warnings import warn_at_user_code
 from .. import factories
 from ..autograd import grad_mode
 
@@ -57,7 +57,7 @@ def _calculate_correct_fan(tensor, mode):
 
 def _no_op_for_empty(tensor) -> bool:
     if 0 in tuple(tensor.shape):
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
+        warn_at_user_code("Initializing zero-element tensors is a no-op")
         return True
     return False
 
@@ -83,8 +83,8 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     def cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
     if mean < a - 2 * std or mean > b + 2 * std:
-        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
-                      "be incorrect.", stacklevel=2)
+        warn_at_user_code("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
+                          "be incorrect.")
     with grad_mode.no_grad():
         if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
             lo, hi = tensor.new_tensor(a).item(), tensor.new_tensor(b).item()

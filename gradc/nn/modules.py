@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 from collections import OrderedDict, namedtuple
 
+from .._warnings import warn_at_user_code
 from .. import factories
 from ..ops import dispatch
 from ..tensor import Tensor
@@ -281,9 +282,8 @@ class Module:
                 out = res
         if backward_hooks is not None:
             if not isinstance(out, (Tensor, tuple)):
-                import warnings
-                warnings.warn(f"For backward hooks to be called, module output should be a Tensor or a tuple of "
-                              f"Tensors but received {type(out)}", stacklevel=3)
+                warn_at_user_code(f"For backward hooks to be called, module output should be a Tensor or a tuple of "
+                                  f"Tensors but received {type(out)}")
             else:
                 out = backward_hooks.setup_outputs(out)
         if self.__dict__.get("_is_full_backward_hook") is False and _hooks(self, "_backward_hooks"):
@@ -318,7 +318,6 @@ class Module:
     def _always_called_hooks(self, args, kwargs, out, called):
         """After forward raised: the forward hooks registered with ``always_call=True`` that have
         not run (an error of theirs is a warning; the first error is raised)."""
-        import warnings
         with_kwargs = _hooks(self, "_forward_hooks_with_kwargs")
         for hid, hook in list(_hooks(self, "_forward_hooks").items()):
             if hid not in _hooks(self, "_forward_hooks_always_called") or hid in called:
@@ -328,8 +327,8 @@ class Module:
                 if res is not None:
                     out = res
             except Exception as e:      # noqa: BLE001  (as PyTorch: silenced, the forward's error wins)
-                warnings.warn("module forward hook with ``always_call=True`` raised an exception that was silenced "
-                              f"as another error was raised in forward: {e}", stacklevel=3)
+                warn_at_user_code("module forward hook with ``always_call=True`` raised an exception that was silenced "
+                                  f"as another error was raised in forward: {e}")
 
     def _hook_table(self, name):
         table = self.__dict__.get(name)
@@ -556,10 +555,9 @@ class Module:
         PyTorch's order: each module's own entries (and ``_extra_state``), then its children's;
         the state_dict pre- and post-hooks of each module run around its part."""
         if args:
-            import warnings
-            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
-                          "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict"
-                          " for details.", FutureWarning, stacklevel=2)
+            warn_at_user_code("Positional args are being deprecated, use kwargs instead. Refer to "
+                              "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict"
+                              " for details.", FutureWarning)
             destination = args[0] if destination is None else destination
             prefix = args[1] if len(args) > 1 and prefix == "" else prefix
             keep_vars = args[2] if len(args) > 2 and keep_vars is False else keep_vars
@@ -1560,10 +1558,8 @@ class NLLLoss2d(NLLLoss):
     """PyTorch's old name of NLLLoss for (N, C, H, W) inputs, which NLLLoss takes (deprecated)."""
 
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
-        import warnings
-        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement and see "
-                      "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.", FutureWarning,
-                      stacklevel=2)
+        warn_at_user_code("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement and see "
+                          "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.", FutureWarning)
         super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 

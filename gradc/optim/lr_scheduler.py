@@ -4,9 +4,9 @@ OneCycleLR, ReduceLROnPlateau, SequentialLR and ChainedScheduler, each updating 
 ``param_groups[i]["lr"]`` (and momentum/betas where cycled) by PyTorch's (chainable) rules."""
 from __future__ import annotations
 
+from .._warnings import warn_at_user_code
 import math
 import types
-import warnings
 from bisect import bisect_right
 from collections import Counter
 
@@ -75,7 +75,7 @@ class LRScheduler:
     def step(self, epoch=None):
         self._step_count += 1
         if epoch is not None:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            warn_at_user_code(EPOCH_DEPRECATION_WARNING, UserWarning)
         self._update_lr(epoch)
 
     def _update_lr(self, epoch=None):
@@ -553,7 +553,7 @@ class ReduceLROnPlateau(LRScheduler):
         if epoch is None:
             epoch = self.last_epoch + 1
         else:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            warn_at_user_code(EPOCH_DEPRECATION_WARNING, UserWarning)
         self.last_epoch = epoch
         if self._is_better(current, self.best):
             self.best = current

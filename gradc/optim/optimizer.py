@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+from .._warnings import warn_at_user_code
 from ..autograd import grad_mode
 
 
@@ -91,10 +92,9 @@ class Optimizer:
             if not p.is_leaf:
                 raise ValueError("can't optimize a non-leaf Tensor")
         if len({id(p) for p in params}) != len(params):
-            import warnings
-            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
-                          "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
-                          UserWarning, stacklevel=3)
+            warn_at_user_code("optimizer contains a parameter group with duplicate parameters; in future, this will "
+                              "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                              UserWarning)
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in params):
             raise ValueError("some parameters appear in more than one parameter group")

@@ -25,8 +25,8 @@ state (gradc has no autocast).
 """
 from __future__ import annotations
 
-import warnings
 
+from .._warnings import warn_at_user_code
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..autograd.graph import saved_tensors_hooks
@@ -63,7 +63,7 @@ def detach_variable(inputs):
 def check_backward_validity(inputs) -> None:
     from ..tensor import Tensor
     if not any(inp.requires_grad for inp in inputs if isinstance(inp, Tensor)):
-        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2)
+        warn_at_user_code("None of the inputs have requires_grad=True. Gradients will be None")
 
 
 class _fork_rng:
@@ -230,12 +230,11 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, 
     """Run ``function(*args, **kwargs)`` without saving its intermediate tensors; they are
     recomputed in the backward pass."""
     if use_reentrant is None:
-        warnings.warn(
+        warn_at_user_code(
             "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting in PyTorch "
             "2.9, calling checkpoint without use_reentrant will raise an exception. use_reentrant=False is "
             "recommended, but if you need to preserve the current default behavior, you can pass "
-            "use_reentrant=True. Refer to docs for more details on the differences between the two variants.",
-            stacklevel=2)
+            "use_reentrant=True. Refer to docs for more details on the differences between the two variants.")
         use_reentrant = True
     preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs and use_reentrant:
@@ -254,12 +253,12 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
     but the last are checkpointed."""
     from ..nn import Sequential
     if use_reentrant is None:
-        warnings.warn(
+        warn_at_user_code(
             "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be passed "
             "explicitly. In version 2.9 we will raise an exception if use_reentrant is not passed. "
             "use_reentrant=False is recommended, but if you need to preserve the current default behavior, you "
             "can pass use_reentrant=True. Refer to docs for more details on the differences between the two "
-            "variants.", stacklevel=2)
+            "variants.")
         use_reentrant = True
     preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs:

@@ -3,8 +3,8 @@
 a forward pre-hook recomputes ``w = w_g * w_v / ||w_v||`` before each call."""
 from __future__ import annotations
 
-import warnings
 
+from ..._warnings import warn_at_user_code
 from ...autograd.node import grad_fn_named
 
 _DEPRECATED = ("`torch.nn.utils.weight_norm` is deprecated in favor of "
@@ -41,7 +41,7 @@ class WeightNorm:
 
 def weight_norm(module, name="weight", dim=0):
     from ..parameter import Parameter
-    warnings.warn(_DEPRECATED, FutureWarning, stacklevel=2)
+    warn_at_user_code(_DEPRECATED, FutureWarning)
     for hook in module._forward_pre_hooks.values():
         if isinstance(hook, WeightNorm) and hook.name == name:
             raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")

@@ -17,8 +17,8 @@ PyTorch's. Two differences, both refused or announced rather than silently chang
 from __future__ import annotations
 
 import math
-import warnings
 
+from ..._warnings import warn_at_user_code
 from ... import dtypes
 from ...factories import empty, tensor
 from ...tensor import Tensor
@@ -201,11 +201,11 @@ class _SingleProcessDataLoaderIter:
     def _warn_pin_memory(loader) -> None:
         from ... import cuda
         if loader.pin_memory_device:
-            warnings.warn("pin_memory_device is deprecated, the current accelerator will be used as the device,"
-                          f"ignore pin_memory_device='{loader.pin_memory_device}'.", stacklevel=3)
+            warn_at_user_code("pin_memory_device is deprecated, the current accelerator will be used as the device,"
+                              f"ignore pin_memory_device='{loader.pin_memory_device}'.")
         if not cuda.is_available():
-            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
-                          "memory won't be used.", stacklevel=3)
+            warn_at_user_code("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
+                              "memory won't be used.")
 
     def __iter__(self):
         return self
@@ -252,6 +252,5 @@ class _SingleProcessDataLoaderIter:
     def _check_reported_length(self) -> None:
         reported = self._loader._IterableDataset_len_called
         if self._is_iterable and reported is not None and self._num_yielded > reported:
-            warnings.warn(f"Length of IterableDataset {self._dataset} was reported to be {reported}"
-                          f"(when accessing len(dataloader)), but {self._num_yielded} samples have been fetched. ",
-                          stacklevel=3)
+            warn_at_user_code(f"Length of IterableDataset {self._dataset} was reported to be {reported}"
+                              f"(when accessing len(dataloader)), but {self._num_yielded} samples have been fetched. ")

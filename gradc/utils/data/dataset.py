@@ -10,10 +10,10 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-import warnings
 from collections.abc import Iterable
 from typing import Generic, TypeVar
 
+from ..._warnings import warn_at_user_code
 from ...random_state import default_generator
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset", "ChainDataset",
@@ -130,7 +130,7 @@ class ConcatDataset(Dataset):
 
     @property
     def cummulative_sizes(self):
-        warnings.warn("`cummulative_sizes` attribute is renamed to `cumulative_sizes`", FutureWarning, stacklevel=2)
+        warn_at_user_code("`cummulative_sizes` attribute is renamed to `cumulative_sizes`", FutureWarning)
         return self.cumulative_sizes
 
 
@@ -198,8 +198,7 @@ def _lengths_of_fractions(n: int, fractions) -> list:
         lengths[i % len(lengths)] += 1
     for i, length in enumerate(lengths):
         if length == 0:
-            warnings.warn(f"Length of split at index {i} is 0. This might result in an empty dataset.",
-                          stacklevel=3)
+            warn_at_user_code(f"Length of split at index {i} is 0. This might result in an empty dataset.")
     return lengths
 
 
