@@ -18,6 +18,7 @@ from .compositions import _varargs, bind_methods, floating_operands, outer
 from .ops.rules import not_implemented_for
 from .autograd.node import grad_fn_named
 from .ops.dispatch import apply, grad_fn_name
+from .return_types import return_type
 from .scatter import index_value_outside, scalar_type_name
 from .tensor_api import (cat, dot, is_tensor_like, norm_dim, promote_operands, result_dtype, stack, where,
                          wrapped_number)
@@ -177,7 +178,6 @@ def frexp(input):
     keep their value with exponent 0); the exponent is int32, and only the mantissa has a
     gradient, grad / 2^exponent (PyTorch's FrexpBackward0). Eager only: the exponent is data."""
     import numpy as np
-    from collections import namedtuple
     if not input.dtype.is_floating_point:
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     data = getattr(input, "_data", None)
@@ -188,7 +188,7 @@ def frexp(input):
     _, exponent = np.frexp(input._host())
     scale = factories.tensor(np.ldexp(np.ones_like(exponent, dtype=input.dtype.np), -exponent), device=input.device)
     mantissa = _frexp_mantissa(input, scale)
-    result = namedtuple("frexp", ["mantissa", "exponent"])
+    result = return_type("frexp", ("mantissa", "exponent"))
     return result(mantissa, factories.tensor(exponent.astype(np.int32), dtype=dtypes.int32, device=input.device))
 
 

@@ -5,17 +5,16 @@ clear error under ``@gradc.compile``; renorm (rescaling slices to a maximum norm
 with table ops and works in both."""
 from __future__ import annotations
 
-from collections import namedtuple
-
 import numpy as np
 
 from . import dtypes, factories
 from .autograd.node import grad_fn_named
 from .compositions import bind_methods
 from .arg_parser import bool_arg, parses
+from .return_types import return_type
 from .tensor_api import norm_dim, where
 
-_ModeResult = namedtuple("mode", ["values", "indices"])
+_ModeResult = return_type("mode", ("values", "indices"))
 
 
 def _host(t, name):

@@ -7,20 +7,13 @@ tensorinv, tensorsolve, vander and householder_product at the end."""
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
 import numpy as np
 
 from .ops.decompositions import LinAlgError, cutoff  # noqa: F401  (torch.linalg.LinAlgError)
 from .autograd.node import grad_fn_named
+from .return_types import return_type as _return_type
 from .ops.dispatch import apply
-
-
-def _return_type(name, fields):
-    cls = namedtuple(name, fields)
-    cls.__repr__ = lambda self: (f"torch.return_types.{name}(\n"
-                                 + ",\n".join(f"{f}={getattr(self, f)!r}" for f in fields) + ")")
-    return cls
 
 
 _Slogdet = _return_type("linalg_slogdet", ["sign", "logabsdet"])

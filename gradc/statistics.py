@@ -12,24 +12,13 @@ from .autograd.node import grad_fn_named
 from .compositions import bind_methods, logaddexp
 from .arg_parser import ArgumentError, bool_arg, int_arg, parses
 from .ops.registry import EmptyReductionError
+from .return_types import return_type
 from .tensor_api import _named_return, cat, is_tensor_like, norm_dim, stack, where
 
 _KTHVALUE = _named_return("kthvalue")
 
 
-class _MinMax(tuple):
-    """``torch.return_types.aminmax(min=..., max=...)``."""
-    def __new__(cls, lo, hi):
-        return super().__new__(cls, (lo, hi))
-
-    @property
-    def min(self): return self[0]
-
-    @property
-    def max(self): return self[1]
-
-    def __repr__(self):
-        return f"torch.return_types.aminmax(\nmin={self[0]!r},\nmax={self[1]!r})"
+_MinMax = return_type("aminmax", ("min", "max"))
 
 
 @grad_fn_named("AminmaxBackward0")

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import builtins
 import math
-from collections import namedtuple
 from numbers import Number
 
 import numpy as np
 
 from ._warnings import warn_at_user_code
+from .return_types import return_type
 from . import dtypes
 from .arg_parser import ArgumentError, bool_arg, dtype_arg, int_arg, int_list, match, parses, reparse
 from .ops.dispatch import TensorLikeMeta, apply, apply_same_class, grad_fn_name
@@ -64,10 +64,7 @@ def apply_name(op_name: str) -> str:
 
 
 def _named_return(name):
-    cls = namedtuple(name, ["values", "indices"])
-    cls.__repr__ = lambda self: (f"torch.return_types.{name}(\nvalues={self.values!r},\n"
-                                 f"indices={self.indices!r})")
-    return cls
+    return return_type(name, ("values", "indices"))
 
 
 return_types_max = _named_return("max")

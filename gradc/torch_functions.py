@@ -19,7 +19,6 @@ properties that go with it:
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
 import numpy as np
 
@@ -27,16 +26,10 @@ from ._warnings import warn_at_user_code
 from . import dtypes, factories
 from .arg_parser import ArgumentError, parses
 from .autograd.node import grad_fn_named
+from .return_types import return_type as _return_type
 from .compositions import _varargs, bind_methods
 from .ops.dispatch import apply
 from .tensor_api import encode_index, is_tensor_like, norm_dim, where
-
-
-def _return_type(name, fields):
-    cls = namedtuple(name, fields)
-    cls.__repr__ = lambda self: (f"torch.return_types.{name}(\n"
-                                 + ",\n".join(f"{f}={getattr(self, f)!r}" for f in fields) + ")")
-    return cls
 
 
 def _F():

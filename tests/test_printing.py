@@ -761,3 +761,16 @@ def test_print_options_parity_with_torch(options):
     finally:
         torch.set_printoptions(profile="default")
         set_printoptions(profile="default")
+
+
+def test_return_types_print_and_pickle_as_pytorchs():
+    """One helper (gradc.return_types) makes every named result: printed as PyTorch prints them
+    (mode's printed as a plain named tuple before), picklable, and named by gradc.return_types."""
+    import pickle
+    a = gradc.tensor([[1., 2., 2.], [3., 0., 3.]])
+    assert repr(a.mode(1)) == ("torch.return_types.mode(\nvalues=tensor([2., 3.]),\nindices=tensor([2, 2]))")
+    assert repr(a.aminmax()) == "torch.return_types.aminmax(\nmin=tensor(0.),\nmax=tensor(3.))"
+    assert repr(gradc.frexp(gradc.tensor([4.0]))).startswith("torch.return_types.frexp(\nmantissa=tensor([0.5000]),")
+    r = pickle.loads(pickle.dumps(a.max(1)))
+    assert isinstance(r, gradc.return_types.max) and r.indices.tolist() == [1, 0]
+    assert isinstance(a.mode(1), gradc.return_types.mode) and isinstance(a.mode(1), tuple)
