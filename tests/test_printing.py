@@ -767,6 +767,7 @@ def test_return_types_print_and_pickle_as_pytorchs():
     """One helper (gradc.return_types) makes every named result: printed as PyTorch prints them
     (mode's printed as a plain named tuple before), picklable, and named by gradc.return_types."""
     import pickle
+    import gradc
     a = gradc.tensor([[1., 2., 2.], [3., 0., 3.]])
     assert repr(a.mode(1)) == ("torch.return_types.mode(\nvalues=tensor([2., 3.]),\nindices=tensor([2, 2]))")
     assert repr(a.aminmax()) == "torch.return_types.aminmax(\nmin=tensor(0.),\nmax=tensor(3.))"
