@@ -130,6 +130,13 @@ def host_features() -> str:
 
 
 @functools.cache
+def host_has(feature: str) -> bool:
+    """Whether the host CPU has ``feature`` (LLVM's name: "avx512vl", "fma", ...)."""
+    init_native()
+    return bool(llvm.get_host_cpu_features().get(feature))
+
+
+@functools.cache
 def vector_bits() -> int:
     """The widest vectors the loop vectorizer uses here: 512 bits with AVX-512 (see
     ``host_features``), 256 with AVX, else 128."""
@@ -531,13 +538,13 @@ def _inline_vector_variants(mod: llvm.ModuleRef, pb) -> None:
     variants = [fn for fn in mod.functions if llvm_math.VECTOR_VARIANT.fullmatch(fn.name)]
     if not variants:
         return
-    scalar = row_prefetch.scalar_definitions(mod)
-    if scalar:
-        defs = llvm.parse_assembly(scalar)
-        defs.triple, defs.data_layout = mod.triple, mod.data_layout
-        mod.link_in(defs)
-        variants += [fn for fn in mod.functions if fn.name in scalar and not fn.is_declaration
-                     and fn.name.startswith("gradc.prefetch_")]
+    for late in (row_prefetch.scalar_definitions(mod), llvm_math.scalar_definitions(mod)):
+        if late:        # declared while the pipeline ran; defined (always inlined) now
+            names = {fn.name for fn in mod.functions if fn.is_declaration}
+            defs = llvm.parse_assembly(late)
+            defs.triple, defs.data_layout = mod.triple, mod.data_layout
+            mod.link_in(defs)
+            variants += [fn for fn in mod.functions if fn.name in names and not fn.is_declaration]
     pm = llvm.create_new_module_pass_manager()
     pm.add_always_inliner_pass()
     pm.add_instruction_combine_pass()

@@ -309,3 +309,34 @@ def test_trig_loops_stay_vectorized(dtype):
     assert "@sin" not in text and "@llvm.sin" not in text
     assert not re.search(rf"call [^\n]*@gradc\.sin\.{dtype}\.v\d+\(", text), "vector variant not inlined"
     assert re.search(rf"call [^\n]*@gradc\.sin\.{dtype}\.v\d+\.large\(", text), "no large-argument call"
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+def test_exp_scales_by_vscalef_on_its_float_exponent(dtype, monkeypatch):
+    """With AVX-512, exp's vector loop scales by vscalefps/pd on the float exponent (no integer
+    round trip) and its scalar code by ldexp; both equal the ldexp-only kernel bit for bit,
+    subnormal, overflowing, infinite and NaN results included, at any length (remainders)."""
+    from gradc.codegen import llvm_cpu, llvm_math
+    if "+avx512f" not in llvm_cpu.host_features():
+        pytest.skip("needs AVX-512")
+    np_dt = np.float32 if dtype == "f32" else np.float64
+    lo, hi = (-110.0, 95.0) if dtype == "f32" else (-760.0, 720.0)
+    x = np.concatenate([np.linspace(lo, hi, 4099), [np.inf, -np.inf, np.nan, 0.0, -0.0]]).astype(np_dt)
+    kb = KernelBuilder(f"vexp_{dtype}", x.shape)
+    e = kb.op("exp", kb.load(kb.input("x", dtype, x.shape)))
+    kb.store(kb.output("o", dtype, x.shape), e)
+    k = kb.build()
+    asm = llvm_cpu.emit_assembly(k)
+    loop = max(asm.split(".LBB")[1:], key=lambda block: block.count("vfmadd"))
+    assert ("vscalefps" if dtype == "f32" else "vscalefpd") in loop
+    assert not re.search(r"vcvtt?(ps2dq|dq2ps|pd2dq|dq2pd|pd2qq|qq2pd)", loop)
+    fast = np.empty_like(x)
+    runtime_cpu.compile_kernel(k)(x, fast)
+    monkeypatch.setattr(llvm_math, "_scalef_lanes", lambda f: ())
+    monkeypatch.setattr(runtime_cpu, "_lowered", {})
+    monkeypatch.setattr(runtime_cpu, "_memo", {})
+    plain = np.empty_like(x)
+    runtime_cpu.compile_kernel(k)(x, plain)
+    assert fast.tobytes() == plain.tobytes()
+    sub = np.finfo(np_dt).tiny
+    assert ((fast > 0) & (fast < sub)).any() and np.isinf(fast).any() and np.isnan(fast).any()
