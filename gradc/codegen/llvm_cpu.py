@@ -273,13 +273,7 @@ def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str
     # Reductions whose innermost axis is an outer axis (column sums): run LANES neighbouring
     # outer points together so the inner loop is unit-stride over them.
     lanes_axis = lanes_axis_of(k)
-    x86 = llvm.get_process_triple().startswith(("x86_64", "i686", "i386"))
-    streaming, prefetch = frozenset(), None
-    if k.reductions and x86 and not fits_in_last_level_cache(k):
-        passes = pass_plan(k)
-        kept = scratch_plan(k, passes)
-        streaming = streaming_stores(k, kept, passes)
-        prefetch = prefetch_plan(k, passes, kept, streaming)
+    streaming, prefetch = memory_traffic_plan(k)
     # accumulations: their stored elements are set to 0 before the loop over their first axis
     acc_stores = {ax: [] for ax in outer}
     for s in k.body:
@@ -338,6 +332,18 @@ def lower_kernel(kernel: Kernel, module: ir.Module | None = None, math_mode: str
                                  lane_loops=lanes_axis is not None)
 
 
+def memory_traffic_plan(k: Kernel):
+    """(outputs stored non-temporally, ``RowPrefetch`` or None) of a coalesced row kernel: both
+    only on x86 and where the kernel's buffers do not fit in half the last-level cache."""
+    x86 = llvm.get_process_triple().startswith(("x86_64", "i686", "i386"))
+    if not (k.reductions and x86) or fits_in_last_level_cache(k):
+        return frozenset(), None
+    passes = pass_plan(k)
+    kept = scratch_plan(k, passes)
+    streaming = streaming_stores(k, kept, passes)
+    return streaming, prefetch_plan(k, passes, kept, streaming)
+
+
 def lanes_axis_of(k: Kernel):
     """The outer axis whose points ``emit_lanes`` runs together (column reductions), or None."""
     outer = k.outer_axes
@@ -357,24 +363,29 @@ def describe_schedule(kernel: Kernel) -> list:
     passes = pass_plan(k)
     plan = scratch_plan(k, passes)
     acc = {r.result.id for r in k.accumulations}
+    streaming, prefetch = memory_traffic_plan(k)
     n_pass = sum(1 for _, looped, stores in passes if looped or stores)
     lines = [f"cpu: {n_pass} pass{'es' if n_pass != 1 else ''} over the reduced axes per outer point"]
     kept: dict = {}
     number = 0
-    for picked, looped, stores in passes:
+    for j, (picked, looped, stores) in enumerate(passes):
         if picked:
             lines.append("  read at the label: " + ", ".join(f"%{r.result.id}" for r, _ in picked)
                          + " (one-hot sums)")
         if looped or stores:
             number += 1
-            lines.append(f"  pass {number}: " + _pass_text(looped, stores, acc, plan, kept, k))
+            text = _pass_text(looped, stores, acc, plan, kept, k, streaming)
+            if prefetch is not None and prefetch.pass_index == j:
+                text += (f"; prefetch the rows {prefetch.distance} points ahead of "
+                         + ", ".join(f"%{buf.name}" for buf, _, _ in prefetch.targets))
+            lines.append(f"  pass {number}: " + text)
     outer, _ = split_stores(k)
     if outer:
         lines.append("  per point: store " + " ".join(f"%{s.buffer.name}" for s in outer))
     return lines
 
 
-def _pass_text(reds, stores, acc, plan, kept, k) -> str:
+def _pass_text(reds, stores, acc, plan, kept, k, streaming=frozenset()) -> str:
     parts = []
     if kept:
         parts.append("read back " + ", ".join(f"%{v} from %{st.buffer.name}" for v, st in kept.items()))
@@ -386,6 +397,8 @@ def _pass_text(reds, stores, acc, plan, kept, k) -> str:
             extra = " (accumulated)" if s.value.id in acc else ""
             if one_hot_addend(k, s) is not None:
                 extra = " (its one-hot addend added at the label after the pass)"
+            if s.buffer.name in streaming:
+                extra = " (non-temporal)"
             names.append(f"%{s.buffer.name}{extra}")
         parts.append("store " + ", ".join(names))
     values = stored_values(k)

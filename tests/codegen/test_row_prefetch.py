@@ -120,3 +120,12 @@ def test_strided_rows(uncached):
     y = empty_aligned((m, n), np.float32)
     compile_kernel(k)(np.ascontiguousarray(xt), y)
     np.testing.assert_allclose(y, _want(xt.T), rtol=2e-5)
+
+
+def test_dump_ir_schedule_names_the_prefetching_pass(uncached):
+    """``gradc dump-ir --stage kernels`` comments each CPU pass: the prefetching one says so."""
+    lines = llvm_cpu.describe_schedule(_softmax((37, 1024)))
+    assert lines[0] == "cpu: 3 passes over the reduced axes per outer point"
+    assert lines[2].startswith("  pass 2: reduce") and lines[2].endswith(
+        f"prefetch the rows {row_prefetch.PREFETCH_ROWS_AHEAD} points ahead of %x, %y")
+    assert "prefetch" not in lines[1] + lines[3]
