@@ -122,6 +122,7 @@ def test_strided_rows(uncached):
     np.testing.assert_allclose(y, _want(xt.T), rtol=2e-5)
 
 
+@x86
 def test_dump_ir_schedule_names_the_prefetching_pass(uncached):
     """``gradc dump-ir --stage kernels`` comments each CPU pass: the prefetching one says so."""
     lines = llvm_cpu.describe_schedule(_softmax((37, 1024)))
