@@ -172,7 +172,7 @@ class TorchStream:
         whole = n - n % _NORMAL_BLOCK
         out = data.copy()
         if dtype == np.float32 and whole >= _NATIVE_NORMAL_MIN:        # the same operations, compiled
-            out[:whole] = _normal_fill_native(data[:whole], mean, std)
+            _normal_fill_native(out[:whole], mean, std)
         else:
             for lo in range(0, whole, _CHUNK):      # (in chunks: the temporaries stay in the cache)
                 hi = min(whole, lo + _CHUNK)
@@ -370,14 +370,8 @@ def _normal_fill_ir() -> str:
     def fma(a, b, cc):
         return v(f"call float @llvm.fma.f32(float {a}, float {b}, float {cc})")
 
-    k = "%i"
-    b = v(f"lshr i64 {k}, 3")
-    j = v(f"and i64 {k}, 7")
-    base = v(f"shl i64 {b}, 4")
-    i1 = v(f"add i64 {base}, {j}")
-    i2 = v(f"add i64 {i1}, 8")
-    p1 = v(f"getelementptr inbounds float, ptr %data, i64 {i1}")
-    p2 = v(f"getelementptr inbounds float, ptr %data, i64 {i2}")
+    p1 = v("getelementptr inbounds float, ptr %row1, i64 %j")
+    p2 = v("getelementptr inbounds float, ptr %row2, i64 %j")
     d1 = v(f"load float, ptr {p1}")
     d2 = v(f"load float, ptr {p2}")
     # log of u1 = 1 - d1
@@ -465,10 +459,37 @@ def _normal_fill_ir() -> str:
     second = fma(rs, "%std", "%mean")
     lines.append(f"  store float {first}, ptr {p1}")
     lines.append(f"  store float {second}, ptr {p2}")
-    return _loop_function("gradc_normal_fill", "ptr %data, i64 %blocks, float %mean, float %std",
-                          "  %pairs = shl i64 %blocks, 3", "%pairs", "\n".join(lines),
-                          declares="declare float @llvm.fma.f32(float, float, float)\n"
-                                   "declare float @llvm.sqrt.f32(float)\ndeclare float @llvm.fabs.f32(float)")
+    # a loop over the blocks around one over a block's 8 pairs: unit-stride, so the loop
+    # vectorizer makes each block one pass of 8-lane vectors (no fast-math: every lane rounds as
+    # the scalar code does); the pairs as one flat loop (index 16 * (k >> 3) + (k & 7)) stayed
+    # scalar: this function on 16M uniforms took 0.16 s, now 0.015 s
+    return f"""declare float @llvm.fma.f32(float, float, float)
+declare float @llvm.sqrt.f32(float)
+declare float @llvm.fabs.f32(float)
+define void @gradc_normal_fill(ptr %data, i64 %blocks, float %mean, float %std) {{
+entry:
+  %any = icmp sgt i64 %blocks, 0
+  br i1 %any, label %block, label %done
+block:
+  %i = phi i64 [0, %entry], [%next, %block.end]
+  %base = shl i64 %i, 4
+  %row1 = getelementptr inbounds float, ptr %data, i64 %base
+  %row2 = getelementptr inbounds float, ptr %row1, i64 8
+  br label %pair
+pair:
+  %j = phi i64 [0, %block], [%jnext, %pair]
+{chr(10).join(lines)}
+  %jnext = add nuw nsw i64 %j, 1
+  %jmore = icmp ult i64 %jnext, 8
+  br i1 %jmore, label %pair, label %block.end
+block.end:
+  %next = add i64 %i, 1
+  %more = icmp slt i64 %next, %blocks
+  br i1 %more, label %block, label %done
+done:
+  ret void
+}}
+"""
 
 
 _FMA64_IR = _loop_function("gradc_fma64", "ptr %x, double %b, double %c, ptr %out, i64 %n", "", "%n", """\
@@ -491,12 +512,11 @@ def _fma64_array(x, b: float, c: float) -> np.ndarray:
     return out
 
 
-def _normal_fill_native(data: np.ndarray, mean, std) -> np.ndarray:
-    """``_box_muller``'s float32 branch on ``data`` (a multiple of 16 float32 uniforms), compiled;
-    returns the normals (a new array)."""
+def _normal_fill_native(data: np.ndarray, mean, std) -> None:
+    """``_box_muller``'s float32 branch on ``data`` (a contiguous multiple of 16 float32
+    uniforms), compiled, in place."""
     import ctypes
     fn = _native("gradc_normal_fill", _normal_fill_ir, ctypes.c_void_p, ctypes.c_int64, ctypes.c_float,
                  ctypes.c_float)
-    out = np.array(data, dtype=F32, copy=True)
-    fn(out.ctypes.data, out.size // _NORMAL_BLOCK, F32(mean), F32(std))
-    return out
+    assert data.dtype == F32 and data.flags.c_contiguous and data.size % _NORMAL_BLOCK == 0
+    fn(data.ctypes.data, data.size // _NORMAL_BLOCK, F32(mean), F32(std))
