@@ -173,6 +173,8 @@ class TorchStream:
         out = data.copy()
         if dtype == np.float32 and whole >= _NATIVE_NORMAL_MIN:        # the same operations, compiled
             _normal_fill_native(out[:whole], mean, std)
+        elif dtype == np.float64 and whole >= _NATIVE_NORMAL_MIN:
+            _normal_fill64_native(out[:whole], mean, std)
         else:
             for lo in range(0, whole, _CHUNK):      # (in chunks: the temporaries stay in the cache)
                 hi = min(whole, lo + _CHUNK)
@@ -510,6 +512,87 @@ def _fma64_array(x, b: float, c: float) -> np.ndarray:
     out = np.empty_like(x)
     fn(x.ctypes.data, float(b), float(c), out.ctypes.data, x.size)
     return out
+
+
+_LIBM_SYMBOLS: list = []
+
+
+def _register_libm() -> None:
+    """The C library's log, sin and cos as ``gradc.libm.<name>`` for compiled code: called by
+    address, so that LLVM neither folds nor merges them (sin and cos of one argument into
+    sincos) and every value is the C library's, as ATen's ``std::log`` etc. give."""
+    if _LIBM_SYMBOLS:
+        return
+    import ctypes
+    import ctypes.util
+    import llvmlite.binding as llvm
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    for name in ("log", "sin", "cos"):
+        fn = getattr(libm, name)
+        llvm.add_symbol(f"gradc.libm.{name}", ctypes.cast(fn, ctypes.c_void_p).value)
+        _LIBM_SYMBOLS.append(fn)        # (kept alive)
+
+
+def _normal_fill64_ir() -> str:
+    """LLVM IR of ``gradc_normal_fill64(ptr data, i64 blocks, double mean, double std)``: each block
+    of 16 double uniforms in place to normals as ``_box_muller``'s float64 branch does (the C
+    library's log/cos/sin, exact sqrt and fma)."""
+    return """declare double @gradc.libm.log(double)
+declare double @gradc.libm.cos(double)
+declare double @gradc.libm.sin(double)
+declare double @llvm.fma.f64(double, double, double)
+declare double @llvm.sqrt.f64(double)
+define void @gradc_normal_fill64(ptr %data, i64 %blocks, double %mean, double %std) {
+entry:
+  %any = icmp sgt i64 %blocks, 0
+  br i1 %any, label %block, label %done
+block:
+  %i = phi i64 [0, %entry], [%next, %block.end]
+  %base = shl i64 %i, 4
+  %row1 = getelementptr inbounds double, ptr %data, i64 %base
+  %row2 = getelementptr inbounds double, ptr %row1, i64 8
+  br label %pair
+pair:
+  %j = phi i64 [0, %block], [%jnext, %pair]
+  %p1 = getelementptr inbounds double, ptr %row1, i64 %j
+  %p2 = getelementptr inbounds double, ptr %row2, i64 %j
+  %d1 = load double, ptr %p1
+  %d2 = load double, ptr %p2
+  %u1 = fsub double 1.0, %d1
+  %lg = call double @gradc.libm.log(double %u1)
+  %m2 = fmul double -2.0, %lg
+  %radius = call double @llvm.sqrt.f64(double %m2)
+  %theta = fmul double %d2, """ + "0x%016X" % np.array(2.0 * math.pi).view(np.uint64) + """
+  %c = call double @gradc.libm.cos(double %theta)
+  %s = call double @gradc.libm.sin(double %theta)
+  %rc = fmul double %radius, %c
+  %rs = fmul double %radius, %s
+  %first = call double @llvm.fma.f64(double %rc, double %std, double %mean)
+  %second = call double @llvm.fma.f64(double %rs, double %std, double %mean)
+  store double %first, ptr %p1
+  store double %second, ptr %p2
+  %jnext = add nuw nsw i64 %j, 1
+  %jmore = icmp ult i64 %jnext, 8
+  br i1 %jmore, label %pair, label %block.end
+block.end:
+  %next = add i64 %i, 1
+  %more = icmp slt i64 %next, %blocks
+  br i1 %more, label %block, label %done
+done:
+  ret void
+}
+"""
+
+
+def _normal_fill64_native(data: np.ndarray, mean, std) -> None:
+    """``_box_muller``'s float64 branch on ``data`` (a contiguous multiple of 16 doubles),
+    compiled, in place: 10x faster than the C library called per element from Python."""
+    import ctypes
+    _register_libm()
+    fn = _native("gradc_normal_fill64", _normal_fill64_ir, ctypes.c_void_p, ctypes.c_int64, ctypes.c_double,
+                 ctypes.c_double)
+    assert data.dtype == np.float64 and data.flags.c_contiguous and data.size % _NORMAL_BLOCK == 0
+    fn(data.ctypes.data, data.size // _NORMAL_BLOCK, float(mean), float(std))
 
 
 def _normal_fill_native(data: np.ndarray, mean, std) -> None:

@@ -28,6 +28,8 @@ DRAWS = {
     "randn-large": lambda m: m.randn(20000).numpy(),
     "randn-f64": lambda m: m.randn(100, dtype=m.float64).numpy(),
     "randn-f64-small": lambda m: m.randn(3, dtype=m.float64).numpy(),
+    "randn-f64-compiled-fill": lambda m: m.randn(3, 4099, dtype=m.float64).numpy(),     # C library per value
+    "normal_-f64-compiled-fill": lambda m: m.empty(8192, dtype=m.float64).normal_(-0.4, 2.3).numpy(),
     "cached-normal-between-calls": lambda m: np.concatenate([m.randn(3).numpy(), m.randn(1).numpy(),
                                                             m.rand(2).numpy()]),
     "randint": lambda m: m.randint(-3, 50, (30,)).numpy(),
