@@ -558,12 +558,13 @@ def _inline_vector_variants(mod: llvm.ModuleRef, pb) -> None:
             defs.triple, defs.data_layout = mod.triple, mod.data_layout
             mod.link_in(defs)
             variants += [fn for fn in mod.functions if fn.name in names and not fn.is_declaration]
+    prefetching = any(fn.name.startswith("gradc.prefetch_") for fn in variants)
     pm = llvm.create_new_module_pass_manager()
     pm.add_always_inliner_pass()
     pm.add_instruction_combine_pass()
-    # the prefetch variants' lane-0 addresses: a widened index, extracted, becomes the scalar one
-    pm.add_new_gvn_pass()
-    pm.add_instruction_combine_pass()
+    if prefetching:     # the prefetches' lane-0 addresses: a widened index, extracted, becomes the scalar one
+        pm.add_new_gvn_pass()
+        pm.add_instruction_combine_pass()
     pm.add_simplify_cfg_pass()
     pm.run(mod, pb)
     for fn in variants:
