@@ -32,6 +32,7 @@ import inspect
 import logging
 import operator
 import time
+import types
 from weakref import ref as _weakref
 from dataclasses import dataclass
 
@@ -711,6 +712,12 @@ class CompiledFunction:
         self._kwonly = tuple(n for n, p in self._signature.parameters.items()
                              if p.kind is p.KEYWORD_ONLY) if self._signature is not None else ()
 
+    def __get__(self, obj, objtype=None):
+        """A compiled method (``@gradc.compile`` on a ``def`` in a class, as on ``forward``) binds
+        like the function it wraps: the instance is its first, non-tensor, argument (a
+        specialisation per instance, guarded by identity)."""
+        return self if obj is None else types.MethodType(self, obj)
+
     @classmethod
     def from_ir(cls, func: Function, *, memory="min-memory", backend=None):
         self = cls(None, memory=memory, name=func.name)
@@ -776,7 +783,7 @@ class CompiledFunction:
             f.meta = {}
             for i, k in enumerate(key[0]):
                 f.arg_attrs[i] = {"gradc.requires_grad": True} if k[3] else {}
-            return f, len(f.outputs), False
+            return f, len(f.outputs), ("seq", "tuple", [("leaf", k) for k in range(len(f.outputs))])
         tensor_pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         specs = []
         for n, i in enumerate(tensor_pos):
@@ -792,20 +799,22 @@ class CompiledFunction:
             for i, t in zip(tensor_pos, tensor_args):
                 full[i] = t
             out = self._call(full)
-            structure["single"] = not isinstance(out, (tuple, list))
-            if structure["single"] and not isinstance(out, (Tensor, IRTensor)):
-                return out      # (for trace's error: None, a dict, a generator, ...)
-            return (out,) if structure["single"] else tuple(out)
+            leaves: list = []
+            tree = _flatten_output(out, leaves, (Tensor, IRTensor))
+            if tree is None or not leaves:
+                return out      # (for trace's error: None, a generator, a module, ...)
+            structure["tree"] = tree
+            return tuple(leaves)
 
         lift = frozenset(id(t) for t in (capture_paths.resolve(self.fn, p, args) for p in self._rebound)
                          if t is not None)
         func = trace(flat, specs, name=self.__name__, lift_captured=True, lift_ids=lift, source=self.fn)
         func.loc = _definition_location(self.fn) or func.loc     # the user's def, not this wrapper
-        return func, len(func.outputs), structure["single"]
+        return func, len(func.outputs), structure["tree"]
 
     def _build(self, args, key):
         t0 = time.perf_counter()
-        func, n_out, single = self._trace(args, key)
+        func, n_out, tree = self._trace(args, key)
         captured = list(func.meta.get("captured", ()))
         wrt = [i for i, k in enumerate(key[0]) if k[3]]      # (pruned below to those the outputs depend on)
         wrt += [len(key[0]) + j for j, t in enumerate(captured) if t.requires_grad and key[2]]
@@ -852,7 +861,7 @@ class CompiledFunction:
         spec.captured_paths = capture_paths.find_paths(self.fn, captured, Tensor, args) if self.fn is not None else []
         spec.constant_paths = (capture_paths.find_paths(self.fn, [t for t, _ in spec.constants], Tensor, args)
                                if self.fn is not None else [])
-        spec.single = single
+        spec.tree = tree
         spec.device = next((t.device for t in args if isinstance(t, Tensor)), CPU)
         spec.total_seconds = time.perf_counter() - t0
         return spec
@@ -955,7 +964,7 @@ class CompiledFunction:
                 for pos, k in spec.grad_writes:     # a written argument's new value comes from the node
                     t = tensors[pos]
                     t._grad_fn, t._output_nr, t._requires_grad = node, k, True
-        return result[0] if spec.single else tuple(result)
+        return _unflatten_output(spec.tree, result)
 
     def _current_captured(self, spec, args=()) -> list:
         """The captured tensors this call reads: what each one's access path (``capture_paths``)
@@ -1116,6 +1125,45 @@ def _scalar_getter(scalars) -> _ScalarGetter:
 def _scalar_values(scalars):
     values = tuple(v for _, v in scalars)
     return values[0] if len(values) == 1 else values
+
+
+def _flatten_output(out, leaves: list, tensor_types):
+    """The structure of what a compiled function returns, its tensors appended to ``leaves``:
+    ``("leaf", k)`` for the k-th tensor; tuples, lists, named tuples and dicts of those, nested;
+    ``("const", value)`` for None, a number or a string among them (returned as it is, as
+    torch.compile does).  None for anything else (the tracer names it in its error)."""
+    if isinstance(out, tensor_types):
+        leaves.append(out)
+        return ("leaf", len(leaves) - 1)
+    if out is None or isinstance(out, (bool, int, float, str)):
+        return ("const", out)
+    if isinstance(out, (tuple, list)):
+        parts = [_flatten_output(o, leaves, tensor_types) for o in out]
+        if any(p is None for p in parts):
+            return None
+        kind = type(out) if isinstance(out, tuple) and hasattr(out, "_fields") else type(out).__name__
+        return ("seq", kind, parts)
+    if isinstance(out, dict):
+        parts = [(k, _flatten_output(v, leaves, tensor_types)) for k, v in out.items()]
+        if any(p is None for _, p in parts):
+            return None
+        return ("dict", type(out), parts)
+    return None
+
+
+def _unflatten_output(tree, results):
+    kind = tree[0]
+    if kind == "leaf":
+        return results[tree[1]]
+    if kind == "const":
+        return tree[1]
+    if kind == "seq":
+        items = [_unflatten_output(p, results) for p in tree[2]]
+        seq_kind = tree[1]
+        if seq_kind == "list":
+            return items
+        return tuple(items) if seq_kind == "tuple" else seq_kind(*items)
+    return tree[1]((k, _unflatten_output(p, results)) for k, p in tree[2])
 
 
 def _static_key(a):
