@@ -31,6 +31,7 @@ MAX_ITEMS = 256            # elements looked at per list, tuple, dict or __dict_
 # A path is a tuple of steps from a root: ("cell", i, name) a closure cell of the function being
 # walked, ("global", name) a global its code names, ("self",) a bound method's object,
 # ("attr", name) an entry of an object's __dict__, ("item", key) a list/tuple/dict element,
+# ("len",) the length of the list/tuple/dict reached so far (a guard's value),
 # ("self-code", "cell"|"global", ...) a closure cell or global of a callable object's forward.
 
 _ATOMS = (str, bytes, int, float, complex, bool, type(None), type, types.ModuleType,
@@ -147,6 +148,8 @@ def resolve(fn, path, args=()):
                 obj = obj.__self__
             elif kind == "attr":
                 obj = obj.__dict__[step[1]]
+            elif kind == "len":
+                obj = len(obj)
             else:
                 obj = obj[step[1]]
     except (AttributeError, KeyError, IndexError, TypeError, ValueError):
@@ -222,6 +225,8 @@ def enumerate_items(seq):
 def _config_scalars(value, path, depth, guards):
     if depth > 2 or len(guards) >= MAX_SCALARS:
         return
+    if isinstance(value, (list, tuple, dict)) and len(value) <= CONFIG_ITEMS:
+        guards.append((path + (("len",),), len(value)))     # (len(state), a loop over it: baked in)
     for step, v in _config_entries(value):
         if type(v) in SCALARS:
             guards.append((path + (step,), v))

@@ -1199,6 +1199,8 @@ def _path_text(path) -> str:
             text = "self"
         elif kind == "self-code":
             text = f"{text or 'self'}.forward: {step[3] if step[1] == 'cell' else step[2]}"
+        elif kind == "len":
+            text = f"len({text})"
         elif kind == "attr":
             name = "grad" if step[1] == "_grad" else step[1]
             if name not in ("_parameters", "_buffers", "_modules"):

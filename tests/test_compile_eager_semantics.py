@@ -224,6 +224,20 @@ def test_scalars_in_closure_dicts_lists_and_objects_are_guarded():
     assert len(f.log) == n                  # unchanged values: no recompile
 
 
+def test_lengths_of_small_closure_lists_and_dicts_are_guarded():
+    """``len(state)`` or a loop over a small list is baked into the trace: a list that grew
+    recompiles (it returned the old length's result), as dynamo guards it."""
+    state, table = [1, 2], {"a": 1.0}
+    f = gradc.compile(lambda x: x + len(state) + sum(v for v in table.values()))
+    x = gradc.zeros(1)
+    assert f(x).item() == 3.0
+    state.append(3)
+    assert f(x).item() == 4.0
+    table["b"] = 2.0
+    assert f(x).item() == 6.0
+    assert "len(state) changed from 2 to 3" in f.explain() and "len(table) changed from 1 to 2" in f.explain()
+
+
 class _ConfiguredNet(gradc.nn.Module):
     def __init__(self):
         super().__init__()
