@@ -148,6 +148,64 @@ def _store_out(out, result, read=False):
         out.copy_(result)
 
 
+def _structured(r, o, x):
+    return f"Expected out tensor to have dtype {r.dtype.c_type}, but got {o.dtype.c_type} instead"
+
+
+def _same_as_input(r, o, x):
+    return (f"Expected the dtype for input and out to match, but got {x.dtype.scalar_type} for input's dtype and "
+            f"{o.dtype.scalar_type} for out's dtype.")
+
+
+def _median_values(r, o, x):
+    return (f"Expected tensor for 'values' to have the same type as tensor for argument #2 'self'; but type "
+            f"torch.{o.dtype.tensor_type} does not equal torch.{r.dtype.tensor_type} (while checking arguments for "
+            "median)")
+
+
+def _median_indices(r, o, x):
+    return (f"Expected tensor for argument #1 'indices' to have scalar type Long; but got torch.{o.dtype.tensor_type} "
+            "instead (while checking arguments for median)")
+
+
+def _mode_output(what):
+    return lambda r, o, x: f"expected scalar type '{r.dtype.scalar_type}' but got '{o.dtype.scalar_type}' for {what} output"
+
+
+def _cumulative_extremum(r, o, x):
+    return f"expected scalar_type {r.dtype.scalar_type} but found {o.dtype.scalar_type}"
+
+
+_KTHVALUE_OUT = (lambda r, o, x: "output values must be of same type as input",
+                 lambda r, o, x: "output indices must be of scalar type Long")
+# PyTorch's ops whose out= must have the result's dtype exactly (no cast), with their messages:
+# per output, in the order PyTorch checks them (median checks its indices first)
+_EXACT_OUT = {
+    **{n: (_structured, _structured) for n in ("max", "min", "sort", "topk", "aminmax", "argmax", "argmin", "msort")},
+    "amax": (_same_as_input,), "amin": (_same_as_input,),
+    "kthvalue": _KTHVALUE_OUT,
+    "mode": (_mode_output("values"), _mode_output("indices")),
+    "median": (_median_values, _median_indices), "nanmedian": (_median_values, _median_indices),
+    "cummax": (_cumulative_extremum,) * 2, "cummin": (_cumulative_extremum,) * 2,
+}
+_CHECK_INDICES_FIRST = ("median", "nanmedian")
+# ... and those that compute in the out= tensor's dtype (PyTorch's sum(x, out=o) is sum(x, dtype=o.dtype))
+_OUT_DTYPE_ACCUMULATES = ("sum", "prod", "cumsum", "cumprod")
+
+
+def _check_out_dtypes(name, result, out, inputs):
+    """PyTorch's error for an out= tensor of another dtype than the result's, for the ops that
+    allow no cast (``_EXACT_OUT``)."""
+    rules = _EXACT_OUT.get(name)
+    if rules is None:
+        return
+    results, outs = (tuple(result), tuple(out)) if isinstance(out, (tuple, list)) else ((result,), (out,))
+    positions = builtins.range(builtins.min(len(outs), len(results), len(rules)))     # (range, min: torch's here)
+    for i in (reversed(positions) if name in _CHECK_INDICES_FIRST else positions):
+        if outs[i].dtype is not results[i].dtype:
+            raise RuntimeError(rules[i](results[i], outs[i], inputs[0] if inputs else results[i]))
+
+
 def _call_with_out(name, fn, args, kwargs, out):
     """``fn(*args, **kwargs)`` written into ``out`` (a tensor or a tuple of them), which is returned;
     refused when an argument requires grad, as PyTorch refuses it."""
@@ -156,7 +214,12 @@ def _call_with_out(name, fn, args, kwargs, out):
     if is_grad_enabled() and builtins.any(t.requires_grad for t in inputs + list(_tensors_in([out]))):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
                            "but one of the arguments requires grad.")
+    if kwargs.get("dtype") is None and is_tensor_like(out) and (
+            name in _OUT_DTYPE_ACCUMULATES
+            or name == "mean" and out.dtype.is_floating_point and inputs and inputs[0].dtype.is_floating_point):
+        kwargs = {**kwargs, "dtype": out.dtype}
     result = fn(*args, **kwargs)
+    _check_out_dtypes(name, result, out, inputs)
     if isinstance(out, (tuple, list)):
         for o, r in zip(out, result):
             _store_out(o, r, read=builtins.any(t is o for t in inputs))

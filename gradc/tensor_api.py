@@ -863,9 +863,8 @@ class TensorAPI(TensorLikeMeta):
 
     @parses("topk", "(int k, int dim = -1, bool largest = True, bool sorted = True)")
     def topk(self, k, dim=-1, largest=True, sorted=True):
-        bool_arg(sorted)
         values, indices = apply("topk", self, k=int_arg(k), dim=norm_dim(dim, max(self.ndim, 1)),
-                                largest=bool_arg(largest))
+                                largest=bool_arg(largest), sorted=bool_arg(sorted))
         return return_types_topk(values, indices)
 
     @parses("cumsum", "(int dim, *, torch.dtype dtype = None)")

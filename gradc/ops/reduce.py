@@ -2,12 +2,14 @@
 var, std, logsumexp, softmax and log_softmax, and sum_to (the adjoint of broadcasting)."""
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 
 from .. import dtypes
 from .._warnings import warn_at_user_code
+from . import selection
 from .quiet import quiet
 from .registry import EmptyReductionError, NONDIFF, PURE, REDUCTION, ShapeError, TypeInfo, defop
 from .rules import (backward_op, check_dims, expand_reduced, fmt_shape, keep_reduced, reduced_shape,
@@ -420,16 +422,32 @@ def _topk_infer(types, attrs):
         check_dims("topk", t.shape, (d,))
     if not 0 <= k <= (t.shape[d] if t.shape else 1):
         raise RuntimeError("selected index k out of range")
+    if t.dtype is dtypes.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     shape = tuple(k if i == d else n for i, n in enumerate(t.shape))
     return [TypeInfo(shape, t.dtype), TypeInfo(shape, dtypes.int64)]
 
 
-def _topk_forward(x, k, dim, largest=True):
-    values, idx = _sort_forward(x, dim, descending=largest)
+def _topk_forward(x, k, dim, largest=True, sorted=True):  # noqa: A002  (PyTorch's argument name)
+    """PyTorch's CPU topk: a stable sort gives its answer for the rows without a tie at the
+    top k (their order is the sort's when ``sorted``, or when k * 64 <= n, where PyTorch
+    partial-sorts); the other rows run its algorithm (``selection.topk_row``)."""
     if x.ndim == 0:
-        return values, idx
-    sl = tuple(slice(0, k) if i == dim else slice(None) for i in range(x.ndim))
-    return values[sl].copy(), idx[sl].copy()
+        return x.copy(), np.zeros((), np.int64)
+    moved = np.moveaxis(x, dim, -1)
+    n = moved.shape[-1]
+    rows = moved.reshape(math.prod(moved.shape[:-1]), n)
+    full = _sorted_order(rows, 1, descending=largest)
+    order = full[:, :k].copy()
+    if k:
+        ordered = k * 64 <= n or sorted
+        exact = ~selection.ties_at(np.take_along_axis(rows, full, axis=1), range(k) if ordered else ())
+        if not ordered:         # nth_element's order of the first k: PyTorch's for every row
+            exact[:] = False
+        for r in np.flatnonzero(~exact):
+            order[r] = selection.topk_row(rows[r], k, largest, sorted)
+    idx = np.moveaxis(order.reshape(moved.shape[:-1] + (k,)), -1, dim)
+    return np.take_along_axis(x, idx, axis=dim), np.ascontiguousarray(idx)
 
 
 def _scatter_values_vjp(ctx, g):
@@ -444,7 +462,8 @@ def _scatter_values_vjp(ctx, g):
 defop("sort", infer=_sort_infer, forward=_sort_forward, vjp=_scatter_values_vjp, saves=("out1",),
       traits=frozenset({PURE}), num_outputs=2, attr_names=("dim", "descending"), node_name="SortBackward0")
 defop("topk", infer=_topk_infer, forward=_topk_forward, vjp=_scatter_values_vjp, saves=("out1",),
-      traits=frozenset({PURE}), num_outputs=2, attr_names=("k", "dim", "largest"), node_name="TopkBackward0")
+      traits=frozenset({PURE}), num_outputs=2, attr_names=("k", "dim", "largest", "sorted"),
+      node_name="TopkBackward0")
 
 
 # ---- cumsum: a scan along one dim ---------------------------------------------------------------

@@ -1,0 +1,112 @@
+"""Reductions that return indices or pick among equal values, against PyTorch: topk, kthvalue,
+mode, median/nanmedian, max/min/argmax along a dim, with ties, NaN, -0.0/0.0, integer and bool
+inputs (the index PyTorch's CPU algorithm picks, ``gradc/ops/selection.py``); their gradients
+with ties, eager and compiled; their argument errors (out= dtypes, empty dims, bad dims)."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import gradc
+
+torch = pytest.importorskip("torch")
+
+_R = np.random.default_rng(5)
+ROWS = {
+    "few_values": _R.integers(0, 3, (4, 9)).astype(np.float64),
+    "long_ties": _R.integers(0, 4, (3, 40)).astype(np.float64),       # introsort / introselect past 16
+    "wide_ties": _R.integers(0, 5, (2, 200)).astype(np.float64),      # k * 64 <= n: partial_sort
+    "nan": np.array([[1, math.nan, 3, math.nan, 1], [math.nan] * 5, [2, 2, math.nan, 1, 2]]),
+    "zeros": np.array([[0.0, -0.0, 0.0, -0.0, 1.0], [-0.0, 0.0, -0.0, 0.0, -0.0]]),
+    "inf": np.array([[math.inf, 1, math.inf, -math.inf, -math.inf]]),
+    "distinct": _R.standard_normal((3, 30)),
+}
+
+
+def _run(fn, m):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fn(m)
+    except Exception as e:      # noqa: BLE001
+        return e
+
+
+def _as_list(r):
+    return list(r) if isinstance(r, (tuple, list)) else [r]
+
+
+def _assert_same(fn):
+    """fn(torch) and fn(gradc) agree: values (NaN and the sign of zero included), dtypes and
+    shapes of every output, or exception (gradc's is an instance of torch's type) and message."""
+    expected, got = _run(fn, torch), _run(fn, gradc)
+    if isinstance(expected, Exception):
+        assert isinstance(got, Exception), f"gradc returned {got!r}, torch raised {expected!r}"
+        assert isinstance(got, type(expected)) and str(got) == str(expected), (got, expected)
+        return
+    assert not isinstance(got, Exception), f"gradc raised {got!r}, torch returned {expected!r}"
+    for e, g in zip(_as_list(expected), _as_list(got), strict=True):
+        assert str(g.dtype) == str(e.dtype) and tuple(g.shape) == tuple(e.shape)
+        ev, gv = np.asarray(e.detach().tolist(), dtype=float), np.asarray(g.detach().tolist(), dtype=float)
+        np.testing.assert_array_equal(gv, ev)
+        np.testing.assert_array_equal(np.signbit(gv), np.signbit(ev))
+
+
+def _input(m, name, dtype="float32"):
+    a = ROWS[name]
+    return m.tensor(a.tolist(), dtype=getattr(m, dtype))
+
+
+@pytest.mark.parametrize("name", sorted(ROWS))
+@pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.parametrize("sorted_", [True, False])
+def test_topk_picks_pytorchs_indices(name, k, largest, sorted_):
+    _assert_same(lambda m: _input(m, name).topk(k, -1, largest, sorted_))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "float64", "float16"])
+def test_topk_of_other_dtypes(dtype):
+    _assert_same(lambda m: _input(m, "long_ties", dtype).topk(5, 1))
+    _assert_same(lambda m: _input(m, "few_values", dtype).topk(4, 0, largest=False, sorted=False))
+
+
+def test_topk_errors_and_empty():
+    _assert_same(lambda m: m.ones(3, 4, dtype=m.bool).topk(1))
+    _assert_same(lambda m: m.ones(3, 4).topk(5))
+    _assert_same(lambda m: m.zeros(0).topk(0))
+    _assert_same(lambda m: m.zeros(2, 0).topk(0, 0))
+
+
+_X = [[1.0, 2, 2], [3, 1, 3]]
+_OUT_CASES = {
+    "max": lambda m, o: m.max(m.tensor(_X), 0, out=o), "min": lambda m, o: m.min(m.tensor(_X), 0, out=o),
+    "sort": lambda m, o: m.sort(m.tensor(_X), 0, out=o), "topk": lambda m, o: m.topk(m.tensor(_X), 1, 0, out=o),
+    "kthvalue": lambda m, o: m.kthvalue(m.tensor(_X), 1, 0, out=o), "mode": lambda m, o: m.mode(m.tensor(_X), 0, out=o),
+    "median": lambda m, o: m.median(m.tensor(_X), 0, out=o),
+    "nanmedian": lambda m, o: m.nanmedian(m.tensor(_X), 0, out=o),
+    "cummax": lambda m, o: m.cummax(m.tensor(_X), 0, out=o), "cummin": lambda m, o: m.cummin(m.tensor(_X), 0, out=o),
+}
+
+
+@pytest.mark.parametrize("op", sorted(_OUT_CASES))
+@pytest.mark.parametrize("dtypes", [("float64", "int64"), ("float32", "int32"), ("float64", "int32"),
+                                    ("float32", "int64")])
+def test_out_tuples_must_have_the_result_dtypes(op, dtypes):
+    values, indices = dtypes
+    _assert_same(lambda m: _OUT_CASES[op](m, (m.empty(0, dtype=getattr(m, values)),
+                                                m.empty(0, dtype=getattr(m, indices)))))
+
+
+@pytest.mark.parametrize("call", ["argmax(x, 0, out=o)", "argmin(x, out=o)", "amax(x, 0, out=o)", "amin(x, 1, out=o)",
+                                  "sum(x, 0, out=o)", "prod(x, 1, out=o)", "cumsum(x, 0, out=o)",
+                                  "mean(x, 0, out=o)", "msort(x, out=o)", "mean(x.long(), 0, out=o)"])
+@pytest.mark.parametrize("dtype", ["float64", "int64", "int32", "bool"])
+def test_out_dtype_rules(call, dtype):
+    def fn(m):
+        x = m.tensor([[1.5, math.nan, 2.0], [3.0, 1.0, -2.5]])
+        return eval(f"m.{call}", {"m": m, "x": x, "o": m.empty(0, dtype=getattr(m, dtype))})
+    _assert_same(fn)
