@@ -179,7 +179,7 @@ def _lower_median(x, dim, skip_nan=False):
     """(values, indices) of the lower median along ``dim``, kept as a size-1 dim. The sort puts
     NaNs last and keeps their order, so a slice's first NaN sits just after its other values;
     ``skip_nan`` takes the lower median of the values before it."""
-    s = x.sort(dim)
+    s = x.sort(dim=dim, stable=True)       # (PyTorch's nth_element breaks ties by index)
     n = x.shape[dim]
     k = (n - 1) // 2
     if not x.dtype.is_floating_point:

@@ -33,18 +33,14 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 
 @parses("kthvalue", "(int k, int dim = -1, bool keepdim = False)")
+@grad_fn_named("KthvalueBackward0")
 def kthvalue(input, k, dim=-1, keepdim=False):
-    """The k-th smallest value along ``dim`` and its index."""
+    """The k-th smallest value along ``dim`` and its index (PyTorch's among equal values)."""
+    from .ops.dispatch import apply
     k, keepdim = int_arg(k), bool_arg(keepdim)
     d = norm_dim(dim, max(input.ndim, 1))
-    n = input.shape[d] if input.ndim else 1
-    if not 1 <= k <= n:
-        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
-    if input.ndim == 0:
-        return _KTHVALUE(input * 1, factories.zeros((), dtype=dtypes.int64))
-    s = input.sort(d)
-    values, indices = s.values.narrow(d, k - 1, 1), s.indices.narrow(d, k - 1, 1)
-    if not keepdim:
+    values, indices = apply("kthvalue", input, k=k, dim=d)
+    if not keepdim and input.ndim:
         values, indices = values.squeeze(d), indices.squeeze(d)
     return _KTHVALUE(values, indices)
 

@@ -848,18 +848,15 @@ class TensorAPI(TensorLikeMeta):
 
     @parses("sort", "(*, bool? stable, int dim = -1, bool descending = False)", "(int dim = -1, bool descending = False)")
     def sort(self, dim=-1, descending=False, stable=False):
-        """Stable whatever ``stable`` says (PyTorch's unstable sort may order ties differently)."""
-        if stable is not None:
-            bool_arg(stable)
+        """``stable=False`` (the default) orders equal elements as PyTorch's CPU ``std::sort`` does
+        (``ops/reduce.py``: a stable sort for rows of more than 16K elements)."""
         values, indices = apply("sort", self, dim=norm_dim(dim, max(self.ndim, 1)),
-                                descending=bool_arg(descending))
+                                descending=bool_arg(descending), stable=bool(stable is not None and bool_arg(stable)))
         return return_types_sort(values, indices)
 
     @parses("argsort", "(*, bool? stable, int dim = -1, bool descending = False)", "(int dim = -1, bool descending = False)")
     def argsort(self, dim=-1, descending=False, stable=False):
-        if stable is not None:
-            bool_arg(stable)
-        return self.detach().sort(dim, descending).indices
+        return self.detach().sort(dim, descending, stable=stable).indices
 
     @parses("topk", "(int k, int dim = -1, bool largest = True, bool sorted = True)")
     def topk(self, k, dim=-1, largest=True, sorted=True):

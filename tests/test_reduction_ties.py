@@ -110,3 +110,32 @@ def test_out_dtype_rules(call, dtype):
         x = m.tensor([[1.5, math.nan, 2.0], [3.0, 1.0, -2.5]])
         return eval(f"m.{call}", {"m": m, "x": x, "o": m.empty(0, dtype=getattr(m, dtype))})
     _assert_same(fn)
+
+
+@pytest.mark.parametrize("name", sorted(ROWS))
+@pytest.mark.parametrize("k", [1, 2, 4])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_kthvalue_picks_pytorchs_index(name, k, keepdim):
+    _assert_same(lambda m: _input(m, name).kthvalue(k, 1, keepdim))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int16", "float64", "float16", "bool"])
+def test_kthvalue_of_other_dtypes(dtype):
+    _assert_same(lambda m: _input(m, "long_ties", dtype).kthvalue(7, 1))
+    _assert_same(lambda m: m.tensor(True if dtype == "bool" else 2, dtype=getattr(m, dtype)).kthvalue(1))
+
+
+@pytest.mark.parametrize("call", ["zeros(0, 3).kthvalue(1, 0)", "zeros(2, 0).kthvalue(3, 0)", "zeros(2, 3).kthvalue(0)",
+                                  "zeros(2, 3).kthvalue(1, 2)", "tensor(2.).kthvalue(2)", "tensor(2.).kthvalue(1, 1)"])
+def test_kthvalue_errors(call):
+    _assert_same(lambda m: eval(f"m.{call}", {"m": m}))
+
+
+@pytest.mark.parametrize("name, dtype", [(n, d) for n in ("few_values", "long_ties", "wide_ties")
+                                          for d in ("float32", "int64", "int8", "float16")]
+                         + [("nan", "float32"), ("zeros", "float32"), ("nan", "float64")])
+@pytest.mark.parametrize("descending", [False, True])
+def test_unstable_sort_orders_ties_as_pytorch(name, descending, dtype):
+    _assert_same(lambda m: _input(m, name, dtype).sort(dim=-1, descending=descending))
+    _assert_same(lambda m: _input(m, name, dtype).argsort(-1, descending))
+    _assert_same(lambda m: _input(m, name, dtype).sort(dim=-1, descending=descending, stable=True))

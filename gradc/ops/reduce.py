@@ -12,8 +12,8 @@ from .._warnings import warn_at_user_code
 from . import selection
 from .quiet import quiet
 from .registry import EmptyReductionError, NONDIFF, PURE, REDUCTION, ShapeError, TypeInfo, defop
-from .rules import (backward_op, check_dims, expand_reduced, fmt_shape, keep_reduced, reduced_shape,
-                    reduction_count, scalar_div, scalar_mul, zero_grad)
+from .rules import (backward_op, check_dims, expand_reduced, fmt_shape, keep_reduced, not_implemented_for,
+                    reduced_shape, reduction_count, scalar_div, scalar_mul, zero_grad)
 
 RED = frozenset({PURE, REDUCTION})
 _ATTRS = ("dims", "keepdim")
@@ -410,9 +410,32 @@ def _sort_infer(types, attrs):
     return [t, TypeInfo(t.shape, dtypes.int64)]
 
 
-def _sort_forward(x, dim, descending=False):
+# PyTorch's sort(stable=False) is std::sort: rows longer than this many elements with equal values
+# in them are sorted stably here instead of by its emulation, which runs in Python (seconds per
+# million elements), so their order of equal elements can differ from PyTorch's
+UNSTABLE_SORT_EMULATION_LIMIT = 1 << 14
+
+
+def _sort_forward(x, dim, descending=False, stable=True):
+    """A stable sort (NaNs last, or first when descending); ``stable=False`` is PyTorch's CPU
+    ``std::sort``, which orders equal elements of rows longer than 16 its own way
+    (``selection.sort_row``, for the rows that have equal elements)."""
     idx = np.asarray(_sorted_order(x, dim, descending), dtype=np.int64)
-    return (x.copy(), idx) if x.ndim == 0 else (np.take_along_axis(x, idx, axis=dim), idx)
+    if x.ndim == 0:
+        return x.copy(), idx
+    if not stable and selection.INSERTION_SORT_THRESHOLD < x.shape[dim] <= UNSTABLE_SORT_EMULATION_LIMIT:
+        idx = _unstable_order(x, idx, dim, descending)
+    return np.take_along_axis(x, idx, axis=dim), idx
+
+
+def _unstable_order(x, idx, dim, descending):
+    moved = np.moveaxis(x, dim, -1)
+    n = moved.shape[-1]
+    rows = moved.reshape(math.prod(moved.shape[:-1]), n)
+    order = np.moveaxis(idx, dim, -1).reshape(rows.shape).copy()
+    for r in np.flatnonzero(selection.ties_at(np.take_along_axis(rows, order, axis=1))):
+        order[r] = selection.sort_row(rows[r], descending)
+    return np.moveaxis(order.reshape(moved.shape), -1, dim)
 
 
 def _topk_infer(types, attrs):
@@ -450,6 +473,37 @@ def _topk_forward(x, k, dim, largest=True, sorted=True):  # noqa: A002  (PyTorch
     return np.take_along_axis(x, idx, axis=dim), np.ascontiguousarray(idx)
 
 
+def _kthvalue_infer(types, attrs):
+    t = types[0]
+    d, k = attrs["dim"], attrs["k"]
+    if t.shape:
+        check_dims("kthvalue", t.shape, (d,))
+        check_nonempty_dims("kthvalue", t.shape, (d,))
+    if not 1 <= k <= (t.shape[d] if t.shape else 1):
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    if t.dtype is dtypes.bool_ and t.shape:
+        raise not_implemented_for("kthvalue_cpu", t.dtype)
+    shape = tuple(1 if i == d else n for i, n in enumerate(t.shape))
+    return [TypeInfo(shape, t.dtype), TypeInfo(shape, dtypes.int64)]
+
+
+def _kthvalue_forward(x, k, dim):
+    """(values, indices) of the k-th smallest along ``dim``, kept as a size-1 dim: the stable
+    sort's k-th where it is the only element of its value, PyTorch's quickselect
+    (``selection.kthvalue_row``) where it is one of several equal ones."""
+    if x.ndim == 0:
+        return x.copy(), np.zeros((), np.int64)
+    moved = np.moveaxis(x, dim, -1)
+    n = moved.shape[-1]
+    rows = moved.reshape(math.prod(moved.shape[:-1]), n)
+    order = _sorted_order(rows, 1, descending=False)
+    picked = order[:, k - 1].copy()
+    for r in np.flatnonzero(selection.ties_at(np.take_along_axis(rows, order, axis=1), (k - 1,))):
+        picked[r] = selection.kthvalue_row(rows[r], k)
+    idx = np.expand_dims(picked.reshape(moved.shape[:-1]), dim)
+    return np.take_along_axis(x, idx, axis=dim), idx
+
+
 def _scatter_values_vjp(ctx, g):
     """Each output value's gradient goes back to the element it came from."""
     shape = ctx.input_types[0].shape
@@ -460,7 +514,9 @@ def _scatter_values_vjp(ctx, g):
 
 
 defop("sort", infer=_sort_infer, forward=_sort_forward, vjp=_scatter_values_vjp, saves=("out1",),
-      traits=frozenset({PURE}), num_outputs=2, attr_names=("dim", "descending"), node_name="SortBackward0")
+      traits=frozenset({PURE}), num_outputs=2, attr_names=("dim", "descending", "stable"), node_name="SortBackward0")
+defop("kthvalue", infer=_kthvalue_infer, forward=_kthvalue_forward, vjp=_scatter_values_vjp, saves=("out1",),
+      traits=frozenset({PURE}), num_outputs=2, attr_names=("k", "dim"), node_name="KthvalueBackward0")
 defop("topk", infer=_topk_infer, forward=_topk_forward, vjp=_scatter_values_vjp, saves=("out1",),
       traits=frozenset({PURE}), num_outputs=2, attr_names=("k", "dim", "largest", "sorted"),
       node_name="TopkBackward0")

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-_THRESHOLD = 16     # libstdc++'s _S_threshold: introsort leaves runs this short to insertion sort
+INSERTION_SORT_THRESHOLD = 16     # libstdc++'s _S_threshold: introsort leaves runs this short to insertion sort
 
 
 def _lg(n):
@@ -158,7 +158,7 @@ def nth_element(a, nth, less):
 
 
 def _introsort_loop(a, first, last, depth, less):
-    while last - first > _THRESHOLD:
+    while last - first > INSERTION_SORT_THRESHOLD:
         if depth == 0:
             partial_sort(a, last, less, first, last)
             return
@@ -174,9 +174,9 @@ def sort(a, less, last=None):
     if last <= 0:
         return
     _introsort_loop(a, 0, last, 2 * _lg(last), less)
-    if last > _THRESHOLD:
-        _insertion_sort(a, 0, _THRESHOLD, less)
-        for i in range(_THRESHOLD, last):
+    if last > INSERTION_SORT_THRESHOLD:
+        _insertion_sort(a, 0, INSERTION_SORT_THRESHOLD, less)
+        for i in range(INSERTION_SORT_THRESHOLD, last):
             _unguarded_linear_insert(a, i, less)
     else:
         _insertion_sort(a, 0, last, less)
@@ -300,14 +300,29 @@ def median_value(flat, skip_nan):
     return vals[nth]
 
 
-def ties_at(sorted_rows, positions):
-    """Per row of values sorted along the last axis (PyTorch's order, NaNs last): whether the
-    element at any of ``positions`` is equal to (or, for NaN, as NaN as) a neighbour, so that an
-    algorithm could have picked another index there."""
-    s = sorted_rows
+def sort_row(row, descending):
+    """PyTorch's CPU ``sort(stable=False)`` of one row: the order ``std::sort`` leaves (rows of
+    up to 16 elements are insertion-sorted, so only longer rows can differ from a stable sort)."""
+    q = _pairs(row)
+    sort(q, _nan_greatest if descending else _nan_least_less)
+    return [i for _, i in q]
+
+
+def _equal_neighbours(s):
     same = (s[:, 1:] == s[:, :-1])
     if s.dtype.kind == "f":
         same |= np.isnan(s[:, 1:]) & np.isnan(s[:, :-1])
+    return same
+
+
+def ties_at(sorted_rows, positions=None):
+    """Per row of values sorted along the last axis (PyTorch's order, NaNs together): whether the
+    element at any of ``positions`` (None: anywhere) is equal to (or, for NaN, as NaN as) a
+    neighbour, so that an algorithm could have picked another index there."""
+    s = sorted_rows
+    same = _equal_neighbours(s)
+    if positions is None:
+        return same.any(axis=1)
     n = s.shape[1]
     tie = np.zeros(s.shape[0], dtype=bool)
     for p in positions:
