@@ -8,6 +8,7 @@ import math
 from ._warnings import warn_at_user_code
 from .autograd.node import grad_fn_named
 from . import dtypes, factories
+from .ops import selection
 from .compositions import beta_scaled, bind_methods, check_broadcast, rounded_once
 from .arg_parser import ArgumentError, bool_arg, number_arg, parses
 from .ops.registry import EmptyReductionError
@@ -150,7 +151,7 @@ def _median(x, dim, keepdim, skip_nan):
             return _empty_median(x)
         if x.dtype is dtypes.bool_:
             raise not_implemented_for("median_cpu", x.dtype)
-        return _lower_median(x.reshape(-1), 0, skip_nan)[0].reshape(())
+        return _shared_by_equals(x, _lower_median(x.reshape(-1), 0, skip_nan)[0].reshape(()).detach())
     dim = norm_dim(dim, max(x.ndim, 1))
     if x.ndim and x.shape[dim] == 0:     # (nanmedian's message names median too, as PyTorch's)
         raise EmptyReductionError(f"median(): Expected reduction dim {dim} to have non-zero size.")
@@ -162,6 +163,18 @@ def _median(x, dim, keepdim, skip_nan):
     if not keepdim:
         values, indices = values.squeeze(dim), indices.squeeze(dim)
     return named(values, indices)
+
+
+def _shared_by_equals(x, value):
+    """``value`` (x's median) with PyTorch's gradient for median()/nanmedian() of all elements:
+    shared evenly by the elements equal to it (the NaNs when it is NaN). An amax over x where it
+    equals value (-inf elsewhere) is value, and its VJP shares the gradient so."""
+    from .ops.dispatch import apply
+    from .tensor_api import where
+    if not x.dtype.is_floating_point:       # (no gradient)
+        return value
+    equal = (x == value) | (x.isnan() & value.isnan())
+    return apply("amax", where(equal, x, -math.inf), dims=list(range(x.ndim)), keepdim=False, nan_shares=True)
 
 
 def _empty_median(x):
@@ -185,8 +198,8 @@ def _lower_median(x, dim, skip_nan=False):
     if not x.dtype.is_floating_point:
         return s.values.narrow(dim, k, 1), s.indices.narrow(dim, k, 1)
     valid = (x == x).sum(dim, keepdim=True)
-    if skip_nan:
-        pos = where(valid > 0, (valid - 1) // 2, 0)
+    if skip_nan:       # (a slice of NaNs only: the one PyTorch's nth_element leaves first, by n alone)
+        pos = where(valid > 0, (valid - 1) // 2, selection.nanmedian_of_nans(n))
     else:
         pos = where(valid < n, valid, k)
     return s.values.gather(dim, pos), s.indices.gather(dim, pos)
@@ -292,6 +305,7 @@ def cummax(input, dim):
 
 
 @parses("cummin", "(int dim)")
+@grad_fn_named("CumminBackward0")
 def cummin(input, dim):
     return _CUMMIN(*_running_extremum(input, dim, "cummin"))
 

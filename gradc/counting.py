@@ -1,13 +1,13 @@
-"""Functions that count a tensor's values: mode (the most frequent value along a dim, its
-gradient through a gather at the index found), histc and unique_consecutive. Which value or
-run is found depends on the values, so the counting runs eagerly in NumPy and each raises a
-clear error under ``@gradc.compile``; renorm (rescaling slices to a maximum norm) is spelled
-with table ops and works in both."""
+"""Functions that count a tensor's values: mode (the most frequent value along a dim: the op
+``mode`` of ``ops/reduce.py``, with PyTorch's index and its gradient routed there, eager and
+compiled), histc and unique_consecutive. Which run unique_consecutive and histc find depends on
+the values, so they run eagerly in NumPy and raise a clear error under ``@gradc.compile``; renorm
+(rescaling slices to a maximum norm) is spelled with table ops and works in both."""
 from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes, factories
+from . import factories
 from .autograd.node import grad_fn_named
 from .compositions import bind_methods
 from .arg_parser import bool_arg, parses
@@ -25,48 +25,19 @@ def _host(t, name):
     return t._host()
 
 
-def _mode_indices(rows):
-    """Per row of a 2-D array: the index of the last occurrence of the smallest most frequent value."""
-    n = rows.shape[1]
-    s = np.sort(rows, axis=1)
-    positions = np.arange(n)
-    starts = np.ones_like(s, dtype=bool)
-    starts[:, 1:] = s[:, 1:] != s[:, :-1]
-    run_start = np.maximum.accumulate(np.where(starts, positions, 0), axis=1)
-    ends = np.ones_like(s, dtype=bool)
-    ends[:, :-1] = s[:, 1:] != s[:, :-1]
-    run_length = np.where(ends, positions - run_start + 1, 0)
-    value = s[np.arange(len(s)), np.argmax(run_length, axis=1)]     # first maximum: the smallest value
-    hits = rows == value[:, None]
-    return n - 1 - np.argmax(hits[:, ::-1], axis=1)
-
-
 @parses("mode", "(int dim = -1, bool keepdim = False)")
+@grad_fn_named("ModeBackward0")
 def mode(input, dim=-1, keepdim=False):
     """(values, indices): the most frequent value along ``dim`` (the smallest of equally frequent
-    ones) and the index of its last occurrence, as PyTorch's; values' gradient goes to that index."""
+    ones) and the index PyTorch's CPU kernel gives it (``ops/reduce.py``); values' gradient goes to
+    that index."""
+    from .ops.dispatch import apply
     keepdim = bool_arg(keepdim)
-    data = _host(input, "mode")
-    if input.ndim == 0:
-        idx = factories.zeros((), dtype=dtypes.int64, device=input.device)
-        return _ModeResult(_mode_values(input, None, None), idx)
-    d = norm_dim(dim, input.ndim)
-    if input.shape[d] == 0:
-        raise IndexError("mode(): Expected reduction dim " + str(d) + " to have non-zero size.")
-    moved = np.moveaxis(data, d, -1)
-    rows = moved.reshape(-1, moved.shape[-1])
-    found = _mode_indices(rows).reshape(moved.shape[:-1])
-    idx = factories.tensor(np.expand_dims(found, d).astype(np.int64), device=input.device)
-    values = _mode_values(input, idx, d, keepdim)
-    return _ModeResult(values, idx if keepdim else idx.squeeze(d))
-
-
-@grad_fn_named("ModeBackward0")
-def _mode_values(input, idx, d, keepdim=False):
-    if d is None:                     # a 0-d tensor is its own mode
-        return input.clone()
-    values = input.gather(d, idx)
-    return values if keepdim else values.squeeze(d)
+    d = norm_dim(dim, max(input.ndim, 1))
+    values, indices = apply("mode", input, dim=d)
+    if not keepdim and input.ndim:
+        values, indices = values.squeeze(d), indices.squeeze(d)
+    return _ModeResult(values, indices)
 
 
 def histc(input, bins=100, min=0, max=0):  # noqa: A002  (PyTorch's argument names)

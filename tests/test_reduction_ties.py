@@ -139,3 +139,58 @@ def test_unstable_sort_orders_ties_as_pytorch(name, descending, dtype):
     _assert_same(lambda m: _input(m, name, dtype).sort(dim=-1, descending=descending))
     _assert_same(lambda m: _input(m, name, dtype).argsort(-1, descending))
     _assert_same(lambda m: _input(m, name, dtype).sort(dim=-1, descending=descending, stable=True))
+
+
+@pytest.mark.parametrize("name", sorted(ROWS))
+@pytest.mark.parametrize("dim", [0, 1])
+def test_mode_and_medians_pick_pytorchs_index(name, dim):
+    _assert_same(lambda m: _input(m, name).mode(dim))
+    _assert_same(lambda m: _input(m, name).median(dim, True))
+    _assert_same(lambda m: _input(m, name).nanmedian(dim))
+
+
+def test_nanmedian_of_nan_slices():
+    for n in range(1, 40):
+        _assert_same(lambda m: m.full((2, n), math.nan).nanmedian(1))
+
+
+@pytest.mark.parametrize("call", ["zeros(0, 3).mode(0)", "zeros(0, 3).mode(1)", "zeros(2, 3).mode(2)",
+                                  "tensor(2.).mode(1)", "tensor(True).mode()", "tensor([True, False, True]).mode()",
+                                  "zeros(0).mode()"])
+def test_mode_edges(call):
+    _assert_same(lambda m: eval(f"m.{call}", {"m": m}))
+
+
+_GRAD_OPS = {
+    "max_dim": lambda m, x: m.max(x, 1).values, "min_dim": lambda m, x: m.min(x, 0).values,
+    "max": lambda m, x: m.max(x), "amax": lambda m, x: m.amax(x, 1), "amin": lambda m, x: m.amin(x, (0, 1)),
+    "median": lambda m, x: m.median(x), "nanmedian": lambda m, x: m.nanmedian(x),
+    "median_dim": lambda m, x: m.median(x, 1).values, "nanmedian_dim": lambda m, x: m.nanmedian(x, 1).values,
+    "kthvalue": lambda m, x: m.kthvalue(x, 2, 1).values, "mode": lambda m, x: m.mode(x, 1).values,
+    "topk": lambda m, x: m.topk(x, 2, 1).values, "sort": lambda m, x: m.sort(x, 1).values,
+    "cummax": lambda m, x: m.cummax(x, 1).values, "cummin": lambda m, x: m.cummin(x, 1).values,
+}
+
+
+def _weighted_sum(m, op, x):
+    y = _GRAD_OPS[op](m, x)
+    return (y * m.arange(1, y.numel() + 1, dtype=m.float64).reshape(y.shape)).sum(), y
+
+
+@pytest.mark.parametrize("op", sorted(_GRAD_OPS))
+@pytest.mark.parametrize("name", ["few_values", "long_ties", "nan", "zeros"])
+def test_gradients_with_ties_eager_and_compiled(op, name):
+    grads = []
+    for m in (torch, gradc):
+        x = _input(m, name, "float64").requires_grad_()
+        loss, y = _weighted_sum(m, op, x)
+        loss.backward()
+        grads.append(x.grad.numpy())
+        if m is gradc:
+            assert type(y.grad_fn).__name__ == expected_node
+        else:
+            expected_node = type(y.grad_fn).__name__
+    np.testing.assert_array_equal(grads[1], grads[0])
+    x = _input(gradc, name, "float64").requires_grad_()
+    gradc.compile(lambda x: _weighted_sum(gradc, op, x)[0])(x).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), grads[0])

@@ -504,6 +504,51 @@ def _kthvalue_forward(x, k, dim):
     return np.take_along_axis(x, idx, axis=dim), idx
 
 
+def _mode_infer(types, attrs):
+    t = types[0]
+    d = attrs["dim"]
+    if t.shape:
+        check_dims("mode", t.shape, (d,))
+        check_nonempty_dims("mode", t.shape, (d,))
+    shape = tuple(1 if i == d else n for i, n in enumerate(t.shape))
+    return [TypeInfo(shape, t.dtype), TypeInfo(shape, dtypes.int64)]
+
+
+def _mode_indices(rows):
+    """Per row of a 2-D array: the index of the last occurrence of the smallest most frequent
+    value, which is PyTorch's answer where its std::sort is an insertion sort (rows of up to 16)
+    or the value occurs once; its sort (``selection.mode_row``) for the other rows and those with NaN."""
+    m, n = rows.shape
+    s = np.sort(rows, axis=1)
+    positions = np.arange(n)
+    starts = np.ones_like(s, dtype=bool)
+    starts[:, 1:] = s[:, 1:] != s[:, :-1]
+    run_start = np.maximum.accumulate(np.where(starts, positions, 0), axis=1)
+    ends = np.ones_like(s, dtype=bool)
+    ends[:, :-1] = s[:, 1:] != s[:, :-1]
+    run_length = np.where(ends, positions - run_start + 1, 0)
+    value = s[np.arange(m), np.argmax(run_length, axis=1)]     # first maximum: the smallest value
+    hits = rows == value[:, None]
+    found = n - 1 - np.argmax(hits[:, ::-1], axis=1)
+    emulate = np.isnan(rows).any(axis=1) if rows.dtype.kind == "f" else np.zeros(m, dtype=bool)
+    if n > selection.INSERTION_SORT_THRESHOLD:
+        emulate |= hits.sum(axis=1) > 1
+    for r in np.flatnonzero(emulate):
+        found[r] = selection.mode_row(rows[r])
+    return found
+
+
+def _mode_forward(x, dim):
+    """(values, indices) of the most frequent value along ``dim``, kept as a size-1 dim."""
+    if x.ndim == 0:
+        return x.copy(), np.zeros((), np.int64)
+    moved = np.moveaxis(x, dim, -1)
+    n = moved.shape[-1]
+    rows = moved.reshape(math.prod(moved.shape[:-1]), n)
+    idx = np.expand_dims(_mode_indices(rows).reshape(moved.shape[:-1]), dim).astype(np.int64)
+    return np.take_along_axis(x, idx, axis=dim), idx
+
+
 def _scatter_values_vjp(ctx, g):
     """Each output value's gradient goes back to the element it came from."""
     shape = ctx.input_types[0].shape
@@ -515,6 +560,8 @@ def _scatter_values_vjp(ctx, g):
 
 defop("sort", infer=_sort_infer, forward=_sort_forward, vjp=_scatter_values_vjp, saves=("out1",),
       traits=frozenset({PURE}), num_outputs=2, attr_names=("dim", "descending", "stable"), node_name="SortBackward0")
+defop("mode", infer=_mode_infer, forward=_mode_forward, vjp=_scatter_values_vjp, saves=("out1",),
+      traits=frozenset({PURE}), num_outputs=2, attr_names=("dim",), node_name="ModeBackward0")
 defop("kthvalue", infer=_kthvalue_infer, forward=_kthvalue_forward, vjp=_scatter_values_vjp, saves=("out1",),
       traits=frozenset({PURE}), num_outputs=2, attr_names=("k", "dim"), node_name="KthvalueBackward0")
 defop("topk", infer=_topk_infer, forward=_topk_forward, vjp=_scatter_values_vjp, saves=("out1",),

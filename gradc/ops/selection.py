@@ -16,6 +16,7 @@ list in place as the C++ code reorders its array.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -285,19 +286,10 @@ def nanmedian_row(row):
     return idx[int((len(vals) - nans - 1) / 2)]
 
 
-def median_value(flat, skip_nan):
-    """PyTorch's CPU median()/nanmedian() of all elements: the value ``std::nth_element`` leaves
-    (only the sign of a zero median depends on it)."""
-    vals = flat.tolist()
-    nans = sum(1 for v in vals if _isnan(v))
-    if nans and not skip_nan:
-        return math.nan
-    nth = int((len(vals) - nans - 1) / 2)
-    if skip_nan:
-        nth_element(vals, nth, lambda a, b: a < b or (_isnan(b) and not _isnan(a)))
-    else:
-        nth_element(vals, nth, lambda a, b: a < b)
-    return vals[nth]
+@functools.lru_cache(maxsize=None)
+def nanmedian_of_nans(n):
+    """The index PyTorch's CPU nanmedian gives a slice of n NaNs (depends on n only)."""
+    return nanmedian_row(np.full(n, np.nan))
 
 
 def sort_row(row, descending):
