@@ -10,7 +10,7 @@ from .autograd.node import grad_fn_named
 from . import dtypes, factories
 from .ops import selection
 from .compositions import beta_scaled, bind_methods, check_broadcast, rounded_once
-from .arg_parser import ArgumentError, bool_arg, number_arg, parses
+from .arg_parser import ArgumentError, bool_arg, int_arg, number_arg, parses
 from .ops.registry import EmptyReductionError
 from .ops.rules import not_implemented_for
 from .tensor_api import _named_return, cat, is_tensor_like, norm_dim, promote_operands, where
@@ -273,8 +273,11 @@ def _running_extremum(x, dim, kind):
     from .tensor_api import is_tensor_like
     if not is_tensor_like(x):
         raise TypeError(f"{kind}(): argument 'input' must be Tensor, not {type(x).__name__}")
+    if x.numel() == 0:         # (PyTorch checks no dim then)
+        return x.clone(), factories.zeros(x.shape, dtype=dtypes.int64, device=x.device)
     if x.ndim == 0:
-        norm_dim(dim, 1)
+        if int_arg(dim) not in (-1, 0):
+            raise IndexError(f"{kind}(): Expected reduction dim -1 or 0 for scalar but got {dim}")
         return x.clone(), factories.zeros((), dtype=dtypes.int64, device=x.device)
     d = norm_dim(dim, x.ndim)
     n = x.shape[d]

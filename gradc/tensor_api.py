@@ -765,12 +765,15 @@ class TensorAPI(TensorLikeMeta):
         if self.numel() == 0 and (dim is None or isinstance(dim, (tuple, list)) and not dim):
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify "
                                "the reduction dim with the 'dim' argument.")
-        dims = reduction_dims(dim, self.ndim)
         # checked here, not in the op's shape rule: the compiler's own amax over an empty dim
-        # (logsumexp's shift) is fine, the user's is PyTorch's IndexError
-        from .ops.reduce import check_nonempty_dims
-        check_nonempty_dims(name, tuple(self.shape), dims)
-        return dims
+        # (logsumexp's shift) is fine, the user's is PyTorch's IndexError, naming the dim as given
+        # and raised before a repeated dim is
+        if self.numel() == 0 and self.ndim:
+            from .ops.registry import EmptyReductionError
+            for d in (dim if isinstance(dim, (tuple, list)) else (dim,)):
+                if self.shape[norm_dim(d, self.ndim)] == 0:
+                    raise EmptyReductionError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        return reduction_dims(dim, self.ndim)
 
     def _extremum(self, kind, dim, keepdim):
         if is_tensor_like(dim):
@@ -795,6 +798,7 @@ class TensorAPI(TensorLikeMeta):
 
     @parses("argmax", "(int dim = None, bool keepdim = False)")
     def argmax(self, dim=None, keepdim=False):
+        dim = None if dim is None else int_arg(dim)
         if self.dtype is dtypes.bool_:
             raise RuntimeError("argmax(): does not support bool input")
         if dim is None:
@@ -805,6 +809,7 @@ class TensorAPI(TensorLikeMeta):
 
     @parses("argmin", "(int dim = None, bool keepdim = False)")
     def argmin(self, dim=None, keepdim=False):
+        dim = None if dim is None else int_arg(dim)
         if self.dtype is dtypes.bool_:
             raise RuntimeError("argmin(): does not support bool input")
         if dim is None:
