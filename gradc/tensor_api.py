@@ -891,19 +891,24 @@ class TensorAPI(TensorLikeMeta):
 
     @parses("softmax", "(int dim, torch.dtype dtype = None)")
     def softmax(self, dim, dtype=None):
-        x = self.to(dtype_arg(dtype)) if dtype is not None else self._float_kernel_input("softmax")
-        return apply("softmax", x, dim=norm_dim(dim, self.ndim))
+        return self._softmax("softmax", dim, dtype)
 
     @parses("log_softmax", "(int dim, torch.dtype dtype = None)")
     def log_softmax(self, dim, dtype=None):
-        x = self.to(dtype_arg(dtype)) if dtype is not None else self._float_kernel_input("log_softmax")
-        return apply("log_softmax", x, dim=norm_dim(dim, self.ndim))
+        return self._softmax("log_softmax", dim, dtype)
 
-    def _float_kernel_input(self, kernel):
-        if not self.dtype.is_floating_point:
-            raise NotImplementedError(f'"{kernel}_lastdim_kernel_impl" not implemented for '
-                                      f"'{self.dtype.tensor_type[:-6]}'")
-        return self
+    def _softmax(self, kernel, dim, dtype):
+        """softmax/log_softmax in ``dtype`` (else self's); PyTorch has no integer or bool kernel
+        (its message names the last-dim kernel for the last dim), and runs none for no elements."""
+        d = norm_dim(dim, self.ndim)
+        x = self.to(dtype_arg(dtype)) if dtype is not None else self
+        if not x.dtype.is_floating_point:
+            if x.numel() == 0:
+                return x.clone()
+            lastdim = "_lastdim" if d == max(self.ndim, 1) - 1 else ""
+            raise NotImplementedError(f'"{kernel}{lastdim}_kernel_impl" not implemented for '
+                                      f"'{x.dtype.scalar_type}'")
+        return apply(kernel, x, dim=d)
 
     def _unary_float(self):
         return self if self.dtype.is_floating_point else self.to(dtypes.default_float)

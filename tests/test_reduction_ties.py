@@ -205,3 +205,11 @@ def test_gradients_with_ties_eager_and_compiled(op, name):
     "zeros(2, 0).nanmedian(1)", "zeros(0).median()", "zeros(0, dtype=m.int64).median()", "ones(3, dtype=m.bool).median()"])
 def test_argument_errors(call):
     _assert_same(lambda m: eval(f"m.{call}", {"m": m}))
+
+
+@pytest.mark.parametrize("call", ["ones(2, 3, dtype=m.int64).softmax(0)", "ones(2, 3, dtype=m.int64).softmax(1)",
+                                  "ones(2, 3).log_softmax(-1, dtype=m.int32)", "tensor(1).softmax(0)",
+                                  "zeros(0, 3, dtype=m.int64).log_softmax(0)", "zeros(0, 3).softmax(1, dtype=m.bool)",
+                                  "ones(2, 1, dtype=m.bool).log_softmax(0)", "ones(2, 3).softmax(2)"])
+def test_softmax_dtype_errors(call):
+    _assert_same(lambda m: eval(f"m.{call}", {"m": m}))
