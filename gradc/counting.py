@@ -62,7 +62,9 @@ def histc(input, bins=100, min=0, max=0):  # noqa: A002  (PyTorch's argument nam
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """The values with each run of equal consecutive elements (or slices along ``dim``) kept once."""
+    from .scatter import unique_dim
     data = _host(input, "unique_consecutive")
+    dim = unique_dim(input, dim)
     if dim is None:
         flat = data.ravel()
         change = np.ones(flat.shape, dtype=bool)

@@ -305,17 +305,53 @@ def argwhere(x):
     return nonzero(x)
 
 
-def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
+def unique_dim(x, dim):
+    """``dim`` of unique/unique_consecutive checked as PyTorch checks it (None: flattened)."""
+    if dim is None:
+        return None
+    if x.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = norm_dim(dim, x.ndim)
+    if x.numel() == 0 and x.shape[d] != 0:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+    return d
+
+
+def unique(x, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+    """The distinct values (slices along ``dim``), sorted; a NaN is distinct from every value, as
+    PyTorch's. Slices with a NaN or a signed zero are sorted and merged as PyTorch's CPU kernel does
+    (``selection.unique_dim_order``); the others by NumPy, which gives the same."""
     data = _values(x, "unique")
-    vals, inverse, counts = np.unique(data, return_inverse=True, return_counts=True, axis=dim,
-                                      equal_nan=False)     # PyTorch keeps every NaN apart
+    d = unique_dim(x, dim)
+    if d is not None and data.shape[d] and data.dtype.kind == "f" and (np.isnan(data) | (data == 0)).any():
+        vals, inverse, counts = _unique_slices(data, d)
+    else:
+        vals, inverse, counts = np.unique(data, return_inverse=True, return_counts=True, axis=d,
+                                          equal_nan=False)     # PyTorch keeps every NaN apart
     out = [factories.tensor(vals, dtype=x.dtype, device=x.device)]
     if return_inverse:
-        shape = data.shape if dim is None else (data.shape[dim],)
+        shape = data.shape if d is None else (data.shape[d],)
         out.append(factories.tensor(inverse.reshape(shape).astype(np.int64), device=x.device))
     if return_counts:
         out.append(factories.tensor(counts.astype(np.int64), device=x.device))
     return out[0] if len(out) == 1 else tuple(out)
+
+
+def _unique_slices(data, d):
+    """(values, inverse, counts) of unique along ``d`` as PyTorch's CPU kernel: its sort of the
+    slices, then each slice merged into the one before if all its elements are equal (NaN is not)."""
+    from .ops import selection
+    moved = np.moveaxis(data, d, 0)
+    rows = moved.reshape(moved.shape[0], -1)
+    order = selection.unique_dim_order(rows)
+    inverse = np.zeros(len(order), np.int64)
+    kept = [order[0]]
+    for i in order[1:]:
+        if not np.array_equal(rows[i], rows[kept[-1]]):
+            kept.append(i)
+        inverse[i] = len(kept) - 1
+    counts = np.bincount(inverse, minlength=len(kept))
+    return np.moveaxis(moved[kept], 0, d), inverse, counts
 
 
 def bincount(x, weights=None, minlength=0):

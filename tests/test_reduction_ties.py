@@ -213,3 +213,19 @@ def test_argument_errors(call):
                                   "ones(2, 1, dtype=m.bool).log_softmax(0)", "ones(2, 3).softmax(2)"])
 def test_softmax_dtype_errors(call):
     _assert_same(lambda m: eval(f"m.{call}", {"m": m}))
+
+
+@pytest.mark.parametrize("name", ["few_values", "nan", "zeros", "inf"])
+@pytest.mark.parametrize("dim", [None, 0, 1])
+@pytest.mark.parametrize("consecutive", [False, True])
+def test_unique_with_nan_and_signed_zeros(name, dim, consecutive):
+    fn = "unique_consecutive" if consecutive else "unique"
+    _assert_same(lambda m: getattr(m, fn)(_input(m, name), return_inverse=True, return_counts=True, dim=dim))
+
+
+@pytest.mark.parametrize("call", ["unique(m.ones(2, 3), dim=3)", "unique(m.tensor(1.), dim=0)",
+                                  "unique_consecutive(m.tensor(1.), dim=-1)", "unique(m.zeros(2, 0), dim=0)",
+                                  "unique_consecutive(m.zeros(0, 3), dim=1)", "unique(m.zeros(2, 0), dim=1)",
+                                  "unique_consecutive(m.ones(2, 3), dim=-3)"])
+def test_unique_dim_errors(call):
+    _assert_same(lambda m: eval(f"m.{call}", {"m": m}))

@@ -300,6 +300,24 @@ def sort_row(row, descending):
     return [i for _, i in q]
 
 
+def unique_dim_order(rows):
+    """The order PyTorch's CPU unique(dim=...) sorts the slices (rows of a 2-D array) in: a
+    ``std::sort`` comparing them lexicographically with ``<`` and ``>`` (a NaN compares as equal
+    to everything there)."""
+    data = rows.tolist()
+
+    def less(a, b):
+        for lhs, rhs in zip(data[a], data[b]):
+            if lhs < rhs:
+                return True
+            if lhs > rhs:
+                return False
+        return False
+    order = list(range(len(data)))
+    sort(order, less)
+    return order
+
+
 def _equal_neighbours(s):
     same = (s[:, 1:] == s[:, :-1])
     if s.dtype.kind == "f":
