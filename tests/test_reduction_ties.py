@@ -229,3 +229,8 @@ def test_unique_with_nan_and_signed_zeros(name, dim, consecutive):
                                   "unique_consecutive(m.ones(2, 3), dim=-3)"])
 def test_unique_dim_errors(call):
     _assert_same(lambda m: eval(f"m.{call}", {"m": m}))
+
+
+def test_cumsum_of_negative_zeros_starts_from_zero():
+    _assert_same(lambda m: _input(m, "zeros").cumsum(0))
+    _assert_same(lambda m: _input(m, "zeros").cumsum(1, dtype=m.float64))

@@ -584,10 +584,13 @@ def _cumsum_forward(x, dim, reverse=False):
     sums from the end (the VJP of cumsum: each input element reaches every later output)."""
     if x.ndim == 0:
         return x.astype(np.int64) if x.dtype.kind in "biu" else x.copy()
-    dt = np.int64 if x.dtype.kind in "biu" else x.dtype
+    if x.dtype.kind in "biu":
+        x = x.astype(np.int64)
+    else:       # PyTorch's sums start from 0.0, so a leading -0.0 sums to 0.0
+        x = x + np.zeros((), x.dtype)
     if reverse:
-        return np.flip(np.cumsum(np.flip(x, dim), axis=dim, dtype=dt), dim).copy()
-    return np.cumsum(x, axis=dim, dtype=dt)
+        return np.flip(np.cumsum(np.flip(x, dim), axis=dim), dim).copy()
+    return np.cumsum(x, axis=dim)
 
 
 def _cumsum_vjp(ctx, g):
