@@ -434,6 +434,21 @@ def _(rng):
     return (lambda a: a.topk(k, dim, largest=largest).values.exp()), [T(distinct(rng, shape)[0])]
 
 
+@case("kthvalue", "kthvalue(k,dim,keepdim)")
+def _(rng):
+    shape = rand_shape(rng, 1, lo=2, hi=4)
+    dim = int(rng.integers(-len(shape), len(shape)))
+    k, keep = int(rng.integers(1, shape[dim] + 1)), bool(rng.random() < 0.5)
+    return (lambda a: a.kthvalue(k, dim, keep).values.exp()), [T(distinct(rng, shape)[0])]
+
+
+@case("mode", "mode(dim,keepdim)")
+def _(rng):
+    shape = rand_shape(rng, 1, lo=2, hi=4)
+    dim, keep = int(rng.integers(-len(shape), len(shape))), bool(rng.random() < 0.5)
+    return (lambda a: a.mode(dim, keep).values.exp()), [T(distinct(rng, shape)[0])]
+
+
 @case("cumsum", "cumsum(dim)")
 def _(rng):
     shape = rand_shape(rng, 0, lo=1, hi=4)
