@@ -196,7 +196,14 @@ _OUT_DTYPE_ACCUMULATES = ("sum", "prod", "cumsum", "cumprod")
 def _check_out_dtypes(name, result, out, inputs):
     """PyTorch's error for an out= tensor of another dtype than the result's, for the ops that
     allow no cast (``_EXACT_OUT``)."""
+    from .tensor_api import _can_cast
     rules = _EXACT_OUT.get(name)
+    if name in ("max", "min") and not isinstance(out, (tuple, list)):
+        if len(inputs) == 1 and not _can_cast(result.dtype, out.dtype):     # max()/min() of all elements
+            raise RuntimeError("Expected canCast( typeMetaToScalarType(self.dtype()), typeMetaToScalarType(out.dtype())) "
+                               "to be true, but got false.  (Could this error message be improved?  If so, please "
+                               "report an enhancement request to PyTorch.)")
+        return      # (else max/min of two tensors: cast into out= as other ops are)
     if rules is None:
         return
     results, outs = (tuple(result), tuple(out)) if isinstance(out, (tuple, list)) else ((result,), (out,))
