@@ -226,6 +226,8 @@ def _call_with_out(name, fn, args, kwargs, out):
             or name == "mean" and out.dtype.is_floating_point and inputs and inputs[0].dtype.is_floating_point):
         kwargs = {**kwargs, "dtype": out.dtype}
     result = fn(*args, **kwargs)
+    if isinstance(result, tuple) and is_tensor_like(out):
+        raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not {type(out).__name__}")
     _check_out_dtypes(name, result, out, inputs)
     if isinstance(out, (tuple, list)):
         for o, r in zip(out, result):

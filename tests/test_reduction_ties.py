@@ -235,3 +235,7 @@ def test_unique_dim_errors(call):
 def test_cumsum_of_negative_zeros_starts_from_zero():
     _assert_same(lambda m: _input(m, "zeros").cumsum(0))
     _assert_same(lambda m: _input(m, "zeros").cumsum(1, dtype=m.float64))
+
+
+def test_out_of_a_values_indices_op_must_be_a_tuple():
+    _assert_same(lambda m: m.min(m.ones(2, 3), 0, True, out=m.empty(0)))
