@@ -169,7 +169,9 @@ def _median_indices(r, o, x):
 
 
 def _mode_output(what):
-    return lambda r, o, x: f"expected scalar type '{r.dtype.scalar_type}' but got '{o.dtype.scalar_type}' for {what} output"
+    def message(r, o, x):
+        return f"expected scalar type '{r.dtype.scalar_type}' but got '{o.dtype.scalar_type}' for {what} output"
+    return message
 
 
 def _cumulative_extremum(r, o, x):
@@ -200,9 +202,9 @@ def _check_out_dtypes(name, result, out, inputs):
     rules = _EXACT_OUT.get(name)
     if name in ("max", "min") and not isinstance(out, (tuple, list)):
         if len(inputs) == 1 and not _can_cast(result.dtype, out.dtype):     # max()/min() of all elements
-            raise RuntimeError("Expected canCast( typeMetaToScalarType(self.dtype()), typeMetaToScalarType(out.dtype())) "
-                               "to be true, but got false.  (Could this error message be improved?  If so, please "
-                               "report an enhancement request to PyTorch.)")
+            raise RuntimeError("Expected canCast( typeMetaToScalarType(self.dtype()), "
+                               "typeMetaToScalarType(out.dtype())) to be true, but got false.  (Could this error "
+                               "message be improved?  If so, please report an enhancement request to PyTorch.)")
         return      # (else max/min of two tensors: cast into out= as other ops are)
     if rules is None:
         return
