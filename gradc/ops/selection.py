@@ -1,18 +1,21 @@
 """Which of several equal elements PyTorch's CPU kernels pick, reproduced exactly.
 
-``topk``, ``kthvalue``, ``mode`` and ``nanmedian`` are selections whose choice among equal values
-(ties, -0.0 and 0.0, NaNs) is decided by the algorithm PyTorch runs, not by a documented rule:
-topk runs libstdc++'s ``std::partial_sort`` or ``std::nth_element`` then ``std::sort``
-(``aten/src/ATen/native/TopKImpl.h``), kthvalue the Sedgewick quickselect of
-``aten/src/ATen/native/Sorting.cpp``, mode a ``std::sort`` of (value, index) pairs and
-median/nanmedian ``std::nth_element``. Code that uses the index (argmax-like training code, a
-gradient routed to the selected element) sees PyTorch's only if the same steps are taken, so
-this module runs those algorithms step for step on one row at a time, in Python. Callers take a
-vectorised NumPy path for the rows whose answer no algorithm can change (no tie at the place
-selected) and come here for the others only.
+``topk``, ``kthvalue``, ``mode``, ``nanmedian``, ``sort(stable=False)`` and ``unique(dim=...)``
+choose among equal values (ties, -0.0 and 0.0, NaNs) by the algorithm PyTorch runs, not by a
+documented rule: topk runs libstdc++'s ``std::partial_sort`` or ``std::nth_element`` then
+``std::sort`` (``aten/src/ATen/native/TopKImpl.h``), kthvalue the Sedgewick quickselect of
+``aten/src/ATen/native/Sorting.cpp``, mode and the unstable sort ``std::sort`` (of (value, index)
+pairs), nanmedian ``std::nth_element``, unique over a dim a ``std::sort`` of its slices. Code that
+uses the index (argmax-like training code, a gradient routed to the selected element) sees
+PyTorch's only if the same steps are taken, so this module runs those algorithms step for step on
+one row at a time, in Python. Callers take a vectorised NumPy path for the rows whose answer no
+algorithm can change (no tie where it selects) and come here for the others only.
 
-Every function takes a row as a Python list and a ``less(a, b)`` on its items, and reorders the
-list in place as the C++ code reorders its array.
+The algorithm functions (``sort``, ``nth_element``, ``partial_sort``, ``quickselect``) take a
+Python list and a ``less(a, b)`` (``greater``) on its items and reorder the list in place as the
+C++ code reorders its array; the ``*_row`` functions take one NumPy row. (PyTorch's x86 wheels sort
+with ``std::sort``; a build with x86-simd-sort would order the ties of an unstable float/int sort
+its own way.)
 """
 from __future__ import annotations
 
