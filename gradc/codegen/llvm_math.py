@@ -7,16 +7,18 @@ vectorize a loop that calls them (libm calls stay scalar) and the NVPTX backend,
 no libm, can lower them.  Each function is emitted once per module as an internal,
 ``alwaysinline`` function ``gradc.<name>.<f32|f64>``.
 
-sin, cos and tan reduce by pi/2: a three-part Cody-Waite reduction below 2**15 (f32) / 2**28
-(f64), and above that a Payne-Hanek one (``_reduce_large``: integer products of the significand
-with a window of 2/pi's bits, the exponent choosing the window; finite arguments all the way to
-the largest give a few ulp, inf and NaN give NaN).  The large path costs two to four times the
+sin, cos and tan reduce by pi/2: a Cody-Waite reduction below 2**15 (f32) / 2**28 (f64; three
+parts of pi/2; f32 with FMA: r plus a low part, ``_reduce_small_f32``), and above that a Payne-Hanek one (``_reduce_large``: integer products of
+the significand with a window of 2/pi's bits, the exponent choosing the window; finite arguments
+all the way to the largest give a few ulp, inf and NaN give NaN).  The large path costs two to four times the
 rest of the function, so it sits behind a branch: on the GPU a thread's own; on the CPU, where the
 loop vectorizer would run both sides of a branch, once per vector in the vector variants it calls
 instead of the scalar function (``_define_with_variants``; measured in ``_trig_vector_body``).
 
 Accuracy (checked against NumPy in tests/codegen/test_math.py): a few ulp for |x| in the
-ranges that matter; sin/cos/tan for every finite x.
+ranges that matter; sin/cos/tan for every finite x (f32 with FMA, every float below 2**17
+checked: sin and cos within 1.21 ulp of the exact value, 1 of the correctly rounded one; tan,
+sin r / cos r, within 2.55, 3).
 f32 ``pow`` and ``erf`` are computed in f64.  ``log1p`` and ``expm1`` are exact-ish near 0
 (Kahan's ``log(u) * x / (u - 1)``; the Taylor series of expm1(x)/x for |x| < 1/2); ``erf``
 is a Taylor series below 1 and ``1 - exp(-x*x) * erfcx(x)`` fits above (``tools/fit_erf.py``).
@@ -464,8 +466,9 @@ def _ph_table(module):
 
 
 def _reduce_large(e: "_Emit", f: _F, x):
-    """(r, quadrant) with x = r + quadrant * pi/2 (mod 2 pi), |r| <= pi/4, for any finite x whose
-    exponent is at least -60: a Payne-Hanek reduction in integer arithmetic.
+    """(r, r_lo, quadrant) with x = r (+ r_lo) + quadrant * pi/2 (mod 2 pi), |r| <= pi/4, for any
+    finite x whose exponent is at least -60: a Payne-Hanek reduction in integer arithmetic.  f32's
+    r_lo is r's rounding error (r is an f64 first); f64's is None.
 
     |x| = M * 2**E (M the integer significand).  Bits of 2/pi before the (E - 1)-th add multiples of
     4 to x * 2/pi (whole turns): x * 2/pi mod 4 is M times the 2/pi bits from E - 1 on, a window
@@ -494,9 +497,10 @@ def _reduce_large(e: "_Emit", f: _F, x):
     n = b.lshr(b.add(top, f.k(I64, 1 << 61)), f.k(I64, 62))
     frac = b.sub(top, b.shl(n, f.k(I64, 62)))
     if f.f64:
-        return _ph_fraction_f64(e, f, frac, low), n
+        return _ph_fraction_f64(e, f, frac, low), None, n
     r = b.fmul(b.sitofp(frac, f.vt(F64)), f.k(F64, math.pi / 2 * 2.0 ** -62))
-    return b.fptrunc(r, f.ty), b.trunc(n, f.ity)
+    r_hi = b.fptrunc(r, f.ty)
+    return r_hi, b.fptrunc(b.fsub(r, b.fpext(r_hi, f.vt(F64))), f.ty), b.trunc(n, f.ity)
 
 
 def _ph_fraction_f64(e: "_Emit", f: _F, frac, low):
@@ -523,22 +527,66 @@ def _ph_fraction_f64(e: "_Emit", f: _F, frac, low):
 _LARGE = {"f32": 2.0 ** 15, "f64": 2.0 ** 28}
 
 
+# f32 with FMA: pi/2 as three floats of 24 bits each (p1 + p2 + p3 within 2**-76 of it)
+_HALF_PI_F32 = tuple(float.fromhex(h) for h in ("0x1.921fb6p+0", "-0x1.777a5cp-25", "-0x1.ee59dap-50"))
+
+
+def _has_fma(module) -> bool:
+    """Whether ``llvm.fma`` is one instruction on the module's target: always on the GPU and on
+    64-bit ARM; on x86 where the host CPU has FMA3 (elsewhere it is a libm call, or unknown)."""
+    triple = module.triple or ""
+    if "nvptx" in triple or triple.startswith(("aarch64", "arm64")):
+        return True
+    if not triple.startswith("x86_64"):
+        return False
+    from .llvm_cpu import host_features     # llvm_cpu imports this module
+    return "+fma" in host_features().split(",")
+
+
 def _reduce_small(e: "_Emit", f: _F, x):
-    """(r, quadrant, small): x = r + quadrant * pi/2, |r| <= pi/4, by a three-part Cody-Waite
+    """(r, r_lo, quadrant, small): x = r + r_lo + quadrant * pi/2, |r| <= pi/4, by a Cody-Waite
     reduction, exact enough where ``small`` (|x| < ``_LARGE``); elsewhere the quadrant is 0 (r is
-    NaN for inf and NaN, and replaced for large finite x)."""
+    NaN for inf and NaN, and replaced for large finite x).  f64: three parts of pi/2, r_lo None.
+    f32 (``x`` is |x| there: ``_trig_from_quadrant`` gives the sign back): ``_reduce_small_f32``."""
     b = e.b
-    if f.f64:
-        p1, p2, p3 = 1.57079632673412561417e+00, 6.07710050630396597660e-11, 2.02226624879595063154e-21
-    else:
-        p1, p2, p3 = 1.5703125, 4.83751296997070312500e-04, 7.54978995489188216e-8
+    if not f.f64:
+        return _reduce_small_f32(e, f, x)
+    p1, p2, p3 = 1.57079632673412561417e+00, 6.07710050630396597660e-11, 2.02226624879595063154e-21
     n = e.rint(b.fmul(x, f.c(0.6366197723675814)))
     r = e.fma(n, f.c(-p1), x)
     r = e.fma(n, f.c(-p2), r)
     r = e.fma(n, f.c(-p3), r)
     r = e.sel(b.fcmp_ordered("==", n, f.c(0.0)), x, r)      # keeps -0.0 (0 - 0 would be +0)
     small = e.lt(e.fabs(x), f.c(_LARGE[f.suffix]))
-    return r, b.fptosi(e.sel(small, n, f.c(0.0)), f.ity), small
+    return r, None, b.fptosi(e.sel(small, n, f.c(0.0)), f.ity), small
+
+
+def _reduce_small_f32(e: "_Emit", f: _F, ax):
+    """``_reduce_small`` of f32 ``ax`` = |x|.
+
+    With FMA, ``r + r_lo`` is ax - n * pi/2 to far below an ulp of r, so that sin near a multiple
+    of pi keeps its digits (4.2e-9 is the closest an f32 below 2**15 comes to one, at 252.89821;
+    the three-part reduction below was up to 1900 ulp off there): r1 = ax - n * p1 is exact (a
+    multiple of 2**-24 below 1: p1 has 24 bits, n fewer than 15); r = r1 - n * p2 rounded, and
+    r_lo the rest: r1 - r (exact, Fast2Sum's first step) less n * p2 and n * p3 (fmas).  Measured
+    (2**20 f32 sins in a row reduction, in-process A/B): as fast as the three-part reduction.
+    Without FMA (``llvm.fma`` a libm call) the three-part reduction whose first product is exact
+    without one: up to 1.3e-10 absolute (n (pi/2 - p1 - p2 - p3)), many ulp near the multiples;
+    r_lo 0."""
+    b = e.b
+    n = e.rint(b.fmul(ax, f.c(0.6366197723675814)))
+    if _has_fma(b.module):
+        p1, p2, p3 = _HALF_PI_F32
+        r1 = e.fma(n, f.c(-p1), ax)
+        r = b.fsub(r1, b.fmul(n, f.c(p2)))
+        r_lo = e.fma(n, f.c(-p3), e.fma(n, f.c(-p2), b.fsub(r1, r)))
+    else:
+        r = ax
+        for p in (1.5703125, 4.83751296997070312500e-04, 7.54978995489188216e-8):
+            r = e.fma(n, f.c(-p), r)
+        r_lo = f.c(0.0)
+    small = e.lt(ax, f.c(_LARGE[f.suffix]))
+    return r, r_lo, b.fptosi(e.sel(small, n, f.c(0.0)), f.ity), small
 
 
 def _is_large(e: "_Emit", f: _F, x):
@@ -549,65 +597,87 @@ def _is_large(e: "_Emit", f: _F, x):
 
 
 def _reduce_large_signed(e: "_Emit", f: _F, x):
-    """``_reduce_large`` of |x|, mirrored for x < 0 (-r, -quadrant)."""
+    """``_reduce_large`` of |x|, mirrored for x < 0 (-r, -quadrant) in f64; f32's ``x`` is |x|."""
+    if not f.f64:
+        return _reduce_large(e, f, x)
     b = e.b
-    r, q = _reduce_large(e, f, e.fabs(x))
+    r, _, q = _reduce_large(e, f, e.fabs(x))
     xneg = e.lt(x, f.c(0.0))
-    return e.sel(xneg, b.fneg(r), r), e.sel(xneg, b.sub(f.i(0), q), q)
+    return e.sel(xneg, b.fneg(r), r), None, e.sel(xneg, b.sub(f.i(0), q), q)
 
 
 def _reduce_half_pi(e: "_Emit", f: _F, x):
-    """(r, quadrant): x = r + quadrant * pi/2, |r| <= pi/4, the quadrant an integer (mod 4 is what
-    counts); infinities and NaN give a NaN r.  ``_reduce_small``'s, and where ``_is_large``
-    ``_reduce_large``'s: for a scalar behind a branch (a GPU warp diverges only where some
-    thread's argument is large); a vector's lanes are all reduced both ways, selected (the vector
-    variants call this only where some lane is large: ``_trig_vector_body``)."""
-    r, q, _ = _reduce_small(e, f, x)
+    """(r, r_lo, quadrant): x = r + r_lo + quadrant * pi/2, |r| <= pi/4, the quadrant an integer
+    (mod 4 is what counts; r_lo None in f64, and f32's ``x`` is |x|); infinities and NaN give a
+    NaN r.  ``_reduce_small``'s, and where ``_is_large`` ``_reduce_large``'s: for a scalar behind
+    a branch (a GPU warp diverges only where some thread's argument is large); a vector's lanes
+    are all reduced both ways, selected (the vector variants call this only where some lane is
+    large: ``_trig_vector_body``)."""
+    *fast, _ = _reduce_small(e, f, x)
     b = e.b
     if f.lanes > 1:
-        rl, ql = _reduce_large_signed(e, f, x)
+        slow = _reduce_large_signed(e, f, x)
         large = _is_large(e, f, x)
-        return e.sel(large, rl, r), e.sel(large, ql, q)
+        return [v if v is None else e.sel(large, w, v) for v, w in zip(fast, slow)]
     before = b.block
     with b.if_then(_is_large(e, f, x), likely=False):
-        rl, ql = _reduce_large_signed(e, f, x)
+        slow = _reduce_large_signed(e, f, x)
         large_block = b.block
-    rp, qp = b.phi(f.ty), b.phi(f.ity)
-    rp.add_incoming(r, before)
-    rp.add_incoming(rl, large_block)
-    qp.add_incoming(q, before)
-    qp.add_incoming(ql, large_block)
-    return rp, qp
+    merged = []
+    for v, w in zip(fast, slow):
+        if v is not None:
+            phi = b.phi(v.type)
+            phi.add_incoming(v, before)
+            phi.add_incoming(w, large_block)
+            v = phi
+        merged.append(v)
+    return merged
 
 
-def _sin_cos_r(e: "_Emit", f: _F, r):
-    """(sin r, cos r) for |r| <= pi/4: r * S(r^2) and C(r^2), Taylor series."""
-    ns, nc = (9, 10) if f.f64 else (6, 7)
-    z = e.b.fmul(r, r)
-    S = e.poly(z, [(-1) ** k * _INV_FACT[2 * k + 1] for k in range(ns)])
-    C = e.poly(z, [(-1) ** k * _INV_FACT[2 * k] for k in range(nc)])
-    return e.b.fmul(r, S), C
-
-
-def _trig_from_quadrant(e: "_Emit", f: _F, which, r, q):
-    """sin, cos or tan of r + q * pi/2."""
+def _sin_cos_r(e: "_Emit", f: _F, r, r_lo):
+    """(sin, cos) of r (+ r_lo) for |r| <= pi/4: r * S(r^2) and C(r^2), Taylor series; f32's sin is
+    r + (r^3 S1(r^2) + r_lo), the small parts summed first and r added last (one rounding where
+    r * S rounded twice, and r_lo counted).  r_lo leaves f32's cos alone (at most 0.4 ulp there,
+    cos r being at least 0.7; the corrections for it and for r*r's rounding cost a tenth more time
+    for cos 1.2 -> 0.95 ulp)."""
     b = e.b
-    sr, C = _sin_cos_r(e, f, r)
+    ns, nc = (9, 10) if f.f64 else (6, 7)
+    z = b.fmul(r, r)
+    C = e.poly(z, [(-1) ** k * _INV_FACT[2 * k] for k in range(nc)])
+    if f.f64:
+        return b.fmul(r, e.poly(z, [(-1) ** k * _INV_FACT[2 * k + 1] for k in range(ns)])), C
+    S1 = e.poly(z, [(-1) ** k * _INV_FACT[2 * k + 1] for k in range(1, ns)])
+    return b.fadd(r, e.fma(b.fmul(r, z), S1, r_lo)), C
+
+
+def _trig_from_quadrant(e: "_Emit", f: _F, which, r, r_lo, q, x):
+    """sin, cos or tan of r (+ r_lo) + q * pi/2; f32's r and q are |x|'s, and sin and tan take x's
+    sign."""
+    b = e.b
+    sr, C = _sin_cos_r(e, f, r, r_lo)
     if which == "cos":
         q = b.add(q, f.i(1))
     odd = b.icmp_unsigned("!=", b.and_(q, f.i(1)), f.i(0))
-    if which == "tan":
-        return e.sel(odd, b.fdiv(b.fneg(C), sr), b.fdiv(sr, C))     # tan(r + pi/2) = -cos r / sin r
-    neg = b.icmp_unsigned("!=", b.and_(q, f.i(2)), f.i(0))
-    v = e.sel(odd, C, sr)
-    return e.sel(neg, b.fneg(v), v)
+    if which == "tan":                  # tan(r + pi/2) = -cos r / sin r
+        v = b.fdiv(e.sel(odd, b.fneg(C), sr), e.sel(odd, sr, C))
+        return v if f.f64 else _with_sign_of(e, f, v, x)
+    sign = b.shl(b.and_(q, f.i(2)), f.i(62 if f.f64 else 30))        # quadrants 2, 3: -v
+    v = b.bitcast(b.xor(b.bitcast(e.sel(odd, C, sr), f.ity), sign), f.ty)
+    return v if f.f64 or which == "cos" else _with_sign_of(e, f, v, x)
+
+
+def _with_sign_of(e: "_Emit", f: _F, v, x):
+    """v, negated where x's sign bit is set (sin and tan of |x|, made sin and tan of x)."""
+    b = e.b
+    sign = b.and_(b.bitcast(x, f.ity), f.i(-(1 << (63 if f.f64 else 31))))
+    return b.bitcast(b.xor(b.bitcast(v, f.ity), sign), f.ty)
 
 
 def _trig_body(f: _F, which):
     def body(b, x):
         e = _Emit(b, f)
-        r, q = _reduce_half_pi(e, f, x)
-        return _trig_from_quadrant(e, f, which, r, q)
+        r, r_lo, q = _reduce_half_pi(e, f, x if f.f64 else e.fabs(x))
+        return _trig_from_quadrant(e, f, which, r, r_lo, q, x)
     return body
 
 
@@ -629,8 +699,8 @@ def _trig_vector_body(f: _F, which, large_fn):
     made that 15-30%."""
     def body(b, x):
         e = _Emit(b, f)
-        r, q, small = _reduce_small(e, f, x)
-        fast = _trig_from_quadrant(e, f, which, r, q)
+        r, r_lo, q, small = _reduce_small(e, f, x if f.f64 else e.fabs(x))
+        fast = _trig_from_quadrant(e, f, which, r, r_lo, q, x)
         mask = f.vt(ir.IntType(1))
         all_small = _intrinsic(b.module, f"llvm.vector.reduce.and.{f.sfx(ir.IntType(1))}", ir.IntType(1), [mask])
         before = b.block

@@ -344,3 +344,64 @@ def test_size_threshold_is_read_at_each_call_after_the_types_were_memoized(kerne
     monkeypatch.setattr(eager_cpu, "MIN_ELEMENTS", 100)
     assert (a * b).tolist() == np.arange(150.0).tolist()
     assert [k[0] for k in _compiled_keys()] == ["mul"]
+
+
+def _f32_near_multiples_and_random(n):
+    """``n`` f32 arguments: those nearest the multiples of pi/2 below 2**16 and their neighbours (as
+    many as fit), then random ones below 2**15."""
+    from tests.codegen.test_math import f32_near_half_pi_multiples
+    rng = np.random.default_rng(9)
+    x = rng.permutation(f32_near_half_pi_multiples())[:n]
+    return np.concatenate([x, rng.uniform(-2.0 ** 15, 2.0 ** 15, n - len(x))]).astype(np.float32)
+
+
+# f32: sin and cos (and so their gradients cos x, -sin x) and tan in ulps of the exact value and of
+# the correctly rounded one; tan's gradient 1 + tan(x)^2 doubles tan's relative error
+_F32_TRIG_GRAD_ULPS = {"sin": (1.25, 1), "cos": (1.25, 1), "tan": (5, 5)}
+
+
+def _check_f32_trig(op, x, y, grad):
+    from tests.codegen.test_math import F32_TRIG_ULPS, TRIG, trig_ulps
+    x64 = x.astype(np.float64)
+    exact, rounded = trig_ulps(y, TRIG[op](x64), np.float32)
+    bound, bound_rounded = F32_TRIG_ULPS[op]
+    assert exact.max() <= bound and rounded.max() <= bound_rounded, f"{op}: {exact.max():.2f} ulp"
+    dref = {"sin": np.cos, "cos": lambda v: -np.sin(v), "tan": lambda v: 1 + np.tan(v) ** 2}[op]
+    exact, rounded = trig_ulps(grad, dref(x64), np.float32)
+    bound, bound_rounded = _F32_TRIG_GRAD_ULPS[op]
+    assert exact.max() <= bound and rounded.max() <= bound_rounded, f"{op} gradient: {exact.max():.2f} ulp"
+
+
+@pytest.mark.parametrize("op", ["sin", "cos", "tan"])
+def test_f32_trig_near_multiples_of_half_pi_eager(monkeypatch, op):
+    """Eager f32 sin/cos/tan of MIN_ELEMENTS arguments, nearest the multiples of pi/2 below 2**16
+    and random below 2**15, run as kernels (the FMA reduction with its low part: the three-part one
+    was 600-1900 ulp off near k pi), and their gradients, within a few ulp of the exact values."""
+    from tests.codegen.test_math import host_has_fma
+    if not host_has_fma():
+        pytest.skip("the f32 FMA reduction")
+    monkeypatch.setattr(eager_cpu, "WARMUP", 1)
+    monkeypatch.setattr(eager_cpu, "ENABLED", True)
+    eager_cpu.clear()
+    try:
+        x = _f32_near_multiples_and_random(eager_cpu.MIN_ELEMENTS)
+        t = gradc.tensor(x, requires_grad=True)
+        y = getattr(t, op)()
+        assert any(k[0] == op for k in _compiled_keys()), f"{op} did not take the kernel path"
+        y.backward(gradc.ones_like(y))
+        _check_f32_trig(op, x, y.detach().numpy(), t.grad.numpy())
+    finally:
+        eager_cpu.clear()
+
+
+@pytest.mark.parametrize("op", ["sin", "cos", "tan"])
+def test_f32_trig_near_multiples_of_half_pi_compiled(op):
+    """@gradc.compile'd f32 sin/cos/tan near the multiples of pi/2, and their compiled gradients."""
+    from tests.codegen.test_math import host_has_fma
+    if not host_has_fma():
+        pytest.skip("the f32 FMA reduction")
+    x = _f32_near_multiples_and_random(100003)
+    t = gradc.tensor(x, requires_grad=True)
+    y = gradc.compile(lambda v: getattr(v, op)() + 0)(t)
+    gradc.compile(lambda v: getattr(v, op)().sum())(t).backward()
+    _check_f32_trig(op, x, y.detach().numpy(), t.grad.numpy())

@@ -64,3 +64,22 @@ def test_trig_of_large_arguments_on_the_gpu_path(dtype):
     for op, got in zip(sorted(TRIG), outs):
         ulps = max_ulp_err(got, TRIG[op](x.astype(np.float64)), npdt)
         assert ulps <= (3 if op == "tan" else 2), f"{op}: {ulps:.2f} ulp"
+
+
+def test_f32_trig_near_multiples_of_half_pi_on_the_gpu_path():
+    """The NVPTX lowering's f32 sin/cos/tan (always the FMA reduction: r + r_lo; its scalar branch to
+    the large reduction, phis for r, r_lo and the quadrant) near every multiple of pi/2 below
+    2**16, in the simulator: within the CPU kernels' ulps of the exact values."""
+    from gradc.codegen.kernel_ir import KernelBuilder
+    from .test_math import F32_TRIG_ULPS, TRIG, f32_near_half_pi_multiples, trig_ulps
+    x = f32_near_half_pi_multiples()
+    kb = KernelBuilder("sim_trig_near", x.shape)
+    v = kb.load(kb.input("x", "f32", x.shape))
+    for op in sorted(TRIG):
+        kb.store(kb.output(op, "f32", x.shape), kb.op(op, v))
+    outs = [np.empty_like(x) for _ in TRIG]
+    gpusim.run(kb.build(), [x] + outs, block=(64, 1, 1))
+    for op, got in zip(sorted(TRIG), outs):
+        exact, rounded = trig_ulps(got, TRIG[op](x.astype(np.float64)), np.float32)
+        bound, bound_rounded = F32_TRIG_ULPS[op]
+        assert exact.max() <= bound and rounded.max() <= bound_rounded, f"{op}: {exact.max():.2f} ulp"

@@ -53,8 +53,8 @@ def test_accuracy(op, dtype):
     inf = np.isinf(want_t)
     np.testing.assert_array_equal(got[inf], want_t[inf])
     ulps = max_ulp_err(got[~inf], want[~inf], dtype)
-    # sin/cos for |x| up to 1e4: the argument reduction loses a little in f32
-    limit = 8 if op in ("sin", "cos") and dtype == np.float32 else 4
+    # f32 sin/cos without FMA: the three-part reduction loses a little for |x| up to 1e4
+    limit = 8 if op in ("sin", "cos") and dtype == np.float32 and not host_has_fma() else 4
     assert ulps <= limit, f"{op} {np.dtype(dtype).name}: max error {ulps:.1f} ulp"
 
 
@@ -277,6 +277,88 @@ def test_trig_near_multiples_of_half_pi(op, dtype):
     got = run_unary(op, x)
     ulps = np.abs(got - want) / np.spacing(np.abs(want).astype(dtype)).astype(np.float64)
     assert ulps.max() <= (3 if op == "tan" else 2), f"{op}: {ulps.max():.2f} ulp at {x[np.argmax(ulps)]!r}"
+
+
+def host_has_fma() -> bool:
+    from gradc.codegen import llvm_cpu
+    return "+fma" in llvm_cpu.host_features().split(",")
+
+
+def f32_near_half_pi_multiples(top=2.0 ** 16):
+    """Every f32 nearest a multiple of pi/2 below ``top`` in magnitude and the two floats either
+    side of it, both signs: up to 2**15 the Cody-Waite reduction's cancellation (the closest,
+    252.89821, is within 4.2e-9 of 161 pi/2), above it the switch to the Payne-Hanek one."""
+    base = (np.arange(1, int(top / (np.pi / 2)) + 1) * (np.pi / 2)).astype(np.float32)
+    x = [base]
+    for direction in (np.float32(np.inf), np.float32(0)):
+        v = base
+        for _ in range(2):
+            v = np.nextafter(v, direction)
+            x.append(v)
+    x = np.concatenate(x)
+    x = x[x < top]
+    return np.concatenate([x, -x])
+
+
+def trig_ulps(got, want, dtype):
+    """(error in ulps of the exact ``want``, error in ulps against ``want`` correctly rounded to
+    ``dtype``), per element; an ulp is the spacing of the rounded value."""
+    rounded = want.astype(dtype)
+    spacing = np.spacing(np.abs(rounded)).astype(np.float64)
+    got = got.astype(np.float64)
+    return np.abs(got - want) / spacing, np.abs(got - rounded.astype(np.float64)) / spacing
+
+
+# f32 sin/cos/tan with FMA: within these ulps of the exact value and of the correctly rounded one
+# (every f32 below 2**17 checked once against NumPy's f64: sin 1.206, cos 1.205, tan 2.553; 1, 1, 3)
+F32_TRIG_ULPS = {"sin": (1.25, 1), "cos": (1.25, 1), "tan": (2.6, 3)}
+
+
+@pytest.mark.parametrize("op", sorted(TRIG))
+def test_f32_trig_near_multiples_of_half_pi_below_the_large_path(op):
+    """f32 sin/cos/tan where the Cody-Waite reduction cancels: r + r_lo keeps ~2**-45 of r (the
+    three-part reduction it replaces lost the low bits: 600-1900 ulp near k pi), and across the
+    switch to the Payne-Hanek reduction at 2**15."""
+    if not host_has_fma():
+        pytest.skip("the FMA reduction; without FMA test_f32_trig_without_fma covers the fallback")
+    x = f32_near_half_pi_multiples()
+    exact, rounded = trig_ulps(run_unary(op, x), TRIG[op](x.astype(np.float64)), np.float32)
+    bound, bound_rounded = F32_TRIG_ULPS[op]
+    assert exact.max() <= bound, f"{op}: {exact.max():.2f} ulp at {x[np.argmax(exact)]!r}"
+    assert rounded.max() <= bound_rounded, f"{op}: {rounded.max():.0f} ulp from the rounded value"
+    assert op == "cos" or np.array_equal(np.signbit(run_unary(op, -x)), ~np.signbit(run_unary(op, x)))
+
+
+@pytest.mark.parametrize("op", sorted(TRIG))
+def test_f32_trig_random_arguments(op):
+    """f32 sin/cos/tan of random arguments below 2**15, small ones, and signed zeros."""
+    if not host_has_fma():
+        pytest.skip("the FMA reduction; without FMA test_f32_trig_without_fma covers the fallback")
+    rng = np.random.default_rng(21)
+    x = np.concatenate([rng.uniform(-2.0 ** 15, 2.0 ** 15, 200000), rng.uniform(-4, 4, 100000),
+                        np.exp(rng.uniform(-90, 0, 20000)) * rng.choice([-1, 1], 20000)]).astype(np.float32)
+    exact, rounded = trig_ulps(run_unary(op, x), TRIG[op](x.astype(np.float64)), np.float32)
+    bound, bound_rounded = F32_TRIG_ULPS[op]
+    assert exact.max() <= bound and rounded.max() <= bound_rounded, f"{op}: {exact.max():.2f} ulp"
+    zeros = run_unary(op, np.array([0.0, -0.0], np.float32))
+    want = np.array([1.0, 1.0] if op == "cos" else [0.0, -0.0], np.float32)
+    assert np.array_equal(zeros, want) and np.array_equal(np.signbit(zeros), np.signbit(want))
+
+
+def test_f32_trig_without_fma(monkeypatch):
+    """Where ``llvm.fma`` is no instruction the f32 reduction is the three-part one whose first
+    product is exact without FMA: a few ulp for random arguments, up to 1.3e-10 absolute near the
+    multiples of pi/2 (n times p1 + p2 + p3's distance from pi/2; many ulp there)."""
+    from gradc.codegen import llvm_math
+    monkeypatch.setattr(llvm_math, "_has_fma", lambda module: False)
+    rng = np.random.default_rng(22)
+    x = rng.uniform(-1e4, 1e4, 20000).astype(np.float32)
+    near = f32_near_half_pi_multiples(2.0 ** 15)
+    for op in ("sin", "cos"):
+        assert max_ulp_err(run_unary(op, x), TRIG[op](x.astype(np.float64)), np.float32) <= 8
+        err = np.abs(run_unary(op, near).astype(np.float64) - TRIG[op](near.astype(np.float64)))
+        small = np.abs(TRIG[op](near.astype(np.float64))) < 1e-3
+        assert small.sum() > 10000 and err[small].max() < 2e-10
 
 
 def test_two_over_pi_table():
