@@ -384,24 +384,28 @@ def test_tan_f32_polynomial():
     assert np.max(np.abs(approx - exact) / exact) < 2.0 ** -29
 
 
+@pytest.mark.parametrize("op", sorted(TRIG))
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
-def test_trig_loops_stay_vectorized(dtype):
-    """sin's loop is vectorized, the small-argument path inline and the large one (its window of
-    2/pi's bits: funnel shifts; f64's from a gathered table) a vector function called behind a
-    branch per vector; no libm."""
+def test_trig_loops_stay_vectorized(dtype, op):
+    """sin's, cos's and tan's loops are vectorized (f32 with FMA: r's low part and tan's own
+    polynomial too), the small-argument path inline and the large one (its window of 2/pi's bits:
+    funnel shifts; f64's from a gathered table) a vector function called behind a branch per
+    vector; no libm."""
     from gradc.codegen import llvm_cpu
     if "+avx512f" not in llvm_cpu.host_features():
         pytest.skip("needs AVX-512 (16 x f32 / 8 x f64 lanes)")
-    kb = KernelBuilder(f"vec_sin_{dtype}", (4096,))
-    kb.store(kb.output("o", dtype, (4096,)), kb.op("sin", kb.load(kb.input("x", dtype, (4096,)))))
+    kb = KernelBuilder(f"vec_{op}_{dtype}", (4096,))
+    v = kb.op(op, kb.load(kb.input("x", dtype, (4096,))))
+    kb.store(kb.output("o", dtype, (4096,)), v)
     text = llvm_cpu.emit_llvm(kb.build(), optimized=True)
     vec, ivec = ("<16 x float>", "<16 x i64>") if dtype == "f32" else ("<8 x double>", "<8 x i64>")
     assert f"call {vec} @llvm.fma" in text and f"call {vec} @llvm.rint" in text
+    assert op != "tan" or f"fdiv {vec}" in text
     assert f"call {ivec} @llvm.fshl" in text
     assert dtype == "f32" or "@llvm.masked.gather.v8i64" in text
-    assert "@sin" not in text and "@llvm.sin" not in text
-    assert not re.search(rf"call [^\n]*@gradc\.sin\.{dtype}\.v\d+\(", text), "vector variant not inlined"
-    assert re.search(rf"call [^\n]*@gradc\.sin\.{dtype}\.v\d+\.large\(", text), "no large-argument call"
+    assert f"@{op}" not in text and f"@llvm.{op}" not in text
+    assert not re.search(rf"call [^\n]*@gradc\.{op}\.{dtype}\.v\d+\(", text), "vector variant not inlined"
+    assert re.search(rf"call [^\n]*@gradc\.{op}\.{dtype}\.v\d+\.large\(", text), "no large-argument call"
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
