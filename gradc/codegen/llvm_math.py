@@ -7,19 +7,20 @@ vectorize a loop that calls them (libm calls stay scalar) and the NVPTX backend,
 no libm, can lower them.  Each function is emitted once per module as an internal,
 ``alwaysinline`` function ``gradc.<name>.<f32|f64>``.
 
-sin, cos and tan reduce by pi/2: a Cody-Waite reduction below 2**15 (f32) / 2**28 (f64; three
-parts of pi/2; f32 with FMA: r plus a low part, ``_reduce_small_f32``, and tan a polynomial of
-its own, ``_tan_f32``), and above that a Payne-Hanek one (``_reduce_large``: integer products of
-the significand with a window of 2/pi's bits, the exponent choosing the window; finite arguments
-all the way to the largest give a few ulp, inf and NaN give NaN).  The large path costs two to four times the
-rest of the function, so it sits behind a branch: on the GPU a thread's own; on the CPU, where the
-loop vectorizer would run both sides of a branch, once per vector in the vector variants it calls
-instead of the scalar function (``_define_with_variants``; measured in ``_trig_vector_body``).
+sin, cos and tan reduce |x| by pi/2 (sin and tan take x's sign back): a Cody-Waite reduction
+below 2**15 (f32) / 2**28 (f64; three parts of pi/2, with FMA r plus a low part:
+``_reduce_small``; f32's tan a polynomial of its own, ``_tan_f32``), and above that a
+Payne-Hanek one (``_reduce_large``: integer products of the significand with a window of 2/pi's
+bits, the exponent choosing the window; finite arguments all the way to the largest give a few
+ulp, inf and NaN give NaN).  The large path costs two to four times the rest of the function,
+so it sits behind a branch: on the GPU a thread's own; on the CPU, where the loop vectorizer
+would run both sides of a branch, once per vector in the vector variants it calls instead of the
+scalar function (``_define_with_variants``; measured in ``_trig_vector_body``).
 
 Accuracy (checked against NumPy in tests/codegen/test_math.py): a few ulp for |x| in the
 ranges that matter; sin/cos/tan for every finite x (f32 with FMA, every float below 2**17
 checked: sin and cos within 1.21 ulp of the exact value, 1 of the correctly rounded one; tan
-within 1.69, 2).
+within 1.69, 2; f64 with FMA near the multiples of pi/2 too: within an ulp of NumPy's, tan 2).
 f32 ``pow`` and ``erf`` are computed in f64.  ``log1p`` and ``expm1`` are exact-ish near 0
 (Kahan's ``log(u) * x / (u - 1)``; the Taylor series of expm1(x)/x for |x| < 1/2); ``erf``
 is a Taylor series below 1 and ``1 - exp(-x*x) * erfcx(x)`` fits above (``tools/fit_erf.py``).
@@ -473,9 +474,9 @@ def _ph_table(module):
 
 
 def _reduce_large(e: "_Emit", f: _F, x):
-    """(r, r_lo, quadrant) with x = r (+ r_lo) + quadrant * pi/2 (mod 2 pi), |r| <= pi/4, for any
-    finite x whose exponent is at least -60: a Payne-Hanek reduction in integer arithmetic.  f32's
-    r_lo is r's rounding error (r is an f64 first); f64's is None.
+    """(r, r_lo, quadrant) with x = r + r_lo + quadrant * pi/2 (mod 2 pi), |r| <= pi/4, for any
+    finite x whose exponent is at least -60: a Payne-Hanek reduction in integer arithmetic.  r_lo
+    is r's rounding error (f32: r is an f64 first; f64: a double-double).
 
     |x| = M * 2**E (M the integer significand).  Bits of 2/pi before the (E - 1)-th add multiples of
     4 to x * 2/pi (whole turns): x * 2/pi mod 4 is M times the 2/pi bits from E - 1 on, a window
@@ -504,15 +505,16 @@ def _reduce_large(e: "_Emit", f: _F, x):
     n = b.lshr(b.add(top, f.k(I64, 1 << 61)), f.k(I64, 62))
     frac = b.sub(top, b.shl(n, f.k(I64, 62)))
     if f.f64:
-        return _ph_fraction_f64(e, f, frac, low), None, n
+        return (*_ph_fraction_f64(e, f, frac, low), n)
     r = b.fmul(b.sitofp(frac, f.vt(F64)), f.k(F64, math.pi / 2 * 2.0 ** -62))
     r_hi = b.fptrunc(r, f.ty)
     return r_hi, b.fptrunc(b.fsub(r, b.fpext(r_hi, f.vt(F64))), f.ty), b.trunc(n, f.ity)
 
 
 def _ph_fraction_f64(e: "_Emit", f: _F, frac, low):
-    """(frac * 2**64 + low) * 2**-126 * pi/2 as an f64 (frac signed, low unsigned): the magnitude's
-    128 bits split so that no digit cancels, times pi/2 as a double-double."""
+    """(frac * 2**64 + low) * 2**-126 * pi/2 as a double-double (r, r_lo) (frac signed, low
+    unsigned): the magnitude's 128 bits split so that no digit cancels, times pi/2 as a
+    double-double."""
     b = e.b
     neg = b.icmp_signed("<", frac, f.i(0))
     nlow = b.sub(f.i(0), low)
@@ -527,15 +529,21 @@ def _ph_fraction_f64(e: "_Emit", f: _F, frac, low):
     rh = b.fmul(fh, f.c(p_hi))
     rl = b.fadd(e.fma(fh, f.c(p_hi), b.fneg(rh)), e.fma(fh, f.c(p_lo), b.fmul(fl, f.c(p_hi))))
     r = b.fadd(rh, rl)
-    return e.sel(neg, b.fneg(r), r)
+    r_lo = b.fadd(b.fsub(rh, r), rl)               # Fast2Sum: r + r_lo = rh + rl
+    return e.sel(neg, b.fneg(r), r), e.sel(neg, b.fneg(r_lo), r_lo)
 
 
 # beyond these |x| the Cody-Waite reduction's n * pi/2 loses digits: the Payne-Hanek one instead
 _LARGE = {"f32": 2.0 ** 15, "f64": 2.0 ** 28}
 
 
-# f32 with FMA: pi/2 as three floats of 24 bits each (p1 + p2 + p3 within 2**-76 of it)
-_HALF_PI_F32 = tuple(float.fromhex(h) for h in ("0x1.921fb6p+0", "-0x1.777a5cp-25", "-0x1.ee59dap-50"))
+# pi/2 as three parts: with FMA, each part the rounding of the rest (24-bit floats in f32; in f64
+# p1 + p2 + p3 within 2**-160 of it); without, the first two parts short enough that n * p1 needs
+# no FMA to be exact (f32: 8 and 11 bits; f64: 33 bits each)
+_HALF_PI = {("f32", True): tuple(float.fromhex(h) for h in ("0x1.921fb6p+0", "-0x1.777a5cp-25", "-0x1.ee59dap-50")),
+            ("f64", True): (1.5707963267948966, 6.123233995736766e-17, -1.4973849048591698e-33),
+            ("f32", False): (1.5703125, 4.83751296997070312500e-04, 7.54978995489188216e-8),
+            ("f64", False): (1.57079632673412561417e+00, 6.07710050630396597660e-11, 2.02226624879595063154e-21)}
 
 
 def _has_fma(module) -> bool:
@@ -550,46 +558,32 @@ def _has_fma(module) -> bool:
     return "+fma" in host_features().split(",")
 
 
-def _reduce_small(e: "_Emit", f: _F, x):
-    """(r, r_lo, quadrant, small): x = r + r_lo + quadrant * pi/2, |r| <= pi/4, by a Cody-Waite
-    reduction, exact enough where ``small`` (|x| < ``_LARGE``); elsewhere the quadrant is 0 (r is
-    NaN for inf and NaN, and replaced for large finite x).  f64: three parts of pi/2, r_lo None.
-    f32 (``x`` is |x| there: ``_trig_from_quadrant`` gives the sign back): ``_reduce_small_f32``."""
-    b = e.b
-    if not f.f64:
-        return _reduce_small_f32(e, f, x)
-    p1, p2, p3 = 1.57079632673412561417e+00, 6.07710050630396597660e-11, 2.02226624879595063154e-21
-    n = e.rint(b.fmul(x, f.c(0.6366197723675814)))
-    r = e.fma(n, f.c(-p1), x)
-    r = e.fma(n, f.c(-p2), r)
-    r = e.fma(n, f.c(-p3), r)
-    r = e.sel(b.fcmp_ordered("==", n, f.c(0.0)), x, r)      # keeps -0.0 (0 - 0 would be +0)
-    small = e.lt(e.fabs(x), f.c(_LARGE[f.suffix]))
-    return r, None, b.fptosi(e.sel(small, n, f.c(0.0)), f.ity), small
-
-
-def _reduce_small_f32(e: "_Emit", f: _F, ax):
-    """``_reduce_small`` of f32 ``ax`` = |x|.
+def _reduce_small(e: "_Emit", f: _F, ax):
+    """(r, r_lo, quadrant, small) for ``ax`` = |x| (``_trig_from_quadrant`` gives sin and tan
+    x's sign back): ax = r + r_lo + quadrant * pi/2, |r| <= pi/4, by a Cody-Waite reduction, exact
+    enough where ``small`` (|x| < ``_LARGE``); elsewhere the quadrant is 0 (r is NaN for inf and
+    NaN, and replaced for large finite x).
 
     With FMA, ``r + r_lo`` is ax - n * pi/2 to far below an ulp of r, so that sin near a multiple
     of pi keeps its digits (4.2e-9 is the closest an f32 below 2**15 comes to one, at 252.89821;
-    the three-part reduction below was up to 1900 ulp off there): r1 = ax - n * p1 is exact (a
-    multiple of 2**-24 below 1: p1 has 24 bits, n fewer than 15); r = r1 - n * p2 rounded, and
-    r_lo the rest: r1 - r (exact, Fast2Sum's first step) less n * p2 and n * p3 (fmas).  Measured
-    (2**20 f32 sins in a row reduction, in-process A/B): as fast as the three-part reduction.
+    the three-part reductions of ``_HALF_PI``'s short parts were up to 1900 ulp off there in f32,
+    250 in f64): r1 = ax - n * p1 is exact (a multiple of ulp(1/2) below 1: p1 has the full
+    precision, n fewer than 15 (f32) / 28 (f64) bits); r = r1 - n * p2 rounded, and r_lo the rest:
+    r1 - r (exact, Fast2Sum's first step) less n * p2 and n * p3 (fmas).  Measured (2**20 sins
+    in a row reduction, in-process A/B): as fast as the three-part reduction, f32 and f64.
     Without FMA (``llvm.fma`` a libm call) the three-part reduction whose first product is exact
-    without one: up to 1.3e-10 absolute (n (pi/2 - p1 - p2 - p3)), many ulp near the multiples;
-    r_lo 0."""
+    without one, r_lo 0 (f32: up to 1.3e-10 absolute, many ulp near the multiples)."""
     b = e.b
+    fma = _has_fma(b.module)
+    p1, p2, p3 = _HALF_PI[f.suffix, fma]
     n = e.rint(b.fmul(ax, f.c(0.6366197723675814)))
-    if _has_fma(b.module):
-        p1, p2, p3 = _HALF_PI_F32
+    if fma:
         r1 = e.fma(n, f.c(-p1), ax)
         r = b.fsub(r1, b.fmul(n, f.c(p2)))
         r_lo = e.fma(n, f.c(-p3), e.fma(n, f.c(-p2), b.fsub(r1, r)))
     else:
         r = ax
-        for p in (1.5703125, 4.83751296997070312500e-04, 7.54978995489188216e-8):
+        for p in (p1, p2, p3):
             r = e.fma(n, f.c(-p), r)
         r_lo = f.c(0.0)
     small = e.lt(ax, f.c(_LARGE[f.suffix]))
@@ -603,63 +597,47 @@ def _is_large(e: "_Emit", f: _F, x):
                     e.lt(ax, f.c(float("inf"))))
 
 
-def _reduce_large_signed(e: "_Emit", f: _F, x):
-    """``_reduce_large`` of |x|, mirrored for x < 0 (-r, -quadrant) in f64; f32's ``x`` is |x|."""
-    if not f.f64:
-        return _reduce_large(e, f, x)
-    b = e.b
-    r, _, q = _reduce_large(e, f, e.fabs(x))
-    xneg = e.lt(x, f.c(0.0))
-    return e.sel(xneg, b.fneg(r), r), None, e.sel(xneg, b.sub(f.i(0), q), q)
-
-
 def _reduce_half_pi(e: "_Emit", f: _F, x):
-    """(r, r_lo, quadrant): x = r + r_lo + quadrant * pi/2, |r| <= pi/4, the quadrant an integer
-    (mod 4 is what counts; r_lo None in f64, and f32's ``x`` is |x|); infinities and NaN give a
-    NaN r.  ``_reduce_small``'s, and where ``_is_large`` ``_reduce_large``'s: for a scalar behind
+    """(r, r_lo, quadrant): x = r + r_lo + quadrant * pi/2 for x = |x|, |r| <= pi/4, the quadrant
+    an integer (mod 4 is what counts); infinities and NaN give a NaN r.  ``_reduce_small``'s, and where ``_is_large`` ``_reduce_large``'s: for a scalar behind
     a branch (a GPU warp diverges only where some thread's argument is large); a vector's lanes
     are all reduced both ways, selected (the vector variants call this only where some lane is
     large: ``_trig_vector_body``)."""
     *fast, _ = _reduce_small(e, f, x)
     b = e.b
     if f.lanes > 1:
-        slow = _reduce_large_signed(e, f, x)
+        slow = _reduce_large(e, f, x)
         large = _is_large(e, f, x)
-        return [v if v is None else e.sel(large, w, v) for v, w in zip(fast, slow)]
+        return [e.sel(large, w, v) for v, w in zip(fast, slow)]
     before = b.block
     with b.if_then(_is_large(e, f, x), likely=False):
-        slow = _reduce_large_signed(e, f, x)
+        slow = _reduce_large(e, f, x)
         large_block = b.block
     merged = []
     for v, w in zip(fast, slow):
-        if v is not None:
-            phi = b.phi(v.type)
-            phi.add_incoming(v, before)
-            phi.add_incoming(w, large_block)
-            v = phi
-        merged.append(v)
+        phi = b.phi(v.type)
+        phi.add_incoming(v, before)
+        phi.add_incoming(w, large_block)
+        merged.append(phi)
     return merged
 
 
 def _sin_cos_r(e: "_Emit", f: _F, r, r_lo):
-    """(sin, cos) of r (+ r_lo) for |r| <= pi/4: r * S(r^2) and C(r^2), Taylor series; f32's sin is
-    r + (r^3 S1(r^2) + r_lo), the small parts summed first and r added last (one rounding where
-    r * S rounded twice, and r_lo counted).  r_lo leaves f32's cos alone (at most 0.4 ulp there,
-    cos r being at least 0.7; the corrections for it and for r*r's rounding cost a tenth more time
-    for cos 1.2 -> 0.95 ulp)."""
+    """(sin, cos) of r + r_lo for |r| <= pi/4, Taylor series: r + (r^3 S1(r^2) + r_lo), the small
+    parts summed first and r added last (one rounding where r * S rounded twice, and r_lo
+    counted), and C(r^2).  r_lo leaves cos alone (at most 0.4 ulp there, cos r being at least
+    0.7; in f32 the corrections for it and for r*r's rounding cost a tenth more time for cos
+    1.2 -> 0.95 ulp)."""
     b = e.b
     ns, nc = (9, 10) if f.f64 else (6, 7)
     z = b.fmul(r, r)
     C = e.poly(z, [(-1) ** k * _INV_FACT[2 * k] for k in range(nc)])
-    if f.f64:
-        return b.fmul(r, e.poly(z, [(-1) ** k * _INV_FACT[2 * k + 1] for k in range(ns)])), C
     S1 = e.poly(z, [(-1) ** k * _INV_FACT[2 * k + 1] for k in range(1, ns)])
     return b.fadd(r, e.fma(b.fmul(r, z), S1, r_lo)), C
 
 
 def _trig_from_quadrant(e: "_Emit", f: _F, which, r, r_lo, q, x):
-    """sin, cos or tan of r (+ r_lo) + q * pi/2; f32's r and q are |x|'s, and sin and tan take x's
-    sign."""
+    """sin, cos or tan of x = r + r_lo + q * pi/2 (r and q |x|'s: sin and tan take x's sign)."""
     b = e.b
     if which == "tan" and not f.f64:
         return _with_sign_of(e, f, _tan_f32(e, f, r, r_lo, q), x)
@@ -668,10 +646,10 @@ def _trig_from_quadrant(e: "_Emit", f: _F, which, r, r_lo, q, x):
         q = b.add(q, f.i(1))
     odd = b.icmp_unsigned("!=", b.and_(q, f.i(1)), f.i(0))
     if which == "tan":                  # f64: tan(r + pi/2) = -cos r / sin r
-        return b.fdiv(e.sel(odd, b.fneg(C), sr), e.sel(odd, sr, C))
+        return _with_sign_of(e, f, b.fdiv(e.sel(odd, b.fneg(C), sr), e.sel(odd, sr, C)), x)
     sign = b.shl(b.and_(q, f.i(2)), f.i(62 if f.f64 else 30))        # quadrants 2, 3: -v
     v = b.bitcast(b.xor(b.bitcast(e.sel(odd, C, sr), f.ity), sign), f.ty)
-    return v if f.f64 or which == "cos" else _with_sign_of(e, f, v, x)
+    return v if which == "cos" else _with_sign_of(e, f, v, x)
 
 
 def _with_sign_of(e: "_Emit", f: _F, v, x):
@@ -696,7 +674,7 @@ def _tan_f32(e: "_Emit", f: _F, r, r_lo, q):
 def _trig_body(f: _F, which):
     def body(b, x):
         e = _Emit(b, f)
-        r, r_lo, q = _reduce_half_pi(e, f, x if f.f64 else e.fabs(x))
+        r, r_lo, q = _reduce_half_pi(e, f, e.fabs(x))
         return _trig_from_quadrant(e, f, which, r, r_lo, q, x)
     return body
 
@@ -719,7 +697,7 @@ def _trig_vector_body(f: _F, which, large_fn):
     made that 15-30%."""
     def body(b, x):
         e = _Emit(b, f)
-        r, r_lo, q, small = _reduce_small(e, f, x if f.f64 else e.fabs(x))
+        r, r_lo, q, small = _reduce_small(e, f, e.fabs(x))
         fast = _trig_from_quadrant(e, f, which, r, r_lo, q, x)
         mask = f.vt(ir.IntType(1))
         all_small = _intrinsic(b.module, f"llvm.vector.reduce.and.{f.sfx(ir.IntType(1))}", ir.IntType(1), [mask])

@@ -373,6 +373,27 @@ def test_two_over_pi_table():
     assert sum(w << (64 * (len(words) - 1 - k)) for k, w in enumerate(words)) == want
 
 
+@pytest.mark.parametrize("op", sorted(TRIG))
+def test_f64_trig_near_multiples_of_half_pi_below_the_large_path(op):
+    """f64 sin/cos/tan near the multiples of pi/2 below 2**28, where the three-part reduction of
+    33-bit parts was up to 250 ulp off (r's rounding before n * p3 was taken off): with FMA r +
+    r_lo, within an ulp of NumPy's (tan 2)."""
+    if not host_has_fma():
+        pytest.skip("the FMA reduction")
+    rng = np.random.default_rng(23)
+    k = np.concatenate([np.arange(1, 20001), rng.integers(1, int(2.0 ** 28 / (np.pi / 2)), 200000)])
+    base = k * (np.pi / 2)
+    # among 25M floats next to multiples, the ones the three-part reduction missed by 9-250 ulp
+    found = [94433543.55209689, 146355347.48393348, 85023479.2405206, 21255869.81013015, 125099477.67380333,
+             51921803.93183659, 191302828.29117134, 236250309.0984092, 91997802.36511932, 129638059.61142449,
+             243557532.6593419, 50870383.55651479]
+    x = np.concatenate([base, np.nextafter(base, np.inf), np.nextafter(base, 0), found])
+    x = np.concatenate([x, -x[::3], -np.array(found)])
+    got, want = run_unary(op, x), TRIG[op](x)
+    ulps = np.abs(got - want) / np.spacing(np.abs(want))
+    assert ulps.max() <= (2 if op == "tan" else 1), f"{op}: {ulps.max():.0f} ulp at {x[np.argmax(ulps)]!r}"
+
+
 def test_tan_f32_polynomial():
     """f32 tan's r + r^3 T(r^2) (``_TAN_F32``, tools/fit_tan.py) against mpmath for |r| <= 0.79, in
     f64: within 2**-29 of tan r before f32 rounding, so the ulp bound is the evaluation's."""
