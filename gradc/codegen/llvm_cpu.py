@@ -118,6 +118,7 @@ def host_target_machine():
     return _tm
 
 
+@functools.cache
 def host_features() -> str:
     """Host CPU features; with AVX-512, also let the vectorizer use 512-bit vectors (Intel CPUs
     are tuned to prefer 256-bit; zmm measured 1.6x faster for the exp kernel here)."""
