@@ -331,9 +331,8 @@ def test_dataloader_timeout_and_frozen_attributes():
     assert list(g) == list(t) == [1, 1, 1]
 
 
-def test_dataloader_num_workers_is_refused():
-    with pytest.raises(NotImplementedError, match="num_workers=2"):
-        gdata.DataLoader(range(4), num_workers=2)
+def test_dataloader_sampler_checks_with_workers():
+    """(Loading in worker processes: test_utils_data_workers.py.)"""
     _same_error(lambda: gdata.DataLoader(range(4), num_workers=2, sampler=[0], shuffle=True),
                 lambda: tdata.DataLoader(range(4), num_workers=2, sampler=[0], shuffle=True), ValueError)
     assert gdata.get_worker_info() is None and tdata.get_worker_info() is None

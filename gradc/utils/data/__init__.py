@@ -1,8 +1,9 @@
 """``torch.utils.data``: datasets, samplers, collation and the ``DataLoader``.
 
 ``dataset.py`` holds the datasets and ``random_split``, ``sampler.py`` the samplers,
-``collate.py`` ``default_collate``/``default_convert``, ``dataloader.py`` the ``DataLoader``
-(main-process loading only: ``num_workers > 0`` raises ``NotImplementedError``).
+``collate.py`` ``default_collate``/``default_convert``, ``dataloader.py`` the ``DataLoader`` and
+its iterators, ``fetch.py`` the fetchers that make a batch (in the main process or in a worker),
+``worker.py`` the worker processes' loop and ``get_worker_info``.
 """
 from .collate import default_collate, default_convert
 from .dataloader import DataLoader, get_worker_info
