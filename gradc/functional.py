@@ -4,6 +4,7 @@ from __future__ import annotations
 import builtins
 import functools
 
+from . import dtypes as _dtypes
 from .arg_parser import ArgumentError, function_signatures, reparse
 from .tensor_api import bmm, cat, dot, is_tensor_like, matmul, mm, stack, where, wrapped_number  # noqa: F401
 
@@ -215,6 +216,19 @@ def _check_out_dtypes(name, result, out, inputs):
             raise RuntimeError(rules[i](results[i], outs[i], inputs[0] if inputs else results[i]))
 
 
+# functions that end in PyTorch's cat: most check out='s dtype before their shapes, stack after
+_CAT_NAMES = ("cat", "concat", "concatenate", "hstack", "vstack", "dstack", "column_stack", "row_stack")
+
+
+def _check_cat_out(dtype, out):
+    """PyTorch's cat (which the stacks call) refuses an ``out`` its inputs' type cannot be cast to
+    with a TypeError of its own, not out='s usual RuntimeError."""
+    from .tensor_api import _can_cast
+    if dtype is not out.dtype and not _can_cast(dtype, out.dtype):
+        raise TypeError(f"torch.cat(): input types can't be cast to the desired output type "
+                        f"{out.dtype.tensor_type[:-6]}")
+
+
 def _call_with_out(name, fn, args, kwargs, out):
     """``fn(*args, **kwargs)`` written into ``out`` (a tensor or a tuple of them), which is returned;
     refused when an argument requires grad, as PyTorch refuses it."""
@@ -227,7 +241,11 @@ def _call_with_out(name, fn, args, kwargs, out):
             name in _OUT_DTYPE_ACCUMULATES
             or name == "mean" and out.dtype.is_floating_point and inputs and inputs[0].dtype.is_floating_point):
         kwargs = {**kwargs, "dtype": out.dtype}
+    if name in _CAT_NAMES and inputs:                   # before cat's shape checks
+        _check_cat_out(functools.reduce(_dtypes.promote, [t.dtype for t in inputs]), out)
     result = fn(*args, **kwargs)
+    if name == "stack":                                 # after stack's shape checks
+        _check_cat_out(result.dtype, out)
     if isinstance(result, tuple) and is_tensor_like(out):
         raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not {type(out).__name__}")
     _check_out_dtypes(name, result, out, inputs)

@@ -672,6 +672,28 @@ def test_out_keyword(expr):
     assert seen[0] == seen[1]
 
 
+@pytest.mark.parametrize("name", ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack",
+                                  "column_stack", "row_stack"])
+def test_cat_and_stacks_refuse_an_out_dtype_with_cats_type_error(name):
+    """cat checks its inputs' type against out='s first (TypeError "torch.cat(): ..."), as do the
+    stacks made of it, except stack, after its shape check; a castable out= takes the values."""
+    seen = []
+    for m in (torch, gradc):
+        f = getattr(m, name)
+        row = []
+        for inputs, out in (([m.ones(2), m.ones(2)], m.empty(0, dtype=m.int64)),
+                            ([m.ones(2, dtype=m.int64), m.ones(2)], m.empty(0, dtype=m.bool)),
+                            ([m.ones(2), m.ones(3, 1)], m.empty(0, dtype=m.int64)),
+                            ([m.ones(2, dtype=m.int32), m.ones(2, dtype=m.int64)], m.empty(0, dtype=m.float16))):
+            try:
+                row.append(f(inputs, out=out).tolist())
+            except Exception as e:      # noqa: BLE001
+                row.append((type(e).__name__.replace("ShapeError", "RuntimeError"), str(e)))
+        seen.append(row)
+    assert seen[0] == seen[1]
+    assert seen[0][0][0] == "TypeError"
+
+
 @pytest.mark.parametrize("code", ["x[::2] = x[1::2]", "x[:] = x", "x[:2] = x[2:]", "x[1:3] = x[1:3]", "x[0] = x[1]",
                                   "x.add_(x)", "x[:2].add_(x[2:])", "x.copy_(x)", "x[::2].add_(x[1::2])"])
 def test_self_assignments_without_partial_overlap(code):
