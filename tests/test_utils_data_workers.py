@@ -244,6 +244,42 @@ def test_worker_init_fn_error_and_iterable_error():
     _check_wrapped(g, t, "TypeError: no iterator")
 
 
+def _samples_dataset(m, kind):
+    d = m.utils.data
+
+    class Samples(d.Dataset):
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, i):
+            if kind == "requires_grad":
+                return m.ones(2, requires_grad=True) * 2
+            if kind == "dtypes":
+                return m.ones(2, dtype=m.int64) if i == 0 else m.ones(2)
+            if kind == "shapes":
+                return m.ones(2 + i)
+            if kind == "empty_max":
+                return m.tensor([]).max(0)          # gradc's EmptyReductionError: PyTorch's IndexError
+            return m.ones(2) @ m.ones(3)        # a gradc ShapeError: PyTorch's RuntimeError
+
+    return Samples()
+
+
+@pytest.mark.parametrize("kind", ["requires_grad", "dtypes", "shapes", "op", "empty_max"])
+def test_worker_collation_and_op_errors_are_pytorchs(kind):
+    """default_collate in a worker stacks into an out= tensor as PyTorch's: samples that require
+    grad or do not fit the first one's dtype are refused; gradc's internal error classes are
+    reported by the builtin names PyTorch raises (the exception itself is still gradc's)."""
+    kwargs = {"batch_size": 2, "num_workers": 1}
+    g, t = (_error_of(m, _samples_dataset(m, kind), **kwargs) for m in (gradc, torch))
+    assert isinstance(g, type(t))
+    gm, tm = str(g).rstrip().splitlines(), str(t).rstrip().splitlines()
+    assert gm[:2] == tm[:2]
+    assert gm[-1].split(": ", 1)[1] == tm[-1].split(": ", 1)[1]
+    main = [list(m.utils.data.DataLoader(_samples_dataset(m, "dtypes"), batch_size=2)) for m in (gradc, torch)]
+    assert _plain(main[0]) == _plain(main[1])        # (in the main process the dtypes are promoted)
+
+
 def _seeded_draws(m):
     class Draws(m.utils.data.Dataset):
         def __len__(self):

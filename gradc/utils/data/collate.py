@@ -12,7 +12,7 @@ import re
 
 import numpy as np
 
-from ... import factories
+from ... import factories, functional
 from ...dtypes import float64
 from ...tensor import Tensor
 from ...tensor_api import stack
@@ -102,7 +102,15 @@ def collate(batch, *, collate_fn_map=None):
 
 
 def collate_tensor_fn(batch, *, collate_fn_map=None):
-    return stack(batch, 0)
+    """The tensors stacked; in a DataLoader worker into an ``out=`` tensor of the first one's
+    dtype, as PyTorch's (which allocates it in shared memory), so that a worker refuses tensors
+    that require grad or a dtype the first one's cannot hold, with PyTorch's errors."""
+    from .worker import get_worker_info
+    if get_worker_info() is None:
+        return stack(batch, 0)
+    elem = batch[0]
+    out = factories.empty((len(batch), *elem.shape), dtype=elem.dtype, device=elem.device)
+    return functional.stack(batch, 0, out=out)
 
 
 def collate_numpy_array_fn(batch, *, collate_fn_map=None):

@@ -68,6 +68,23 @@ class KeyErrorMessage(str):
         return self
 
 
+# gradc's exception classes that are PyTorch's too (torch.linalg.LinAlgError, ...); its other ones
+# (ShapeError, ArgumentError, ...) stand for the builtin exception PyTorch raises
+_PYTORCH_ERROR_NAMES = ("LinAlgError", "GradcheckError", "CheckpointError")
+
+
+def _pytorch_name(exc_type) -> str:
+    """The exception's name as PyTorch would report it: a gradc-internal class by its most derived
+    builtin base, the one besides RuntimeError when it has two (ShapeError -> RuntimeError,
+    EmptyReductionError -> IndexError, ArgumentError -> TypeError)."""
+    if not exc_type.__module__.startswith("gradc.") or exc_type.__name__ in _PYTORCH_ERROR_NAMES:
+        return exc_type.__name__
+    bases = [cls for cls in exc_type.__mro__ if cls.__module__ == "builtins"]
+    leaves = [cls for cls in bases if not any(other is not cls and issubclass(other, cls) for other in bases)]
+    specific = [cls for cls in leaves if cls is not RuntimeError]
+    return (specific or leaves)[0].__name__
+
+
 class ExceptionWrapper:
     """An exception and its formatted traceback, to be raised again in another process."""
 
@@ -81,7 +98,7 @@ class ExceptionWrapper:
     def reraise(self):
         """Raise an exception of the wrapped type whose message names where it was caught and
         holds the original traceback (a RuntimeError when the type cannot take one message)."""
-        msg = f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.exc_msg}"
+        msg = f"Caught {_pytorch_name(self.exc_type)} {self.where}.\nOriginal {self.exc_msg}"
         if self.exc_type is KeyError:
             msg = KeyErrorMessage(msg)
         elif getattr(self.exc_type, "message", None):
