@@ -840,11 +840,28 @@ class Tensor(TensorAPI):
                                "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
                                "because of a torch.nn.utils.weight_norm usage, see "
                                "https://github.com/pytorch/pytorch/pull/103001")
-        t = Tensor(self._host().copy(), requires_grad=self._requires_grad and self._grad_fn is None)
-        return t._to_device(self._device) if self._device.type == "cuda" else t
+        import copy
+        t = _rebuild(self._host().copy(), self._requires_grad, str(self._device), type(self))
+        memo[id(self)] = t
+        if self._grad is not None:
+            t._grad = copy.deepcopy(self._grad, memo)
+        t.__dict__.update(copy.deepcopy(self._user_state(), memo))
+        return t
 
     def __reduce__(self):
-        return (_rebuild, (self._host().copy(), self._requires_grad and self._grad_fn is None, str(self._device)))
+        """Pickled as PyTorch pickles a tensor: its values (a contiguous copy), ``requires_grad``
+        (a non-leaf loads as a leaf that requires grad), the device, and, for a subclass (an
+        ``nn.Parameter``) or a tensor given attributes, its class and those attributes."""
+        args = (self._host().copy(), self.requires_grad, str(self._device))
+        state = self._user_state()
+        if type(self) is Tensor and not state:
+            return (_rebuild, args)
+        return (_rebuild_with_state, (type(self), args, state))
+
+    def _user_state(self) -> dict:
+        """The attributes set on this tensor from outside (PyTorch copies and pickles them): the
+        public ones and an ``nn.Buffer``'s flag; gradc's own state is in private attributes."""
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_") or k == "_is_buffer"}
 
 
 def _rebase_view(view, result):
@@ -945,11 +962,21 @@ def _save_original_self(node, t):
         saved[keys[0]] = SavedTensor(snap)
 
 
-def _rebuild(data, requires_grad, device="cpu"):
+def _rebuild(data, requires_grad, device="cpu", cls=None):
+    """A tensor of ``data`` (made a ``cls``: a Tensor subclass such as nn.Parameter)."""
     t = Tensor(data)
     if device != "cpu":
         t = t._to_device(device)
+    if cls is not None and cls is not Tensor:
+        t.__class__ = cls
     return t.requires_grad_(True) if requires_grad else t
+
+
+def _rebuild_with_state(cls, args, state):
+    """An unpickled tensor of a subclass, or one with attributes set on it."""
+    t = _rebuild(*args, cls=cls)
+    t.__dict__.update(state)
+    return t
 
 
 class ToCopyBackward0(Node):

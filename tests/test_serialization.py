@@ -379,3 +379,54 @@ def test_streams_that_cannot_seek():
     gradc.save({"w": gradc.arange(50.0), "v": gradc.arange(4)}, buffer)
     d = gradc.load(_Unseekable(buffer.getvalue()))
     assert d["w"].tolist() == list(range(50)) and d["v"].tolist() == [0, 1, 2, 3]
+
+
+def _copy_cases(m):
+    """(name, tensor) pairs: every dtype, views, a non-leaf, parameters, a buffer, a tensor with
+    an attribute and one with a gradient."""
+    out = []
+    for dt in (m.float32, m.float64, m.float16, m.int8, m.uint8, m.int16, m.int32, m.int64, m.bool):
+        x = (m.arange(12).reshape(3, 4) % 5).to(dt)
+        out += [(f"{dt}", x), (f"{dt} t", x.t()), (f"{dt} strided", x[1:, ::2]), (f"{dt} expand", x[:1].expand(2, 4))]
+    out.append(("non-leaf", m.ones(2, requires_grad=True) * 2))
+    out.append(("parameter", m.nn.Parameter(m.ones(2))))
+    out.append(("frozen parameter", m.nn.Parameter(m.ones(2), requires_grad=False)))
+    out.append(("buffer", m.nn.Buffer(m.ones(2), persistent=False)))
+    tagged = m.ones(2)
+    tagged.tag = {"a": [1]}
+    out.append(("tagged", tagged))
+    with_grad = m.ones(2, requires_grad=True)
+    (with_grad * 3).sum().backward()
+    out.append(("with grad", with_grad))
+    return out
+
+
+def _described(t):
+    return (type(t).__name__, str(t.dtype).split(".")[-1], tuple(t.shape), t.tolist(), t.requires_grad, t.is_leaf,
+            getattr(t, "tag", None), getattr(t, "persistent", None),
+            None if t.grad is None else t.grad.tolist())
+
+
+@pytest.mark.parametrize("how", ["pickle", "deepcopy"])
+def test_pickle_and_deepcopy_keep_what_pytorchs_keep(how):
+    """pickle (what multiprocessing sends) and copy.deepcopy keep the values of every dtype and of
+    views, requires_grad (a pickled non-leaf loads as a leaf that requires grad), the class
+    (nn.Parameter, nn.Buffer's flag) and attributes set on the tensor; deepcopy also the gradient,
+    and it refuses a non-leaf, as PyTorch's."""
+    import copy
+    torch = pytest.importorskip("torch")
+    seen = []
+    for m in (torch, gradc):
+        row = []
+        for name, t in _copy_cases(m):
+            try:
+                c = pickle.loads(pickle.dumps(t)) if how == "pickle" else copy.deepcopy(t)
+            except RuntimeError as e:
+                row.append((name, "error", str(e)))
+                continue
+            row.append((name, _described(c), isinstance(c, m.nn.Buffer), isinstance(c, m.nn.Parameter)))
+        seen.append(row)
+    assert seen[1] == seen[0]
+    linear = gradc.nn.Linear(2, 3)
+    model = pickle.loads(pickle.dumps(linear)) if how == "pickle" else copy.deepcopy(linear)
+    assert all(type(p) is gradc.nn.Parameter for p in model.parameters())

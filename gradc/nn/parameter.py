@@ -73,11 +73,6 @@ class UninitializedTensorMixin:
         out.__class__ = type(self)
         return out
 
-    def __deepcopy__(self, memo):
-        out = Tensor.__deepcopy__(self, memo)
-        out.__class__ = type(self)
-        return out
-
     def __repr__(self):
         return f"<{type(self).__name__}>"
 
