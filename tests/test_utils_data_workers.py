@@ -382,6 +382,26 @@ def test_multiprocessing_context(context):
     assert _plain(list(loader)) == _plain(list(tdata.DataLoader(_tensor_dataset(torch), batch_size=3)))
 
 
+def test_unpicklable_dataset_under_spawn_warns_and_raises_as_pytorch():
+    out = []
+    for d in (gdata, tdata):
+        class Local(d.Dataset):
+            def __getitem__(self, i):
+                return i
+
+            def __len__(self):
+                return 2
+
+        loader = d.DataLoader(Local(), num_workers=1, multiprocessing_context="spawn")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with pytest.raises(AttributeError) as error:
+                iter(loader)
+        out.append((str(error.value), [str(w.message) for w in caught], [w.filename for w in caught]))
+    assert out[0][:2] == out[1][:2] and len(out[0][1]) == 1
+    assert out[0][2] == [__file__]          # (gradc's points at the loop; PyTorch's at its dataloader.py)
+
+
 @pytest.mark.parametrize("context, exc", [("thread", ValueError), (3, TypeError)])
 def test_multiprocessing_context_errors(context, exc):
     _same_error(lambda: gdata.DataLoader(range(3), num_workers=1, multiprocessing_context=context),

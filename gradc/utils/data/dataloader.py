@@ -29,6 +29,7 @@ import itertools
 import math
 import multiprocessing
 import os
+import pickle
 import queue
 
 from ..._warnings import warn_at_user_code
@@ -379,7 +380,15 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                   self._auto_collation, self._collate_fn, self._drop_last, self._base_seed, worker_init_fn,
                   worker_id, self._num_workers))
         process.daemon = True
-        process.start()
+        try:
+            process.start()
+        except (TypeError, AttributeError, pickle.PicklingError):
+            warnings.warn("Got pickle error when attempting to start a worker Process. This might be because the "
+                          "worker Process arguments are not picklable. Python 3.14+ changed the multiprocessing start "
+                          "method in non-Mac POSIX platforms to 'forkserver', which requires the worker Process "
+                          "arguments to be picklable. You can also try multiprocessing.set_start_method('fork').",
+                          stacklevel=5)
+            raise
         self._index_queues.append(index_queue)
         self._workers.append(process)
         self._workers_status.append(True)
