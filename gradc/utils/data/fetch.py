@@ -22,14 +22,21 @@ def _plain_tensor_dataset(dataset) -> bool:
         isinstance(t, Tensor) and not t.requires_grad and t.device.type == "cpu" for t in dataset.tensors)
 
 
-class _MapDatasetFetcher:
-    """``collate_fn`` of ``dataset[key]`` (or of the samples of a list of keys)."""
+class _BaseDatasetFetcher:
+    """A dataset and how to make its batches."""
 
     def __init__(self, dataset, auto_collation: bool, collate_fn, drop_last: bool) -> None:
         self.dataset = dataset
         self.auto_collation = auto_collation
         self.collate_fn = collate_fn
         self.drop_last = drop_last
+
+    def fetch(self, index):
+        raise NotImplementedError
+
+
+class _MapDatasetFetcher(_BaseDatasetFetcher):
+    """``collate_fn`` of ``dataset[key]`` (or of the samples of a list of keys)."""
 
     def fetch(self, index):
         if not self.auto_collation:
@@ -45,7 +52,7 @@ class _MapDatasetFetcher:
         return self.collate_fn([self.dataset[i] for i in index])
 
 
-class _IterableDatasetFetcher(_MapDatasetFetcher):
+class _IterableDatasetFetcher(_BaseDatasetFetcher):
     """``collate_fn`` of the next sample (or the next ``len(index)`` samples) of ``iter(dataset)``."""
 
     def __init__(self, dataset, auto_collation: bool, collate_fn, drop_last: bool) -> None:

@@ -23,6 +23,8 @@ import traceback
 
 import numpy as np
 
+from .fetch import create_fetcher
+
 MP_STATUS_CHECK_INTERVAL = 5.0
 """Seconds between checks that the other side (main process or worker) is still alive."""
 
@@ -144,7 +146,6 @@ def _seed_worker(base_seed: int, worker_id: int) -> int:
 
 def _start(is_iterable, dataset, auto_collation, collate_fn, drop_last, init_fn, worker_id):
     """(fetcher, None) after ``init_fn``, or (None, the wrapped exception either raised)."""
-    from .fetch import create_fetcher
     try:
         if init_fn is not None:
             init_fn(worker_id)
@@ -183,7 +184,6 @@ def _worker_loop(is_iterable, dataset, index_queue, data_queue, done_event, auto
                 data_queue.put((message, None))
                 iteration_end = False
                 if init_error is None:
-                    from .fetch import create_fetcher
                     fetcher = create_fetcher(is_iterable, dataset, auto_collation, collate_fn, drop_last)
                 continue
             if message is None:         # the final message: the main process set done_event or saw our end
