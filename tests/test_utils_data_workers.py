@@ -25,7 +25,14 @@ from test_utils_data import _plain, _same_error  # noqa: E402
 
 @pytest.fixture(autouse=True)
 def _no_worker_left():
+    """Workers forked (the tests' datasets are local classes, which Python 3.14's default
+    forkserver could not pickle), and none left at the end."""
+    method = multiprocessing.get_start_method(allow_none=True)
+    if "fork" in multiprocessing.get_all_start_methods() and method != "fork":
+        multiprocessing.set_start_method("fork", force=True)
     yield
+    if multiprocessing.get_start_method(allow_none=True) != method:
+        multiprocessing.set_start_method(method, force=True)
     if multiprocessing.active_children():
         gc.collect()             # iterators kept alive by an exception's traceback (a full collection: slow)
     deadline = time.monotonic() + 10
