@@ -848,6 +848,15 @@ class Tensor(TensorAPI):
         t.__dict__.update(copy.deepcopy(self._user_state(), memo))
         return t
 
+    def __copy__(self):
+        """``copy.copy``: as PyTorch's, a new leaf on the same memory (a write through one shows in
+        the other; one version counter), with ``requires_grad``, the class and the attributes."""
+        t = self.detach()
+        if type(self) is not Tensor:
+            t.__class__ = type(self)
+        t.__dict__.update(self._user_state())
+        return t.requires_grad_(True) if self.requires_grad else t
+
     def __reduce__(self):
         """Pickled as PyTorch pickles a tensor: its values (a contiguous copy), ``requires_grad``
         (a non-leaf loads as a leaf that requires grad), the device, and, for a subclass (an

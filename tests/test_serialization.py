@@ -430,3 +430,23 @@ def test_pickle_and_deepcopy_keep_what_pytorchs_keep(how):
     linear = gradc.nn.Linear(2, 3)
     model = pickle.loads(pickle.dumps(linear)) if how == "pickle" else copy.deepcopy(linear)
     assert all(type(p) is gradc.nn.Parameter for p in model.parameters())
+
+
+def test_copy_copy_shares_memory_as_pytorchs():
+    """copy.copy: a new leaf on the same memory (a write to the original shows in the copy),
+    with requires_grad (a non-leaf's copy is a leaf that requires grad), the class and the
+    attributes, but not the gradient."""
+    import copy
+    torch = pytest.importorskip("torch")
+    seen = []
+    for m in (torch, gradc):
+        row = []
+        for name, t in _copy_cases(m):
+            c = copy.copy(t)
+            described = _described(c)
+            with m.no_grad():
+                t.fill_(1)                          # (through the original: an expand view fills its base)
+            row.append((name, described, isinstance(c, m.nn.Buffer), c.tolist() == t.tolist()))
+        seen.append(row)
+    assert seen[1] == seen[0]
+    assert all(shared for *_, shared in seen[1])
