@@ -31,6 +31,7 @@ import multiprocessing
 import os
 import pickle
 import queue
+import signal
 
 from ..._warnings import warn_at_user_code
 from ... import dtypes
@@ -65,6 +66,20 @@ atexit.register(_set_python_exiting)     # workers are not stopped while the int
 # __del__ runs, so the workers would never receive their final message and would be terminated
 # after a timeout (10 s for two workers).
 _running_queues: dict[int, tuple] = {}
+
+
+# Seconds between checks that the workers are alive while waiting for a batch without a timeout
+# (PyTorch learns of a dead worker at once, from SIGCHLD)
+_LIVENESS_INTERVAL = 0.1
+
+
+def _worker_failure(process) -> RuntimeError:
+    """PyTorch's account of how a worker process ended (the cause of 'exited unexpectedly')."""
+    code = process.exitcode
+    if code is not None and code < 0:
+        return RuntimeError(f"DataLoader worker (pid {process.pid}) is killed by signal: {signal.strsignal(-code)}. ")
+    return RuntimeError(f"DataLoader worker (pid {process.pid}) exited unexpectedly with exit code {code}. Details "
+                        "are lost due to multiprocessing. Rerunning with num_workers=0 may give better error trace.")
 
 
 class _InfiniteConstantSampler(Sampler):
@@ -383,11 +398,11 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         try:
             process.start()
         except (TypeError, AttributeError, pickle.PicklingError):
-            warnings.warn("Got pickle error when attempting to start a worker Process. This might be because the "
-                          "worker Process arguments are not picklable. Python 3.14+ changed the multiprocessing start "
-                          "method in non-Mac POSIX platforms to 'forkserver', which requires the worker Process "
-                          "arguments to be picklable. You can also try multiprocessing.set_start_method('fork').",
-                          stacklevel=5)
+            warn_at_user_code("Got pickle error when attempting to start a worker Process. This might be because "
+                              "the worker Process arguments are not picklable. Python 3.14+ changed the "
+                              "multiprocessing start method in non-Mac POSIX platforms to 'forkserver', which requires "
+                              "the worker Process arguments to be picklable. You can also try "
+                              "multiprocessing.set_start_method('fork').")
             raise
         self._index_queues.append(index_queue)
         self._workers.append(process)
@@ -430,7 +445,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 self._mark_worker_as_unavailable(worker_id)
             if failed:
                 pids = ", ".join(str(self._workers[worker_id].pid) for worker_id in failed)
-                raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly") from e
+                raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly") from _worker_failure(
+                    self._workers[failed[0]])
             if isinstance(e, queue.Empty):
                 return False, None
             raise
@@ -442,7 +458,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
             return data
         while True:
-            success, data = self._try_get_data()
+            success, data = self._try_get_data(_LIVENESS_INTERVAL)
             if success:
                 return data
 
