@@ -32,6 +32,7 @@ import os
 import pickle
 import queue
 import signal
+import time
 
 from ..._warnings import warn_at_user_code
 from ... import dtypes
@@ -452,15 +453,16 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             raise
 
     def _get_data(self):
-        if self._timeout > 0:
-            success, data = self._try_get_data(self._timeout)
-            if not success:
-                raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
-            return data
+        """The next message of the result queue, checking the workers every ``_LIVENESS_INTERVAL``;
+        PyTorch's error after ``timeout`` seconds without one (when set)."""
+        deadline = time.monotonic() + self._timeout if self._timeout > 0 else None
         while True:
-            success, data = self._try_get_data(_LIVENESS_INTERVAL)
+            wait = _LIVENESS_INTERVAL if deadline is None else min(_LIVENESS_INTERVAL, deadline - time.monotonic())
+            success, data = self._try_get_data(max(wait, 0))
             if success:
                 return data
+            if deadline is not None and time.monotonic() >= deadline:
+                raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
 
     def _next_data(self):
         while True:
