@@ -51,6 +51,10 @@ _new_object = object.__new__
 # it requires grad through its base but, a leaf without a grad accumulator of its own, it takes
 # no gradient (PyTorch's grad_accumulator() is null for it); ``requires_grad_(True)`` gives it one
 NO_EDGE = (None, 0)
+NON_LEAF_REQUIRES_GRAD = (
+    "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a subgraph "
+    "that doesn't require differentiation use var_no_grad = var.detach().")
+ONLY_FLOAT_REQUIRES_GRAD = "only Tensors of floating point dtype can require gradients"
 
 
 class _VersionCounter:
@@ -327,12 +331,10 @@ class Tensor(TensorAPI):
         requires_grad = bool_arg(requires_grad)
         if self._grad_fn is not None:
             if not requires_grad:
-                raise RuntimeError(
-                    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
-                    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
+                raise RuntimeError(NON_LEAF_REQUIRES_GRAD)
             return self
         if requires_grad and not self._dtype.is_floating_point:
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+            raise RuntimeError(ONLY_FLOAT_REQUIRES_GRAD)
         if requires_grad and self._version_counter.inference and not grad_mode.is_inference_mode_enabled():
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if self._creation_meta in ("no_grad", "inference") and self._base.requires_grad:

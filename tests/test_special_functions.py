@@ -208,18 +208,23 @@ def test_compiled_second_derivative_of_lgamma():
     np.testing.assert_allclose(h.numpy(), gradc.polygamma(1, x).detach().numpy(), rtol=1e-14)
 
 
-def test_autograd_inside_a_compiled_function_is_a_clear_error():
-    x = t64([1.5], requires_grad=True)
+def test_autograd_grad_inside_a_compiled_function_differentiates_the_trace():
+    """gradc.autograd.grad in a compiled function emits the adjoint ops (ir/traced_grad.py): the
+    gradient of lgamma is digamma, its own gradient (create_graph=True) polygamma(1, x);
+    backward() inside one stays a TraceError."""
+    x = t64([1.5, 2.5], requires_grad=True)
 
     def inner_grad(x):
-        return gradc.autograd.grad(x.lgamma().sum(), [x])[0]
+        return gradc.autograd.grad(x.lgamma().sum(), [x], create_graph=True)[0]
 
     def inner_backward(x):
         y = x.lgamma().sum()
         y.backward()
         return y
 
-    with pytest.raises(TraceError, match=r"gradc.autograd.grad \(or backward\) inside a @gradc.compile"):
-        gradc.compile(inner_grad)(x)
+    g = gradc.compile(inner_grad)(x)
+    np.testing.assert_allclose(g.detach().numpy(), gradc.digamma(x).detach().numpy(), rtol=1e-14)
+    g.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), gradc.polygamma(1, x).detach().numpy(), rtol=1e-14)
     with pytest.raises(TraceError, match="Tensor.backward inside a @gradc.compile"):
         gradc.compile(inner_backward)(x)

@@ -65,16 +65,16 @@ def _flag(value) -> bool:
 _ONES = {np.dtype(d): np.ones((), d) for d in ("float16", "float32", "float64")}
 
 
-def _make_grads(outputs, grads):
+def _make_grads(outputs, grads, traced=False):
     """PyTorch's _make_grads: the given gradient of each output (checked), ones for a scalar
     output that requires grad and has none, None for one that does not require grad. Pairs
     past the shorter sequence are dropped, as PyTorch's zip does (the engine then reports the
-    count mismatch)."""
+    count mismatch). ``traced``: for ``grad`` of traced outputs (``ir/traced_grad.py``)."""
     out = []
     for i, (o, g) in enumerate(zip(outputs, grads)):
         if not is_tensor_like(o):
             raise AssertionError("Expected output to be a torch.Tensor")
-        if not isinstance(o, Tensor):       # a traced tensor: its own error (TraceError)
+        if not isinstance(o, Tensor) and not traced:       # a traced tensor: its own error (TraceError)
             o._grad_edge()
         if is_tensor_like(g):
             if tuple(g.shape) != tuple(o.shape):
@@ -90,6 +90,10 @@ def _make_grads(outputs, grads):
             if not o.dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
                                    f"{o.dtype}")
+            if not isinstance(o, Tensor):
+                g = o._wrap(o._constant(np.ones(tuple(o.shape), o.dtype.np)))
+                out.append(g)
+                continue
             g = Tensor._wrap(_ONES[o._data.dtype].copy() if o._data.ndim == 0 and o._data.dtype in _ONES
                              else np.ones(o._data.shape, dtype=o._data.dtype))
             if o._device.type != "cpu":
@@ -98,13 +102,14 @@ def _make_grads(outputs, grads):
     return out
 
 
-def _roots(outputs, grads=None):
-    """The engine's checks of the outputs (and their gradients' count) and their grad edges."""
+def _roots(outputs, grads=None, traced=False):
+    """The engine's checks of the outputs (and their gradients' count) and their grad edges
+    (``traced``: the traced outputs themselves, for ``ir/traced_grad.py``)."""
     if grads is not None and len(grads) != len(outputs):
         raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     roots = []
     for i, o in enumerate(outputs):
-        edge = o._grad_edge() if o.requires_grad else None
+        edge = None if not o.requires_grad else (o, 0) if traced else o._grad_edge()
         if edge is None or edge[0] is None:      # (a view made in no_grad mode: no edge of its own)
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         roots.append(edge)
@@ -223,20 +228,27 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 def _grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize_grads):
-    root_grads = _make_grads(outputs, grads)
+    from ..ir.traced_grad import is_traced, traced_grad, traced_zeros
+    traced = is_traced(outputs)     # inside @gradc.compile: the adjoint ops join the trace
+    root_grads = _make_grads(outputs, grads, traced)
     if retain_graph is None:
         retain_graph = create_graph
     retain_graph, create_graph, allow_unused = _flag(retain_graph), _flag(create_graph), _flag(allow_unused)
-    roots = _roots(outputs, root_grads)
+    roots = _roots(outputs, root_grads, traced)
     _check_inputs(inputs)
-    capture = [t._grad_edge() for t in inputs]
-    captured = run_backward(roots, root_grads, retain_graph=retain_graph, create_graph=create_graph,
-                            capture=capture)
+    if traced:
+        found = traced_grad(outputs, inputs, root_grads, create_graph)
+    else:
+        capture = [t._grad_edge() for t in inputs]
+        captured = run_backward(roots, root_grads, retain_graph=retain_graph, create_graph=create_graph,
+                                capture=capture)
+        found = [captured.get(edge) for edge in capture]
     result = []
-    for i, (t, edge) in enumerate(zip(inputs, capture)):
-        g = captured.get(edge)
+    for i, (t, g) in enumerate(zip(inputs, found)):
         if g is None:
-            if materialize_grads:
+            if materialize_grads and traced:
+                g = traced_zeros(outputs, t)
+            elif materialize_grads:
                 from ..tensor import zeros_for
                 from ..ops.registry import TypeInfo
                 g = zeros_for(TypeInfo(tuple(t.shape), t.dtype))

@@ -31,6 +31,9 @@ package (the user's line).
   expand, basic indexing) do not alias under tracing, so in-place on a view
   raises ``TraceError``, and using a view after its base was modified in place
   raises ``TraceError`` too (eager code would see the update).
+- ``gradc.autograd.grad`` of traced tensors is symbolic: the adjoint ops join the trace
+  (``traced_grad``); ``x.requires_grad_()`` on a traced tensor that does not require grad
+  makes it a leaf to differentiate with respect to (a ``detach``).
 - Data-dependent Python (``bool()``, ``if x.sum() > 0``, ``item()``,
   ``tolist()``, ``numpy()``, ``float()``, ``int()``, ``__index__``, NumPy
   conversion) raises ``TraceError`` naming the user's file and line.
@@ -57,7 +60,8 @@ from .. import dtypes
 from ..autograd import grad_mode
 from ..ops import dispatch
 from ..ops.registry import NONDIFF, VIEW, ShapeError
-from ..tensor import CPU, Tensor, _InternalCounter, pop_counter, push_counter
+from ..tensor import (CPU, NON_LEAF_REQUIRES_GRAD, ONLY_FLOAT_REQUIRES_GRAD, Tensor, _InternalCounter, pop_counter,
+                      push_counter)
 from .core import Builder, Function, Value
 from .emitter import IRTensor
 from .errors import TraceError, TraceTypeError, add_location
@@ -174,6 +178,7 @@ class _Trace:
         self.lift_ids = frozenset()             # ids of small tensors to lift all the same (rebound before)
         self.view_detaches: set = set()         # the detaches after views taken under no_grad (see _apply)
         self.takes_input: dict = {}             # result Value -> name of its node whose backward takes the input
+        self.grad_leaves: list = []             # the values made leaves that require grad by requires_grad_()
 
     def emit(self, name: str, operands, attrs):
         loc = user_location()
@@ -561,7 +566,29 @@ class Proxy(IRTensor):
         self._eager_only("gradc.autograd.grad (or backward)")
 
     def requires_grad_(self, requires_grad=True):
-        self._eager_only("Tensor.requires_grad_")
+        """``x.requires_grad_()`` on a traced tensor that does not require grad makes it a leaf
+        of the trace's autograd graph: a ``detach`` of its value, which ``gradc.autograd.grad``
+        differentiates with respect to (``ir/traced_grad.py``) and through which no gradient
+        flows further back, as eagerly. The caller's tensors (arguments, captured tensors) keep
+        their flags: changing one is a TraceError."""
+        from ..arg_parser import bool_arg
+        requires_grad = bool_arg(requires_grad)
+        if requires_grad == self._requires_grad:
+            return self
+        if self._requires_grad and not self._leaf:
+            raise RuntimeError(NON_LEAF_REQUIRES_GRAD)
+        if requires_grad and not self.dtype.is_floating_point:
+            raise RuntimeError(ONLY_FLOAT_REQUIRES_GRAD)
+        if self._arg is not None or self.value in self._trace.func.args:
+            self._eager_only("Tensor.requires_grad_ of the caller's tensor (an argument or a captured tensor)")
+        if requires_grad:
+            if self.value.uses or self.value.owner.name != "gradc.detach":    # (x.detach().requires_grad_(): that one)
+                self.value = self._trace.emit("detach", [self.value], {}).results[0]
+            self._trace.grad_leaves.append(self.value)
+        else:
+            self._trace.grad_leaves.remove(self.value)
+        self._requires_grad, self._leaf = requires_grad, True
+        return self
 
     @property
     def data(self):
@@ -697,7 +724,7 @@ def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_
             continue
         dt = dtypes.as_dtype(s.dtype)
         if s.requires_grad and not dt.is_floating_point:
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+            raise RuntimeError(ONLY_FLOAT_REQUIRES_GRAD)
         n = s.name if s.name is not None else (params[i] if i < len(params) else None)
         types.append(TensorType(tuple(int(d) for d in s.shape), dt))
         names.append(n if n is not None and _NAME_RE.fullmatch(n) else None)

@@ -35,8 +35,14 @@ def default_wrt(func: Function) -> list[int]:
 
 def active_values(func: Function, wrt) -> set:
     """Values that depend (differentiably) on a wrt argument."""
-    active = {func.args[i] for i in wrt}
-    for op in func.body.ops:
+    return propagate_active(func.body.ops, [func.args[i] for i in wrt])
+
+
+def propagate_active(ops, roots) -> set:
+    """``roots`` and the values of ``ops`` (in program order) that depend on them through
+    differentiable ops: what a reverse walk from any of them needs to visit."""
+    active = set(roots)
+    for op in ops:
         if op.name == RETURN:
             continue
         d = op.opdef
@@ -51,42 +57,20 @@ def active_values(func: Function, wrt) -> set:
     return active
 
 
-def differentiate(func: Function, wrt=None, name: str | None = None) -> Function:
-    """The joint forward+backward function of ``func`` with respect to args ``wrt``."""
-    wrt = default_wrt(func) if wrt is None else [int(i) for i in wrt]
-    for i in wrt:
-        if not 0 <= i < len(func.args):
-            raise AutodiffError(f"autodiff: wrt index {i} out of range for @{func.name} with {len(func.args)} args")
-        if not func.args[i].type.dtype.is_floating_point:
-            raise AutodiffError(f"autodiff: argument {i} of @{func.name} has type {func.args[i].type}; only "
-                                "floating point arguments can be differentiated")
-    joint = func.clone()
-    joint.name = name or f"{func.name}_joint"
-    outputs = list(joint.outputs)
-    active = active_values(joint, wrt)
-    ret = joint.return_op
-    builder = Builder.before(ret)
+def contribute(adjoint: dict, value, g) -> None:
+    """Add gradient ``g`` (an IRTensor, or None for none) to the adjoint of ``value``."""
+    if g is None:
+        return
+    prev = adjoint.get(value)
+    adjoint[value] = g if prev is None else prev + g
 
-    adjoint: dict = {}
 
-    def contribute(value, g):
-        if g is None:
-            return
-        if value in adjoint:
-            prev = adjoint[value]
-            adjoint[value] = prev + g
-        else:
-            adjoint[value] = g
-
-    cotangent_positions = [k for k, v in enumerate(outputs) if v.type.dtype.is_floating_point]
-    for k in cotangent_positions:
-        ct = joint.add_argument(outputs[k].type, f"ct{k}")
-        builder.loc = outputs[k].owner.loc if hasattr(outputs[k].owner, "loc") else None
-        if outputs[k] in active:
-            contribute(outputs[k], IRTensor(ct, builder))
-
-    forward_ops = [op for op in joint.body.ops if op is not ret]
-    for op in reversed(forward_ops):
+def backpropagate(ops, active: set, adjoint: dict, builder: Builder) -> dict:
+    """The reverse walk: run the VJP rule of each of ``ops`` (in program order; walked backwards)
+    that has an adjoint for a result and an ``active`` operand, adding the operands' gradients
+    into ``adjoint`` (Value -> IRTensor, seeded with the outputs' cotangents). The adjoint ops are
+    emitted through ``builder``, each with its forward op's location. Returns ``adjoint``."""
+    for op in reversed(ops):
         grads_out = [adjoint.get(r) for r in op.results]
         if all(g is None for g in grads_out):
             continue
@@ -111,9 +95,36 @@ def differentiate(func: Function, wrt=None, name: str | None = None) -> Function
             if needs[i] and g is not None:
                 if g.dtype is not v.type.dtype:
                     g = g.to(v.type.dtype)
-                contribute(v, g)
-
+                contribute(adjoint, v, g)
     builder.loc = None
+    return adjoint
+
+
+def differentiate(func: Function, wrt=None, name: str | None = None) -> Function:
+    """The joint forward+backward function of ``func`` with respect to args ``wrt``."""
+    wrt = default_wrt(func) if wrt is None else [int(i) for i in wrt]
+    for i in wrt:
+        if not 0 <= i < len(func.args):
+            raise AutodiffError(f"autodiff: wrt index {i} out of range for @{func.name} with {len(func.args)} args")
+        if not func.args[i].type.dtype.is_floating_point:
+            raise AutodiffError(f"autodiff: argument {i} of @{func.name} has type {func.args[i].type}; only "
+                                "floating point arguments can be differentiated")
+    joint = func.clone()
+    joint.name = name or f"{func.name}_joint"
+    outputs = list(joint.outputs)
+    active = active_values(joint, wrt)
+    ret = joint.return_op
+    builder = Builder.before(ret)
+
+    adjoint: dict = {}
+    cotangent_positions = [k for k, v in enumerate(outputs) if v.type.dtype.is_floating_point]
+    for k in cotangent_positions:
+        ct = joint.add_argument(outputs[k].type, f"ct{k}")
+        builder.loc = outputs[k].owner.loc if hasattr(outputs[k].owner, "loc") else None
+        if outputs[k] in active:
+            contribute(adjoint, outputs[k], IRTensor(ct, builder))
+
+    backpropagate([op for op in joint.body.ops if op is not ret], active, adjoint, builder)
     grads = []
     for i in wrt:
         a = joint.args[i]

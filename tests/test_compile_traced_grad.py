@@ -1,0 +1,325 @@
+"""``gradc.autograd.grad`` and ``requires_grad_()`` inside ``@gradc.compile`` functions
+(``gradc/ir/traced_grad.py``): a gradient penalty (WGAN-GP), Hessian-vector products, a
+MAML-style inner step, ``allow_unused``, ``grad_outputs`` and ``create_graph=False``, each run
+by PyTorch, by eager gradc and compiled, with the values and the outer gradients of every
+parameter compared in float64.
+
+Each scenario is written once over ``(m, C)``: ``m`` the module (torch or gradc), ``C`` the
+decorator (identity, or ``gradc.compile``)."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import gradc
+from gradc.ir.errors import TraceError
+
+torch = pytest.importorskip("torch")
+
+RUNS = {"torch": (torch, lambda f: f), "eager": (gradc, lambda f: f), "compiled": (gradc, gradc.compile)}
+
+
+def _arrays(v):
+    """Tensors of a scenario's result as NumPy arrays (None, flags and messages as they are)."""
+    if isinstance(v, (tuple, list)):
+        return [_arrays(x) for x in v]
+    if hasattr(v, "detach") and hasattr(v, "tolist"):
+        return np.array(v.detach().tolist(), dtype=float)
+    return v
+
+
+def _same(a, b, path="result"):
+    if isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), f"{path}: {a!r} != {b!r}"
+        for k, (x, y) in enumerate(zip(a, b)):
+            _same(x, y, f"{path}[{k}]")
+    elif isinstance(a, np.ndarray):
+        assert isinstance(b, np.ndarray), f"{path}: {a!r} != {b!r}"
+        np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-12, err_msg=path)
+    else:
+        assert a == b, f"{path}: {a!r} != {b!r}"
+
+
+def _agree(scenario):
+    """The scenario's result from the three runs, checked equal (values to 1e-9); torch's."""
+    got = {name: _arrays(scenario(m, c)) for name, (m, c) in RUNS.items()}
+    _same(got["torch"], got["eager"])
+    _same(got["torch"], got["compiled"])
+    return got["torch"]
+
+
+def _message(e: Exception) -> str:
+    """An error's message without the user's line that errors raised while tracing end with."""
+    return re.sub(r" \(at test_compile_traced_grad\.py:\d+\)$", "", str(e))
+
+
+def _data(shape, seed):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def _t(m, array, requires_grad=False):
+    return m.tensor(np.asarray(array).tolist(), dtype=m.float64, requires_grad=requires_grad)
+
+
+def _mlp(m, sizes=(4, 16, 1), seed=0):
+    """``Linear, Tanh, Linear, ...`` in float64 with the same weights in torch and gradc."""
+    layers = []
+    for k, (i, o) in enumerate(zip(sizes, sizes[1:])):
+        lin = m.nn.Linear(i, o, dtype=m.float64)
+        with m.no_grad():
+            lin.weight.copy_(_t(m, _data((o, i), seed + 2 * k) * 0.5))
+            lin.bias.copy_(_t(m, _data((o,), seed + 2 * k + 1) * 0.1))
+        layers += [lin, m.nn.Tanh()]
+    return m.nn.Sequential(*layers[:-1])
+
+
+def _grads(params):
+    return [p.grad for p in params]
+
+
+def test_wgan_gradient_penalty():
+    def scenario(m, C):
+        D = _mlp(m)
+
+        @C
+        def step(real, fake, a):
+            x = (a * real + (1 - a) * fake).requires_grad_(True)
+            g, = m.autograd.grad(D(x).sum(), x, create_graph=True)
+            gp = ((g.norm(2, dim=1) - 1) ** 2).mean()
+            return D(fake).mean() - D(real).mean() + 10 * gp
+        out = []
+        for seed in (1, 2):       # the second call runs the compiled function again
+            D.zero_grad()
+            loss = step(_t(m, _data((8, 4), seed)), _t(m, _data((8, 4), seed + 10)),
+                        _t(m, np.random.default_rng(seed).random((8, 1))))
+            loss.backward()
+            out += [loss, loss.requires_grad, _grads(D.parameters())]
+        return out
+    _agree(scenario)
+
+
+def test_gradient_penalty_on_detached_inputs_and_captured_weights():
+    """``x.detach().requires_grad_()`` of an argument that requires grad: no gradient of the
+    penalty reaches the argument, every weight gets one."""
+    def scenario(m, C):
+        D = _mlp(m, (3, 5, 2), seed=3)
+
+        @C
+        def penalty(x):
+            xi = x.detach().requires_grad_()
+            g, = m.autograd.grad(D(xi).pow(2).sum(), xi, create_graph=True)
+            return (g * g).sum() + D(x).sum()
+        x = _t(m, _data((4, 3), 5), requires_grad=True)
+        loss = penalty(x)
+        loss.backward()
+        return loss, x.grad, _grads(D.parameters())
+    _agree(scenario)
+
+
+def test_hessian_vector_product_is_grad_of_grad():
+    def scenario(m, C):
+        @C
+        def hvp(x, w, v):
+            y = (x @ w).tanh().pow(3).sum()
+            g, = m.autograd.grad(y, x, create_graph=True)
+            hv, = m.autograd.grad(g, x, grad_outputs=v, create_graph=True)
+            return hv, g
+        x, w = _t(m, _data((3, 4), 1), True), _t(m, _data((4, 2), 2), True)
+        v = _t(m, _data((3, 4), 3))
+        hv, g = hvp(x, w, v)
+        (hv.pow(2).sum() + g.sum()).backward()      # third derivatives, for x and w
+        return hv, g, hv.requires_grad, x.grad, w.grad
+    _agree(scenario)
+
+
+def test_hessian_vector_product_of_module_weights():
+    def scenario(m, C):
+        D = _mlp(m, (2, 6, 1), seed=7)
+        params = list(D.parameters())
+
+        @C
+        def hvp(x, *vs):
+            loss = D(x).pow(2).mean()
+            gs = m.autograd.grad(loss, params, create_graph=True)
+            return m.autograd.grad(sum((g * v).sum() for g, v in zip(gs, vs)), params)
+        x = _t(m, _data((5, 2), 8))
+        vs = [_t(m, _data(tuple(p.shape), 20 + k)) for k, p in enumerate(params)]
+        hv = hvp(x, *vs)
+        return list(hv), [h.requires_grad for h in hv]
+    _agree(scenario)
+
+
+def test_maml_inner_step_and_outer_gradients():
+    def scenario(m, C):
+        D = _mlp(m, (3, 8, 1), seed=11)
+        params = list(D.parameters())
+
+        def forward(x, ps):
+            w1, b1, w2, b2 = ps
+            return m.nn.functional.linear(m.tanh(m.nn.functional.linear(x, w1, b1)), w2, b2)
+
+        @C
+        def meta_loss(xs, ys, xq, yq):
+            inner = ((forward(xs, params) - ys) ** 2).mean()
+            grads = m.autograd.grad(inner, params, create_graph=True)
+            fast = [p - 0.1 * g for p, g in zip(params, grads)]
+            return ((forward(xq, fast) - yq) ** 2).mean()
+        batch = [_t(m, _data(s, 30 + k)) for k, s in enumerate([(6, 3), (6, 1), (5, 3), (5, 1)])]
+        loss = meta_loss(*batch)
+        loss.backward()
+        return loss, _grads(params)
+    _agree(scenario)
+
+
+def test_create_graph_false_gradients_take_no_gradient():
+    """Without create_graph the gradient does not require grad and the outer backward does not
+    differentiate through it (d/dx of (g * x).sum() is g, not g + x * dg/dx)."""
+    def scenario(m, C):
+        @C
+        def f(x):
+            g, = m.autograd.grad(x.sin().pow(2).sum(), x)
+            return (g * x).sum(), g
+        x = _t(m, _data((5,), 4), requires_grad=True)
+        out, g = f(x)
+        out.backward()
+        return out, g, g.requires_grad, out.requires_grad, x.grad
+    got = _agree(scenario)
+    assert got[2] is False and got[3] is True
+
+
+def test_create_graph_gradient_of_a_linear_function_does_not_require_grad():
+    def scenario(m, C):
+        inside = []
+
+        @C
+        def f(x):
+            g, = m.autograd.grad((3 * x).sum(), x, create_graph=True)
+            h, = m.autograd.grad((x * x).sum(), x, create_graph=True)
+            inside.extend([g.requires_grad, h.requires_grad])
+            return g, h
+        g, h = f(_t(m, _data((3,), 1), requires_grad=True))
+        return g, h, g.requires_grad, h.requires_grad, inside
+    assert _agree(scenario)[2:] == [False, True, [False, True]]
+
+
+def test_allow_unused_and_materialize_grads():
+    def scenario(m, C):
+        out = []
+        for kwargs in ({}, {"allow_unused": True}, {"materialize_grads": True}):
+            unused = []
+
+            @C
+            def f(x, y):
+                gx, gy = m.autograd.grad((x * x).sum(), [x, y], **kwargs)
+                unused.append(gy is None)
+                return gx if gy is None else (gx, gy)
+            try:
+                out.append([f(_t(m, [1.0, 2.0], True), _t(m, [3.0], True)), unused])
+            except RuntimeError as e:
+                out.append(_message(e))
+        return out
+    got = _agree(scenario)
+    assert got[0] == ("The differentiated Tensor at index 1 appears to not have been used in the graph. Set "
+                      "allow_unused=True if this is the desired behavior.")
+    assert got[1][1] == [True] and got[2][1] == [False]
+
+
+def test_grad_outputs_traced_and_eager_and_argument_errors():
+    def scenario(m, C):
+        w = _t(m, _data((3,), 9))
+
+        @C
+        def f(x, v):
+            y = x.exp() * w
+            a, = m.autograd.grad(y, x, grad_outputs=v, retain_graph=True)
+            b, = m.autograd.grad([y, y.sum()], [x], grad_outputs=[w, None])
+            return a, b
+        out = list(f(_t(m, _data((3,), 1), True), _t(m, _data((3,), 2))))
+        for bad in (lambda x: m.autograd.grad(x.exp(), x),                      # non-scalar, no grad_outputs
+                    lambda x: m.autograd.grad(x.detach().sum(), x),             # output needs no grad
+                    lambda x: m.autograd.grad(x.sum(), x.detach()),             # input needs no grad
+                    lambda x: m.autograd.grad(x.exp(), x, grad_outputs=x[:2]),  # shape mismatch
+                    lambda x: m.autograd.grad([x.sum(), x.sum()], x, grad_outputs=[x.sum()])):
+            try:
+                C(lambda x: bad(x)[0])(_t(m, [1.0, 2.0, 3.0], True))
+                out.append("no error")
+            except RuntimeError as e:
+                out.append(_message(e))
+        return out
+    got = _agree(scenario)
+    assert got[2:] == ["grad can be implicitly created only for scalar outputs",
+                       "element 0 of tensors does not require grad and does not have a grad_fn",
+                       "One of the differentiated Tensors does not require grad",
+                       "Mismatch in shape: grad_output[0] has a shape of torch.Size([2]) and output[0] has a shape "
+                       "of torch.Size([3]).",
+                       "got 2 tensors and 1 gradients"]
+
+
+def test_requires_grad_flags_inside_compiled_code():
+    def scenario(m, C):
+        inside = []
+
+        @C
+        def f(x):
+            y = x * 2
+            a = (y.detach() * 0 + 1).requires_grad_()
+            inside.extend([y.requires_grad, a.requires_grad, a.is_leaf, (a * y).requires_grad])
+            for bad in (lambda: y.requires_grad_(False), lambda: a.long().requires_grad_()):
+                try:
+                    bad()
+                except RuntimeError as e:
+                    inside.append(_message(e))
+            b = a.requires_grad_(False)
+            inside.extend([b is a, a.requires_grad])
+            return x * a
+        return f(_t(m, [1.0, 2.0], True)), inside
+    got = _agree(scenario)[1]
+    assert got[:4] == [True, True, True, True] and got[6:] == [True, False]
+    assert got[4:6] == ["you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                        "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().",
+                        "only Tensors of floating point dtype can require gradients"]
+
+
+def test_uses_before_requires_grad_take_no_gradient():
+    """A use of a tensor made before ``requires_grad_()`` is no part of the graph (eagerly it was
+    computed without grad): the leaf is a new value of the trace."""
+    def scenario(m, C):
+        @C
+        def f(x):
+            y = x * 2
+            before = y.sin()
+            y.requires_grad_()
+            g, = m.autograd.grad((y.exp() + before).sum(), y)
+            return g
+        return f(_t(m, _data((4,), 6)))
+    _agree(scenario)
+
+
+def test_requires_grad_of_the_callers_tensor_and_backward_stay_trace_errors():
+    x = gradc.ones(3, dtype=gradc.float64)
+    with pytest.raises(TraceError, match=r"^Tensor.requires_grad_ of the caller.s tensor .* at test_compile_traced_grad"):
+        gradc.compile(lambda x: x.requires_grad_() * 2)(x)
+    with pytest.raises(TraceError, match=r"^Tensor.backward inside a @gradc.compile function is not supported"):
+        gradc.compile(lambda x: x.sum().backward())(x.requires_grad_())
+
+
+def test_dump_ir_shows_the_adjoint_ops_in_the_traced_stage(tmp_path):
+    from gradc.cli import main
+    src = tmp_path / "gp.py"
+    src.write_text("import gradc\n"
+                   "def gp(x, w):\n"
+                   "    x = x.detach().requires_grad_()\n"
+                   "    y = (x @ w).tanh().sum()\n"
+                   "    g, = gradc.autograd.grad(y, x, create_graph=True)\n"
+                   "    return (g ** 2).sum()\n")
+    out = tmp_path / "gp.mlir"
+    assert main(["dump-ir", f"{src}:gp", "--arg", "x=f64[2,4]", "--arg", "w=f64[4,3]:grad", "--stage", "traced",
+                 "-o", str(out)]) == 0
+    ops = re.findall(r"= gradc\.(\w+) .*// gp\.py:(\d)", out.read_text())
+    assert ops[:3] == [("detach", "3"), ("matmul", "4"), ("tanh", "4")]
+    # the adjoint of tanh (1 - y*y) and of the matmul (a matmul by w transposed), then the penalty
+    names = [n for n, _ in ops]
+    assert names[names.index("sum"):] == ["sum", "constant", "reshape", "reshape", "expand", "mul", "constant",
+                                          "sub", "mul", "permute", "matmul", "constant", "pow", "sum"]
