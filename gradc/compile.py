@@ -119,6 +119,7 @@ class _Specialization:
     repeats = {}         # output position -> an earlier position returning the same tensor
     graph_outputs = ()   # output positions whose tensors get the node as grad_fn
     internal_outputs = {}  # output position -> the other outputs computed from it (differentiably)
+    requires_grad_args = ()  # argument positions the function calls requires_grad_() on (set at each call)
 
     def __init__(self, func: Function, wrt, memory: str, backend, n_outputs: int, backward: str = "auto",
                  written=frozenset()):
@@ -816,7 +817,8 @@ class CompiledFunction:
         t0 = time.perf_counter()
         func, n_out, tree = self._trace(args, key)
         captured = list(func.meta.get("captured", ()))
-        wrt = [i for i, k in enumerate(key[0]) if k[3]]      # (pruned below to those the outputs depend on)
+        made_leaves = list(func.meta.get("requires_grad_args", ()))      # (x.requires_grad_() in the function)
+        wrt = [i for i, k in enumerate(key[0]) if k[3] or i in made_leaves]   # (pruned below: what the outputs need)
         wrt += [len(key[0]) + j for j, t in enumerate(captured) if t.requires_grad and key[2]]
         devices = {str(t.device) for t in list(args) + captured if isinstance(t, Tensor)}
         target = self.target
@@ -838,6 +840,7 @@ class CompiledFunction:
         spec = _Specialization(func, wrt, self.memory, backend, n_out, self.backward,
                                written=[pos for pos, _ in writes])
         spec.n_state_outputs = len(writes)
+        spec.requires_grad_args = made_leaves
         spec.view_outputs = view_outputs
         spec.float_outputs = [k for k in grad_outputs if k < n_user and k not in spec.view_outputs]
         spec.state_slots = [pos for pos, _ in writes]
@@ -926,6 +929,8 @@ class CompiledFunction:
             tensors = [*tensors, *captured]
         if spec.arg_writes:
             _check_argument_writes(self.__name__, spec, tensors)
+        for pos in spec.requires_grad_args:       # x.requires_grad_() in the function: the caller's x
+            tensors[pos].requires_grad_()
         if _inference_seen[0] and spec.wrt and spec.eager_saved and grad_mode._state.enabled:
             _check_no_inference_saved(spec, tensors)
         arrays = [t._data for t in tensors]

@@ -297,12 +297,39 @@ def test_uses_before_requires_grad_take_no_gradient():
     _agree(scenario)
 
 
+def test_physics_informed_loss_sets_requires_grad_of_its_argument():
+    """``x.requires_grad_()`` on an argument (the collocation points of a physics-informed loss):
+    the caller's ``x`` requires grad after the call and gets a gradient from the outer backward,
+    a use of ``x`` before the call to requires_grad_ takes none, every weight gets one, as eagerly."""
+    def scenario(m, C):
+        net = _mlp(m, (1, 8, 1), seed=13)
+
+        @C
+        def pinn(x):
+            before = x * 3
+            x.requires_grad_(True)
+            du, = m.autograd.grad(net(x).sum(), x, create_graph=True)
+            return ((du - m.cos(x)) ** 2).mean() + before.sum()
+        out = []
+        for shift in (0.0, 0.5):
+            net.zero_grad()
+            x = m.linspace(shift, 1, 5, dtype=m.float64).reshape(5, 1)
+            loss = pinn(x)
+            loss.backward()
+            out += [loss, x.requires_grad, x.grad, _grads(net.parameters())]
+        loss = pinn(x)       # x requires grad now: requires_grad_() does nothing
+        loss.backward()
+        return out + [loss, x.grad]
+    got = _agree(scenario)
+    assert got[1] is True and got[3][-1] is None      # (the last bias: not in du's graph)
+
+
 def test_requires_grad_of_the_callers_tensor_and_backward_stay_trace_errors():
-    x = gradc.ones(3, dtype=gradc.float64)
+    x = gradc.ones(3, dtype=gradc.float64, requires_grad=True)
     with pytest.raises(TraceError, match=r"^Tensor.requires_grad_ of the caller.s tensor .* at test_compile_traced_grad"):
-        gradc.compile(lambda x: x.requires_grad_() * 2)(x)
+        gradc.compile(lambda x: x.requires_grad_(False) * 2)(x)
     with pytest.raises(TraceError, match=r"^Tensor.backward inside a @gradc.compile function is not supported"):
-        gradc.compile(lambda x: x.sum().backward())(x.requires_grad_())
+        gradc.compile(lambda x: x.sum().backward())(x)
 
 
 def test_dump_ir_shows_the_adjoint_ops_in_the_traced_stage(tmp_path):

@@ -11,7 +11,8 @@ on the whole function) differentiates through them: double backward.
 
 ``inputs`` may be arguments that require grad, captured tensors (a module's parameters, lifted
 to arguments), traced intermediates that require grad, and leaves made by ``requires_grad_()``
-on a traced tensor (``Proxy.requires_grad_``: a ``detach`` the walk stops at). Semantics are
+on a traced tensor (``Proxy.requires_grad_``: a ``detach`` the walk stops at, or, on an argument,
+the argument itself, whose caller's tensor ``@gradc.compile`` then makes require grad). Semantics are
 eager autograd's: with ``create_graph=False`` each gradient is ``detach``ed (it does not require
 grad, and no gradient flows through it in the outer backward); with ``create_graph=True`` it
 requires grad when it depends on a tensor that requires grad. ``grad_outputs``, ``allow_unused``,

@@ -179,6 +179,7 @@ class _Trace:
         self.view_detaches: set = set()         # the detaches after views taken under no_grad (see _apply)
         self.takes_input: dict = {}             # result Value -> name of its node whose backward takes the input
         self.grad_leaves: list = []             # the values made leaves that require grad by requires_grad_()
+        self.requires_grad_args: list = []      # positions of the arguments requires_grad_() was called on
 
     def emit(self, name: str, operands, attrs):
         loc = user_location()
@@ -569,8 +570,10 @@ class Proxy(IRTensor):
         """``x.requires_grad_()`` on a traced tensor that does not require grad makes it a leaf
         of the trace's autograd graph: a ``detach`` of its value, which ``gradc.autograd.grad``
         differentiates with respect to (``ir/traced_grad.py``) and through which no gradient
-        flows further back, as eagerly. The caller's tensors (arguments, captured tensors) keep
-        their flags: changing one is a TraceError."""
+        flows further back, as eagerly. On an argument that does not require grad (a
+        physics-informed loss's coordinates) it is the caller's tensor that requires grad from
+        then on: the argument is differentiated with respect to (``_make_argument_leaf``).
+        Clearing the flag of an argument, or setting that of a captured tensor, is a TraceError."""
         from ..arg_parser import bool_arg
         requires_grad = bool_arg(requires_grad)
         if requires_grad == self._requires_grad:
@@ -579,6 +582,9 @@ class Proxy(IRTensor):
             raise RuntimeError(NON_LEAF_REQUIRES_GRAD)
         if requires_grad and not self.dtype.is_floating_point:
             raise RuntimeError(ONLY_FLOAT_REQUIRES_GRAD)
+        if requires_grad and self._arg is not None and self.value is self._arg:
+            self._make_argument_leaf()
+            return self
         if self._arg is not None or self.value in self._trace.func.args:
             self._eager_only("Tensor.requires_grad_ of the caller's tensor (an argument or a captured tensor)")
         if requires_grad:
@@ -589,6 +595,21 @@ class Proxy(IRTensor):
             self._trace.grad_leaves.remove(self.value)
         self._requires_grad, self._leaf = requires_grad, True
         return self
+
+    def _make_argument_leaf(self):
+        """``x.requires_grad_()`` on argument ``x``, which does not require grad: the argument
+        gets the ``gradc.requires_grad`` attribute and its position is listed in
+        ``func.meta["requires_grad_args"]``, for ``@gradc.compile`` to differentiate with respect
+        to it and to set the caller's tensor's flag at each call, as eager code does. Its uses
+        so far (eagerly made without grad) read a ``detach`` of it instead."""
+        func, arg = self._trace.func, self._arg
+        if arg.uses:
+            first = Builder(func.body, 0).create("detach", [arg], loc=user_location())
+            arg.replace_uses_if(first.results[0], lambda op: op is not first)
+        k = func.args.index(arg)
+        func.arg_attrs[k]["gradc.requires_grad"] = True
+        self._trace.requires_grad_args.append(k)
+        self._requires_grad = True
 
     @property
     def data(self):
@@ -777,6 +798,7 @@ def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_
     func.meta["view_detaches"] = tr.view_detaches
     func.meta["state_writes"] = [(func.args.index(arg), v) for arg, v in tr.state_writes.values()]
     func.meta["takes_input"] = tr.takes_input
+    func.meta["requires_grad_args"] = tr.requires_grad_args
     # the in-place writes' new values are extra outputs after the function's own: @gradc.compile
     # writes them back after each call (``gradc dump-ir`` shows them so)
     if tr.state_writes:
