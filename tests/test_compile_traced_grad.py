@@ -350,3 +350,44 @@ def test_dump_ir_shows_the_adjoint_ops_in_the_traced_stage(tmp_path):
     names = [n for n, _ in ops]
     assert names[names.index("sum"):] == ["sum", "constant", "reshape", "reshape", "expand", "mul", "constant",
                                           "sub", "mul", "permute", "matmul", "constant", "pow", "sum"]
+
+
+def _cube_of_sin(z):
+    return (z.sin() ** 3).sum()
+
+
+def _sin_times_first(z):
+    return z.sin() * z[:1]
+
+
+@pytest.mark.parametrize("name", ["vjp", "jvp", "vhp", "hvp"])
+def test_autograd_functional_products_inside_compiled_code(name):
+    """autograd.functional's products are autograd.grad (double-backward trick for the forward
+    ones): traced, they compile; with create_graph=True the outer backward goes through them."""
+    def scenario(m, C):
+        fn = _cube_of_sin if name in ("vhp", "hvp") else _sin_times_first
+
+        @C
+        def f(x, v):
+            return getattr(m.autograd.functional, name)(fn, x, v, create_graph=True)
+        x = _t(m, _data((3,), 2), True)
+        out, prod = f(x, _t(m, _data((3,), 3)))
+        prod.pow(2).sum().backward()
+        return out, prod, prod.requires_grad, x.grad
+    _agree(scenario)
+
+
+@pytest.mark.parametrize("name", ["grad", "jacrev", "jacfwd", "hessian", "autograd.functional.jacobian",
+                                  "autograd.functional.hessian"])
+def test_function_transforms_inside_compiled_code(name):
+    def scenario(m, C):
+        transform = m.func if "." not in name else m.autograd.functional
+        fn = _cube_of_sin if name.endswith(("grad", "hessian")) else _sin_times_first
+
+        @C
+        def f(x):
+            if "." in name:
+                return getattr(transform, name.rsplit(".", 1)[1])(fn, x)
+            return getattr(transform, name)(fn)(x)
+        return f(_t(m, _data((3,), 4)))
+    _agree(scenario)

@@ -18,12 +18,13 @@ __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
 
 # ---- argument handling ------------------------------------------------------------------------
 def _tensors(value, arg_name, fn_name):
-    """(was it a tuple, the tensors as a tuple), with PyTorch's TypeError for anything else."""
-    from ..tensor import Tensor
+    """(was it a tuple, the tensors as a tuple), with PyTorch's TypeError for anything else
+    (traced tensors are tensors: under @gradc.compile the products are traced, ir/traced_grad.py)."""
+    from ..tensor_api import is_tensor_like
     is_tuple = isinstance(value, tuple)
     items = value if is_tuple else (value,)
     for i, item in enumerate(items):
-        if not isinstance(item, Tensor):
+        if not is_tensor_like(item):
             where = f"the value at index {i}" if is_tuple else f"the given {arg_name}"
             raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors but "
                             f"{where} has type {type(item)}.")
@@ -132,8 +133,8 @@ def _zeros_for_missing(grads, like, strict, create_graph, stage):
 
 
 def _single_element_output(outputs, outputs_were_tuple, fn_name):
-    from ..tensor import Tensor
-    if outputs_were_tuple or not isinstance(outputs[0], Tensor):
+    from ..tensor_api import is_tensor_like
+    if outputs_were_tuple or not is_tensor_like(outputs[0]):
         raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
     if outputs[0].nelement() != 1:
         raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should contain a single element")
