@@ -257,6 +257,26 @@ def test_grad_outputs_traced_and_eager_and_argument_errors():
                        "got 2 tensors and 1 gradients"]
 
 
+def test_grad_of_captured_tensors_with_traced_inputs():
+    """An output that is the caller's tensor (a parameter), traced inputs: traced all the same,
+    with eager autograd's answers."""
+    def scenario(m, C):
+        w = _t(m, [1.0, 2.0], True)
+        errors = []
+
+        @C
+        def f(x):
+            try:
+                m.autograd.grad(w.sum(), x)
+            except RuntimeError as e:
+                errors.append(_message(e))
+            gw, gx = m.autograd.grad(w, [w, x], grad_outputs=m.ones(2, dtype=m.float64), allow_unused=True)
+            return gw * x, m.autograd.grad(w, x, m.ones(2, dtype=m.float64), materialize_grads=True)[0]
+        return list(f(_t(m, [3.0, 4.0], True))), errors
+    assert _agree(scenario)[1] == ["The differentiated Tensor at index 0 appears to not have been used in the graph. "
+                                   "Set allow_unused=True if this is the desired behavior."]
+
+
 def test_requires_grad_flags_inside_compiled_code():
     def scenario(m, C):
         inside = []

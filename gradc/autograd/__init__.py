@@ -229,7 +229,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 def _grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize_grads):
     from ..ir.traced_grad import is_traced, traced_grad, traced_zeros
-    traced = is_traced(outputs)     # inside @gradc.compile: the adjoint ops join the trace
+    traced = is_traced(outputs + inputs)     # inside @gradc.compile: the adjoint ops join the trace
     root_grads = _make_grads(outputs, grads, traced)
     if retain_graph is None:
         retain_graph = create_graph
@@ -247,7 +247,7 @@ def _grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, mate
     for i, (t, g) in enumerate(zip(inputs, found)):
         if g is None:
             if materialize_grads and traced:
-                g = traced_zeros(outputs, t)
+                g = traced_zeros(outputs + inputs, t)
             elif materialize_grads:
                 from ..tensor import zeros_for
                 from ..ops.registry import TypeInfo

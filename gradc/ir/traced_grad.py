@@ -50,7 +50,7 @@ def traced_grad(outputs, inputs, root_grads, create_graph: bool) -> list:
     ``autograd._make_grads``) with respect to ``inputs``, as traced values appended to the trace
     (``autograd.grad`` detaches them unless ``create_graph``); None for an input the walk did not
     reach."""
-    trace = _trace_of(outputs)
+    trace = _trace_of(outputs + inputs)
     builder = trace.builder
     wrt = [trace.operand(t) for t in inputs]
     active = propagate_active(trace.func.body.ops, wrt)
@@ -65,8 +65,8 @@ def traced_grad(outputs, inputs, root_grads, create_graph: bool) -> list:
     return [None if g is None else Proxy(g.value, trace, requires_grad=g.value in requiring) for g in grads]
 
 
-def traced_zeros(outputs, t):
-    """A traced zero gradient for input ``t`` of a ``grad`` of traced ``outputs``
-    (``materialize_grads=True``)."""
-    trace = _trace_of(outputs)
+def traced_zeros(tensors, t):
+    """A traced zero gradient for input ``t`` of a ``grad`` of ``tensors`` (its outputs and
+    inputs, some traced) with ``materialize_grads=True``."""
+    trace = _trace_of(tensors)
     return Proxy(trace.builder.constant(0.0, tuple(t.shape), t.dtype), trace)
