@@ -51,8 +51,8 @@ from .ops.registry import RANDOM
 from .codegen.cuda_driver import DeviceArray
 from .held_output import held_stdout
 from .eager_graph import (differentiable_reach, double_backward_reads_saved, input_tied_gradients, internal_outputs,
-                          output_dependencies, partition_free_inputs, read_arguments, repeated_outputs, replay,
-                          saved_by_eager_autograd, saves_anything)
+                          output_dependencies, outputs_through_freed, partition_free_inputs, read_arguments,
+                          repeated_outputs, replay, saved_by_eager_autograd, saves_anything)
 from .tensor import CPU, Tensor, before_write
 from .tensor import inference_seen as _inference_seen
 
@@ -120,6 +120,7 @@ class _Specialization:
     graph_outputs = ()   # output positions whose tensors get the node as grad_fn
     internal_outputs = {}  # output position -> the other outputs computed from it (differentiably)
     requires_grad_args = ()  # argument positions the function calls requires_grad_() on (set at each call)
+    freed_outputs = frozenset()  # outputs whose backward runs ops an autograd.grad inside freed
 
     def __init__(self, func: Function, wrt, memory: str, backend, n_outputs: int, backward: str = "auto",
                  written=frozenset()):
@@ -440,7 +441,7 @@ class CompiledFunctionBackward(Node):
     def apply_unit(self, retain_graph=True):
         """(gradients, whether each is fresh) for a cotangent of 1, computed by the forward: the
         engine hands a fresh one to its leaf as ``.grad``."""
-        if self._residuals is None:
+        if self._residuals is None or self._spec.freed_outputs:
             raise RuntimeError(FREED_MESSAGE)
         arrays = self._precomputed_arrays(retain_graph)
         if self._device is CPU:
@@ -566,7 +567,7 @@ class CompiledFunctionBackward(Node):
             outs, moved = self._replayed
             self._move_hooks(outs, moved)
             return list(grads[:len(self._next)])
-        if self._residuals is None:
+        if self._residuals is None or any(grads[k] is not None for k in self._spec.freed_outputs):
             raise RuntimeError(FREED_MESSAGE)
         spec = self._spec
         if (self._tensor_pre_hooks or self._retains_grad or grad_mode._state.enabled or self._replayed) and \
@@ -841,6 +842,7 @@ class CompiledFunction:
                                written=[pos for pos, _ in writes])
         spec.n_state_outputs = len(writes)
         spec.requires_grad_args = made_leaves
+        spec.freed_outputs = outputs_through_freed(func, n_user)
         spec.view_outputs = view_outputs
         spec.float_outputs = [k for k in grad_outputs if k < n_user and k not in spec.view_outputs]
         spec.state_slots = [pos for pos, _ in writes]

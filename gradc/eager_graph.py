@@ -165,6 +165,18 @@ def _run_by_backward(values) -> set:
     return need
 
 
+def outputs_through_freed(func: Function, n_outputs: int) -> frozenset:
+    """Positions among the first ``n_outputs`` outputs of traced ``func`` whose backward would
+    run an op whose saved tensors a ``gradc.autograd.grad`` without ``retain_graph`` inside the
+    function freed (``func.meta["freed"]``, ``ir/traced_grad.py``): eagerly, backward from one
+    of those is PyTorch's error (every value computed from such an op requires grad, so a
+    differentiable path from the output to it is one the backward takes)."""
+    freed = func.meta.get("freed")
+    if not freed:
+        return frozenset()
+    return frozenset(k for k in range(n_outputs) if freed & _run_by_backward([func.outputs[k]]))
+
+
 def read_arguments(func: Function, values, n_args: int) -> frozenset:
     """Positions of the first ``n_args`` arguments of ``func`` that ``values`` depend on."""
     read = set()

@@ -411,3 +411,42 @@ def test_function_transforms_inside_compiled_code(name):
             return getattr(transform, name)(fn)(x)
         return f(_t(m, _data((3,), 4)))
     _agree(scenario)
+
+
+@pytest.mark.parametrize("body", [
+    "y = x.exp().sum(); a = grad(y, x); b = grad(y, x)",                       # exp saves its result
+    "y = (x * x).sum(); a = grad(y, x, retain_graph=True); b = grad(y, x); c = grad(y, x)",
+    "y = (x + 2).sum(); a = grad(y, x); b = grad(y, x)",                       # add saves nothing
+    "y = x.exp().sum(); a = grad(y, x, create_graph=True); b = grad(y, x)",    # create_graph retains
+])
+def test_a_second_grad_through_freed_ops_is_pytorchs_error(body):
+    def scenario(m, C):
+        def f(x):
+            scope = {"x": x, "grad": lambda *a, **k: m.autograd.grad(*a, **k)[0]}
+            exec(body, scope)
+            return scope["b"] * 1
+        try:
+            return C(f)(_t(m, [1.0, 2.0], True))
+        except RuntimeError as e:
+            return _message(e)
+    freed = isinstance(_agree(scenario), str)
+    assert freed == ("x + 2" not in body and "create_graph" not in body)
+
+
+@pytest.mark.parametrize("backward", ["auto", "separate"])
+@pytest.mark.parametrize("body", ["y + grad(y, x).sum()", "(x * 3).sum() + grad(y, x).sum()",
+                                  "y + grad(y, x, retain_graph=True).sum()"])
+def test_backward_through_ops_a_grad_inside_freed_is_pytorchs_error(body, backward):
+    def scenario(m, C):
+        def f(x):
+            y = x.exp().sum()
+            return eval(body, {"x": x, "y": y, "grad": lambda *a, **k: m.autograd.grad(*a, **k)[0]})
+        x = _t(m, [1.0, 2.0], True)
+        out = (gradc.compile(f, backward=backward) if C is gradc.compile else f)(x)
+        try:
+            out.backward()
+        except RuntimeError as e:
+            return out, str(e)
+        return out, x.grad
+    freed = isinstance(_agree(scenario)[1], str)
+    assert freed == (body == "y + grad(y, x).sum()")

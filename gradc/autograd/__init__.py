@@ -237,7 +237,7 @@ def _grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, mate
     roots = _roots(outputs, root_grads, traced)
     _check_inputs(inputs)
     if traced:
-        found = traced_grad(outputs, inputs, root_grads, create_graph)
+        found = traced_grad(outputs, inputs, root_grads, retain_graph, create_graph)
     else:
         capture = [t._grad_edge() for t in inputs]
         captured = run_backward(roots, root_grads, retain_graph=retain_graph, create_graph=create_graph,

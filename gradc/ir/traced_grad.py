@@ -17,12 +17,15 @@ eager autograd's: with ``create_graph=False`` each gradient is ``detach``ed (it 
 grad, and no gradient flows through it in the outer backward); with ``create_graph=True`` it
 requires grad when it depends on a tensor that requires grad. ``grad_outputs``, ``allow_unused``,
 ``materialize_grads`` and the argument checks are those of ``gradc.autograd.grad``, with
-its errors. Differences: ``retain_graph`` is accepted and ignored (a trace frees nothing, so a
-second ``grad`` through the same ops is no error), and ``backward()`` inside the function stays
-a TraceError.
+its errors. Without ``retain_graph`` the ops whose VJP rules ran and that eager autograd's
+nodes would save tensors for are freed: a second ``grad`` through one is PyTorch's error, and so
+is the compiled function's backward from an output whose graph runs through one
+(``func.meta["freed"]``, ``eager_graph.outputs_through_freed``). ``backward()`` inside the
+function stays a TraceError.
 """
 from __future__ import annotations
 
+from ..autograd.node import FREED_MESSAGE
 from ..passes.autodiff import backpropagate, contribute, propagate_active
 from .emitter import IRTensor
 from .tracer import Proxy
@@ -45,11 +48,11 @@ def requires_grad_values(trace) -> set:
     return propagate_active(func.body.ops, roots + trace.grad_leaves)
 
 
-def traced_grad(outputs, inputs, root_grads, create_graph: bool) -> list:
+def traced_grad(outputs, inputs, root_grads, retain_graph: bool, create_graph: bool) -> list:
     """The gradients of traced ``outputs`` (with cotangents ``root_grads``, checked by
     ``autograd._make_grads``) with respect to ``inputs``, as traced values appended to the trace
     (``autograd.grad`` detaches them unless ``create_graph``); None for an input the walk did not
-    reach."""
+    reach. Without ``retain_graph`` the ops whose rules ran are freed (``_Trace.freed``)."""
     trace = _trace_of(outputs + inputs)
     builder = trace.builder
     wrt = [trace.operand(t) for t in inputs]
@@ -59,7 +62,15 @@ def traced_grad(outputs, inputs, root_grads, create_graph: bool) -> list:
         value = trace.operand(o)
         if g is not None and value in active:
             contribute(adjoint, value, IRTensor(trace.operand(g), builder))
-    backpropagate(list(trace.func.body.ops), active, adjoint, builder)
+    ran = []
+
+    def run(op):
+        if op in trace.freed:
+            raise RuntimeError(FREED_MESSAGE)
+        ran.append(op)
+    backpropagate(list(trace.func.body.ops), active, adjoint, builder, on_vjp=run)
+    if not retain_graph:      # (eager nodes that save no tensor run again without error)
+        trace.freed.update(op for op in ran if op.opdef.saves)
     requiring = requires_grad_values(trace) if create_graph else set()
     grads = [adjoint.get(v) for v in wrt]
     return [None if g is None else Proxy(g.value, trace, requires_grad=g.value in requiring) for g in grads]

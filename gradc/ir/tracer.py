@@ -180,6 +180,7 @@ class _Trace:
         self.takes_input: dict = {}             # result Value -> name of its node whose backward takes the input
         self.grad_leaves: list = []             # the values made leaves that require grad by requires_grad_()
         self.requires_grad_args: list = []      # positions of the arguments requires_grad_() was called on
+        self.freed: set = set()                 # ops whose saved tensors a grad without retain_graph freed
 
     def emit(self, name: str, operands, attrs):
         loc = user_location()
@@ -799,6 +800,7 @@ def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_
     func.meta["state_writes"] = [(func.args.index(arg), v) for arg, v in tr.state_writes.values()]
     func.meta["takes_input"] = tr.takes_input
     func.meta["requires_grad_args"] = tr.requires_grad_args
+    func.meta["freed"] = tr.freed
     # the in-place writes' new values are extra outputs after the function's own: @gradc.compile
     # writes them back after each call (``gradc dump-ir`` shows them so)
     if tr.state_writes:

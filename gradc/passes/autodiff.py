@@ -65,11 +65,12 @@ def contribute(adjoint: dict, value, g) -> None:
     adjoint[value] = g if prev is None else prev + g
 
 
-def backpropagate(ops, active: set, adjoint: dict, builder: Builder) -> dict:
+def backpropagate(ops, active: set, adjoint: dict, builder: Builder, on_vjp=None) -> dict:
     """The reverse walk: run the VJP rule of each of ``ops`` (in program order; walked backwards)
     that has an adjoint for a result and an ``active`` operand, adding the operands' gradients
     into ``adjoint`` (Value -> IRTensor, seeded with the outputs' cotangents). The adjoint ops are
-    emitted through ``builder``, each with its forward op's location. Returns ``adjoint``."""
+    emitted through ``builder``, each with its forward op's location; ``on_vjp(op)`` is called
+    before each op's rule runs. Returns ``adjoint``."""
     for op in reversed(ops):
         grads_out = [adjoint.get(r) for r in op.results]
         if all(g is None for g in grads_out):
@@ -80,6 +81,8 @@ def backpropagate(ops, active: set, adjoint: dict, builder: Builder) -> dict:
         needs = tuple(v in active and d.input_is_differentiable(i) for i, v in enumerate(op.operands))
         if not any(needs):
             continue
+        if on_vjp is not None:
+            on_vjp(op)
         builder.loc = op.loc
         wrap = [IRTensor(v, builder) for v in op.operands]
         results = [IRTensor(r, builder) for r in op.results]
