@@ -286,6 +286,7 @@ def test_requires_grad_flags_inside_compiled_code():
             y = x * 2
             a = (y.detach() * 0 + 1).requires_grad_()
             inside.extend([y.requires_grad, a.requires_grad, a.is_leaf, (a * y).requires_grad])
+            inside.extend([y.is_leaf, y.detach().is_leaf, (y.detach() * 2).is_leaf, x.is_leaf])
             for bad in (lambda: y.requires_grad_(False), lambda: a.long().requires_grad_()):
                 try:
                     bad()
@@ -296,8 +297,8 @@ def test_requires_grad_flags_inside_compiled_code():
             return x * a
         return f(_t(m, [1.0, 2.0], True)), inside
     got = _agree(scenario)[1]
-    assert got[:4] == [True, True, True, True] and got[6:] == [True, False]
-    assert got[4:6] == ["you can only change requires_grad flags of leaf variables. If you want to use a computed "
+    assert got[:8] == [True, True, True, True, False, True, True, True] and got[10:] == [True, False]
+    assert got[8:10] == ["you can only change requires_grad flags of leaf variables. If you want to use a computed "
                         "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().",
                         "only Tensors of floating point dtype can require gradients"]
 

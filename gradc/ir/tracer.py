@@ -327,8 +327,8 @@ class Proxy(IRTensor):
         return None
 
     @property
-    def is_leaf(self) -> bool:
-        return self._leaf
+    def is_leaf(self) -> bool:      # (as eagerly: a tensor that does not require grad is a leaf)
+        return self._leaf or not self._requires_grad
 
     @property
     def grad(self):
