@@ -345,6 +345,19 @@ def test_physics_informed_loss_sets_requires_grad_of_its_argument():
     assert got[1] is True and got[3][-1] is None      # (the last bias: not in du's graph)
 
 
+def test_an_argument_made_to_require_grad_is_a_leaf_for_in_place_writes():
+    def scenario(m, C):
+        def f(x):
+            x.requires_grad_()
+            x.add_(1)
+            return x * 2
+        try:
+            return C(f)(m.ones(2, dtype=m.float64))
+        except RuntimeError as e:
+            return _message(e)
+    assert _agree(scenario) == "a leaf Variable that requires grad is being used in an in-place operation."
+
+
 def test_requires_grad_of_the_callers_tensor_and_backward_stay_trace_errors():
     x = gradc.ones(3, dtype=gradc.float64, requires_grad=True)
     with pytest.raises(TraceError, match=r"^Tensor.requires_grad_ of the caller.s tensor .* at test_compile_traced_grad"):

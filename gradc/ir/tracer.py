@@ -388,8 +388,9 @@ class Proxy(IRTensor):
             self._write_through_view(result)
             return
         if (self._leaf and self._requires_grad and grad_mode.is_grad_enabled()
-                and not (self._arg is not None and self._trace.lift)):
-            # (@gradc.compile checks a written argument at each call: leaf or not is no part of its key)
+                and not (self._arg is not None and self._trace.lift and not self._made_leaf())):
+            # (@gradc.compile checks a written argument at each call: leaf or not is no part of its key;
+            # one the function made require grad is a leaf that requires grad whatever the caller's)
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         value = self._trace.operand(result)
         self.value = value
@@ -596,6 +597,10 @@ class Proxy(IRTensor):
             self._trace.grad_leaves.remove(self.value)
         self._requires_grad, self._leaf = requires_grad, True
         return self
+
+    def _made_leaf(self) -> bool:
+        """Whether this is an argument the function called ``requires_grad_()`` on."""
+        return self._trace.func.args.index(self._arg) in self._trace.requires_grad_args
 
     def _make_argument_leaf(self):
         """``x.requires_grad_()`` on argument ``x``, which does not require grad: the argument
