@@ -50,8 +50,8 @@ from .ops import dispatch as _dispatch
 from .ops.registry import RANDOM
 from .codegen.cuda_driver import DeviceArray
 from .held_output import held_stdout
-from .eager_graph import (differentiable_reach, double_backward_reads_saved, input_tied_gradients, internal_outputs,
-                          output_dependencies, outputs_through_freed, partition_free_inputs, read_arguments,
+from .eager_graph import (differentiable_reach, double_backward_reads_saved, inner_leaf_outputs, input_tied_gradients,
+                          internal_outputs, output_dependencies, outputs_through_freed, partition_free_inputs, read_arguments,
                           repeated_outputs, replay, saved_by_eager_autograd, saves_anything)
 from .tensor import CPU, Tensor, before_write
 from .tensor import inference_seen as _inference_seen
@@ -121,6 +121,8 @@ class _Specialization:
     internal_outputs = {}  # output position -> the other outputs computed from it (differentiably)
     requires_grad_args = ()  # argument positions the function calls requires_grad_() on (set at each call)
     freed_outputs = frozenset()  # outputs whose backward runs ops an autograd.grad inside freed
+    leaf_outputs = ()        # outputs that are leaves the function made (x.detach().requires_grad_())
+    leaf_graph_outputs = ()  # other outputs computed from those only: _InnerLeavesBackward
 
     def __init__(self, func: Function, wrt, memory: str, backend, n_outputs: int, backward: str = "auto",
                  written=frozenset()):
@@ -345,6 +347,30 @@ class _FreedGuard(Node):
         if self._touched:
             from .autograd.engine import after_pass
             after_pass(self._owner.release)
+
+
+class _InnerLeavesBackward(Node):
+    """grad_fn of a compiled function's outputs computed only from tensors the function made
+    leaves (``x.detach().requires_grad_()``): eagerly they require grad and a backward from them
+    accumulates into those leaves, which the caller never sees, so this node passes nothing on
+    (but raises PyTorch's error where an ``autograd.grad`` inside freed their graph)."""
+    __module__ = "builtins"
+
+    def __init__(self, n_outputs, freed):
+        super().__init__()
+        self._output_types = [None] * n_outputs
+        self._freed = freed
+
+    def apply(self, grads, retain_graph=True):
+        if any(grads[k] is not None for k in self._freed):
+            raise RuntimeError(FREED_MESSAGE)
+        return []
+
+    def release(self):
+        pass
+
+
+_InnerLeavesBackward.__name__ = _InnerLeavesBackward.__qualname__ = "CompiledFunctionBackward"
 
 
 class CompiledFunctionBackward(Node):
@@ -852,6 +878,8 @@ class CompiledFunction:
         spec.repeats = repeated_outputs(func, n_user)
         spec.internal_outputs = internal_outputs(func, spec.float_outputs)
         spec.graph_outputs = [k for k in spec.float_outputs if k not in spec.repeats]   # get this node as grad_fn
+        spec.leaf_outputs, spec.leaf_graph_outputs = inner_leaf_outputs(
+            func, [k for k in range(n_user) if k not in spec.float_outputs])
         spec.captured = captured
         spec.objects = [a for a in args if not isinstance(a, (Tensor, int, float, bool, str, type(None)))]
         spec.captured_keys = [_captured_key(t) for t in captured]
@@ -963,6 +991,13 @@ class CompiledFunction:
             for name, attrs in chain:     # (Tensor.detach: shares the version counter, as eagerly)
                 t = t.detach() if name == "detach" else _dispatch.apply(name, t, **attrs)
             result[k] = t
+        for k in spec.leaf_outputs:       # (after the views: a.detach().requires_grad_() is one)
+            result[k]._requires_grad = True
+        if spec.leaf_graph_outputs:
+            inner = _InnerLeavesBackward(spec.n_outputs, spec.freed_outputs)
+            for k in spec.leaf_graph_outputs:
+                t = result[k]
+                t._grad_fn, t._output_nr, t._requires_grad = inner, k, True
         for k, first in spec.repeats.items():     # return (y, y): the same tensor twice, as eagerly
             result[k] = result[first]
         if state_values is not None:      # after the node took the versions, as eager code's order

@@ -177,6 +177,27 @@ def outputs_through_freed(func: Function, n_outputs: int) -> frozenset:
     return frozenset(k for k in range(n_outputs) if freed & _run_by_backward([func.outputs[k]]))
 
 
+def inner_leaf_outputs(func: Function, candidates) -> tuple:
+    """(the positions among ``candidates`` whose output is a leaf traced ``func`` made with
+    ``requires_grad_()`` (``func.meta["grad_leaves"]``), those computed from one through
+    differentiable ops): eagerly both require grad, and the second have a grad_fn."""
+    from .passes.autodiff import propagate_active
+    leaves = set(func.meta.get("grad_leaves", ()))
+    if not leaves:
+        return (), ()
+    reach = propagate_active(func.body.ops, leaves)
+    own = tuple(k for k in candidates if func.outputs[k] in leaves)
+    for k in own:
+        others = propagate_active(func.body.ops, [func.outputs[k]]) - {func.outputs[k]}
+        if any(v in others for v in func.outputs):
+            from .ir.errors import TraceError
+            raise TraceError(f"@gradc.compile({func.name}): output {k} is a tensor the function made a leaf "
+                             "(requires_grad_()) and another output is computed from it: its .grad would miss "
+                             "the gradients of that output (the compiled backward differentiates with respect to "
+                             f"the arguments only); return a clone() of it instead (defined at {func.loc})")
+    return own, tuple(k for k in candidates if func.outputs[k] in reach and k not in own)
+
+
 def read_arguments(func: Function, values, n_args: int) -> frozenset:
     """Positions of the first ``n_args`` arguments of ``func`` that ``values`` depend on."""
     read = set()

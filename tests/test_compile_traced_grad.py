@@ -464,3 +464,52 @@ def test_backward_through_ops_a_grad_inside_freed_is_pytorchs_error(body, backwa
         return out, x.grad
     freed = isinstance(_agree(scenario)[1], str)
     assert freed == (body == "y + grad(y, x).sum()")
+
+
+def test_outputs_computed_only_from_leaves_made_inside_require_grad():
+    """Eagerly an output computed from a tensor the function made a leaf requires grad (with a
+    grad_fn, or none for the leaf itself), and backward from it accumulates into that leaf,
+    which the caller never sees: compiled, the same flags, and the backward runs (PyTorch's
+    error where an autograd.grad inside freed that graph)."""
+    def scenario(m, C):
+        @C
+        def f(a):
+            x = a.detach().requires_grad_()
+            g, = m.autograd.grad((x ** 3).sum(), x, create_graph=True)
+            return g * 2, x.clone(), (a * 2).sum()
+
+        @C
+        def leaf(a):
+            return (a * 2).detach().requires_grad_(), a.detach().requires_grad_()
+        outs = [*f(_t(m, [1.0, 2.0])), *leaf(_t(m, [1.0, 2.0]))]
+        flags = [(t.requires_grad, t.is_leaf, t.grad_fn is None) for t in outs]
+        outs[0].sum().backward()
+        outs[1].sum().backward()
+        (outs[3] * outs[4]).sum().backward()
+
+        @C
+        def freed(a):
+            x = a.detach().requires_grad_()
+            y = x.exp().sum()
+            return y + m.autograd.grad(y, x)[0].sum()
+        out = freed(_t(m, [1.0, 2.0]))
+        try:
+            out.backward()
+        except RuntimeError as e:
+            return outs, flags, outs[3].grad, outs[4].grad, out, str(e)
+        return outs, flags, outs[3].grad, outs[4].grad, out
+    got = _agree(scenario)
+    assert got[1] == [[True, False, False], [True, False, False], [False, True, True], [True, True, True],
+                      [True, True, True]]
+    assert got[-1].startswith("Trying to backward through the graph a second time")
+
+
+def test_returning_a_leaf_made_inside_with_outputs_computed_from_it_is_a_trace_error():
+    """(its .grad would miss the other outputs' gradients: the compiled backward differentiates
+    with respect to the arguments only)"""
+    @gradc.compile
+    def f(a):
+        x = a.detach().requires_grad_()
+        return x, (x * x).sum()
+    with pytest.raises(TraceError, match=r"^@gradc.compile\(f\): output 0 is a tensor the function made a leaf"):
+        f(gradc.ones(2))

@@ -806,6 +806,7 @@ def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_
     func.meta["takes_input"] = tr.takes_input
     func.meta["requires_grad_args"] = tr.requires_grad_args
     func.meta["freed"] = tr.freed
+    func.meta["grad_leaves"] = tr.grad_leaves
     # the in-place writes' new values are extra outputs after the function's own: @gradc.compile
     # writes them back after each call (``gradc dump-ir`` shows them so)
     if tr.state_writes:
