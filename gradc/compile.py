@@ -51,8 +51,8 @@ from .ops.registry import RANDOM
 from .codegen.cuda_driver import DeviceArray
 from .held_output import held_stdout
 from .eager_graph import (differentiable_reach, double_backward_reads_saved, inner_leaf_outputs, input_tied_gradients,
-                          internal_outputs, output_dependencies, outputs_through_freed, partition_free_inputs, read_arguments,
-                          repeated_outputs, replay, saved_by_eager_autograd, saves_anything)
+                          internal_outputs, output_dependencies, outputs_through_freed, partition_free_inputs,
+                          read_arguments, repeated_outputs, replay, saved_by_eager_autograd, saves_anything)
 from .tensor import CPU, Tensor, before_write
 from .tensor import inference_seen as _inference_seen
 
