@@ -173,6 +173,24 @@ def test_maml_inner_step_and_outer_gradients():
     _agree(scenario)
 
 
+def test_maml_with_functional_call():
+    def scenario(m, C):
+        net = _mlp(m, (3, 4, 1), seed=17)
+
+        @C
+        def meta_loss(xs, ys, xq, yq):
+            params = dict(net.named_parameters())
+            inner = ((m.func.functional_call(net, params, (xs,)) - ys) ** 2).mean()
+            grads = m.autograd.grad(inner, list(params.values()), create_graph=True)
+            fast = {k: p - 0.1 * g for (k, p), g in zip(params.items(), grads)}
+            return ((m.func.functional_call(net, fast, (xq,)) - yq) ** 2).mean()
+        batch = [_t(m, _data(s, 40 + k)) for k, s in enumerate([(5, 3), (5, 1), (4, 3), (4, 1)])]
+        loss = meta_loss(*batch)
+        loss.backward()
+        return loss, _grads(net.parameters())
+    _agree(scenario)
+
+
 def test_create_graph_false_gradients_take_no_gradient():
     """Without create_graph the gradient does not require grad and the outer backward does not
     differentiate through it (d/dx of (g * x).sum() is g, not g + x * dg/dx)."""
