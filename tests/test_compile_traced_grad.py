@@ -118,6 +118,32 @@ def test_gradient_penalty_on_detached_inputs_and_captured_weights():
     _agree(scenario)
 
 
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
+def test_gradient_penalty_with_hooks_and_a_third_derivative():
+    """A hook and retain_grad on the penalty output (the node replays the function eagerly),
+    then backward(create_graph=True) and the gradient of the weights' gradient norm: third
+    derivatives through the traced gradient."""
+    def scenario(m, C):
+        D = _mlp(m, (3, 4, 1), seed=21)
+        params = list(D.parameters())
+
+        @C
+        def step(real):
+            x = (real * 1.5).requires_grad_()
+            g, = m.autograd.grad(D(x).sum(), x, create_graph=True)
+            gp = ((g.norm(2, dim=1) - 1) ** 2).mean()
+            return gp, D(real).mean() + 10 * gp
+        gp, total = step(_t(m, _data((5, 3), 22)))
+        gp.retain_grad()
+        seen = []
+        gp.register_hook(lambda g: seen.append(g.item()))
+        total.backward(create_graph=True)
+        h = m.autograd.grad(sum((p.grad ** 2).sum() for p in params), params, allow_unused=True)
+        return gp.grad, seen, _grads(params), list(h)
+    got = _agree(scenario)
+    assert got[1] == [10.0] and got[3][-1] is None
+
+
 def test_hessian_vector_product_is_grad_of_grad():
     def scenario(m, C):
         @C
