@@ -347,6 +347,28 @@ def test_requires_grad_flags_inside_compiled_code():
                         "only Tensors of floating point dtype can require gradients"]
 
 
+def test_requires_grad_attribute_and_argument_errors_inside_compiled_code():
+    def scenario(m, C):
+        errors = []
+
+        @C
+        def f(a):
+            x = a.detach()
+            x.requires_grad = True
+            for bad in (lambda: x.requires_grad_("yes"), lambda: setattr(x, "requires_grad", 1),
+                        lambda: x.requires_grad_(True, 1)):
+                try:
+                    bad()
+                except (TypeError, RuntimeError) as e:
+                    errors.append((type(e).__name__, _message(e)))
+            return m.autograd.grad((x ** 2).sum(), x)[0]
+        return f(m.ones(2, dtype=m.float64)), errors
+    got = _agree(scenario)[1]
+    assert got == [["TypeError", "requires_grad_(): argument 'requires_grad' (position 1) must be bool, not str"],
+                   ["RuntimeError", "requires_grad must be a bool"],
+                   ["TypeError", "requires_grad_() takes from 0 to 1 positional arguments but 2 were given"]]
+
+
 def test_uses_before_requires_grad_take_no_gradient():
     """A use of a tensor made before ``requires_grad_()`` is no part of the graph (eagerly it was
     computed without grad): the leaf is a new value of the trace."""

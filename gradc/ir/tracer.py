@@ -57,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes
+from ..arg_parser import bool_arg, parses
 from ..autograd import grad_mode
 from ..ops import dispatch
 from ..ops.registry import NONDIFF, VIEW, ShapeError
@@ -322,6 +323,12 @@ class Proxy(IRTensor):
     def requires_grad(self) -> bool:
         return self._requires_grad
 
+    @requires_grad.setter
+    def requires_grad(self, value):         # (as the eager Tensor's: x.requires_grad = True)
+        if type(value) is not bool:
+            raise RuntimeError("requires_grad must be a bool")
+        self.requires_grad_(value)
+
     @property
     def grad_fn(self):
         return None
@@ -568,6 +575,7 @@ class Proxy(IRTensor):
     def _grad_edge(self):        # what gradc.autograd.grad and .backward ask of each output
         self._eager_only("gradc.autograd.grad (or backward)")
 
+    @parses("requires_grad_", "(bool requires_grad = True)")
     def requires_grad_(self, requires_grad=True):
         """``x.requires_grad_()`` on a traced tensor that does not require grad makes it a leaf
         of the trace's autograd graph: a ``detach`` of its value, which ``gradc.autograd.grad``
@@ -576,7 +584,6 @@ class Proxy(IRTensor):
         physics-informed loss's coordinates) it is the caller's tensor that requires grad from
         then on: the argument is differentiated with respect to (``_make_argument_leaf``).
         Clearing the flag of an argument, or setting that of a captured tensor, is a TraceError."""
-        from ..arg_parser import bool_arg
         requires_grad = bool_arg(requires_grad)
         if requires_grad == self._requires_grad:
             return self
