@@ -554,6 +554,14 @@ def test_gradc_tensor_of_traced_tensors_copies_without_history_as_eagerly():
         gradc.compile(lambda x: gradc.tensor([x, x]))(x)
 
 
+@pytest.mark.parametrize("shape", [(2, 3), (4, 1, 3), (1, 3)])
+def test_expand_of_an_input_that_requires_grad_compiles(shape, compiled_vs_eager):
+    """expand's VJP sums to the input's size and views the sum (sum_to_size): a view of an IR
+    value of the autodiff pass, whose layout is row-major (was an AttributeError on _strides)."""
+    weights = np.arange(np.prod(shape), dtype=float).reshape(shape)
+    compiled_vs_eager(lambda x: (x.expand(*shape) * gradc.tensor(weights)).sum(), np.array([0.5, -1.0, 2.0]))
+
+
 @pytest.mark.parametrize("dtype", [gradc.float32, gradc.float64])
 def test_rounding_ops_compiled_equal_eager(dtype, compiled_vs_eager):
     def f(x):

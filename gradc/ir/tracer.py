@@ -680,8 +680,9 @@ def _view_strides(parent: "Proxy", name, attrs):
     a reshape that would have to copy (eagerly its result is no view)."""
     from ..tensor_api import decode_index
     shape = tuple(parent.shape)
+    # (an IRTensor of the autodiff pass, a VJP rule's view, has no eager layout: row-major)
     probe = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), shape,
-                                            parent._strides or _contiguous_strides(shape))
+                                            getattr(parent, "_strides", None) or _contiguous_strides(shape))
     if name == "reshape":
         try:
             out = np.reshape(probe, tuple(attrs["shape"]), copy=False)
