@@ -28,9 +28,10 @@ from .autograd.engine import run_unit_backward
 from .autograd.node import AccumulateGrad, Node, RemovableHandle, node_class, version_error_label
 from .codegen import eager_cpu
 from .codegen.cuda_driver import DeviceArray
+from .ops import dispatch as _dispatch
 from .ops import registry
 from .ops.registry import ELEMENTWISE, NONDIFF, REDUCTION, VIEW, TypeInfo
-from .tensor_api import Size, TensorAPI, norm_dim
+from .tensor_api import Size, TensorAPI, is_tensor_like, norm_dim
 
 NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
@@ -387,6 +388,8 @@ class Tensor(TensorAPI):
 
     @property
     def data(self):
+        if _dispatch.capturing and id(self) in _dispatch.capturing[-1].rewritten:    # (see detach)
+            return _dispatch.apply("detach", self)
         t = Tensor(self._data)
         t._device = self._device
         c = self._version_counter
@@ -395,6 +398,9 @@ class Tensor(TensorAPI):
 
     @data.setter
     def data(self, value):
+        if _dispatch.capturing and is_tensor_like(value) and not isinstance(value, Tensor):
+            _dispatch.capturing[-1].write_state(self, value.detach())   # a traced value: traced on
+            return
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         self._data = value._data
@@ -709,6 +715,9 @@ class Tensor(TensorAPI):
         self._retains_grad = True
 
     def detach(self):
+        if _dispatch.capturing and id(self) in _dispatch.capturing[-1].rewritten:
+            # a traced value was written into it (under @gradc.compile): its data here is stale
+            return _dispatch.apply("detach", self)
         t = Tensor(self._data, _version=self._version_counter)
         t._device = self._device
         return t

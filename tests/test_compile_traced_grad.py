@@ -579,3 +579,34 @@ def test_returning_a_leaf_made_inside_with_outputs_computed_from_it_is_a_trace_e
         return x, (x * x).sum()
     with pytest.raises(TraceError, match=r"^@gradc.compile\(f\): output 0 is a tensor the function made a leaf"):
         f(gradc.ones(2))
+
+
+@pytest.mark.parametrize("update", ["no_grad in place", ".data"])
+def test_projected_gradient_descent_attack(update):
+    """PGD: the perturbation is a tensor the function makes (zeros_like(x).requires_grad_(), an
+    eager leaf) and updates without grad from grad(loss, delta); its detach() and .data read the
+    traced value written into it (were the data of the trace's first run)."""
+    def scenario(m, C):
+        net = _mlp(m, (3, 4, 2), seed=23)
+
+        @C
+        def adversarial_loss(x, y):
+            delta = m.zeros_like(x).requires_grad_()
+            for _ in range(3):
+                loss = m.nn.functional.cross_entropy(net(x + delta), y)
+                g, = m.autograd.grad(loss, delta)
+                if update == ".data":
+                    delta.data = (delta + 0.1 * g.sign()).clamp(-0.15, 0.15)
+                else:
+                    with m.no_grad():
+                        delta.add_(0.1 * g.sign())
+                        delta.clamp_(-0.15, 0.15)
+            return m.nn.functional.cross_entropy(net(x + delta.detach()), y), delta.data * 1
+        out = []
+        for seed in (24, 25):
+            net.zero_grad()
+            loss, delta = adversarial_loss(_t(m, _data((5, 3), seed)), m.tensor([0, 1, 1, 0, 1]))
+            loss.backward()
+            out += [loss, delta, _grads(net.parameters())]
+        return out
+    _agree(scenario)
