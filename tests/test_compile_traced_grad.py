@@ -100,6 +100,24 @@ def test_wgan_gradient_penalty():
     _agree(scenario)
 
 
+@pytest.mark.parametrize("backward", ["separate", "precompute"])
+def test_wgan_gradient_penalty_with_each_backward_form(backward):
+    """The same step with the partitioned forward and backward, and with the gradients computed
+    by the forward (a scalar loss): eager gradc's values and gradients."""
+    def run(C):
+        D = _mlp(gradc, seed=4)
+
+        @C
+        def step(real, fake, a):
+            x = (a * real + (1 - a) * fake).requires_grad_(True)
+            g, = gradc.autograd.grad(D(x).sum(), x, create_graph=True)
+            return D(fake).mean() - D(real).mean() + 10 * ((g.norm(2, dim=1) - 1) ** 2).mean()
+        loss = step(_t(gradc, _data((6, 4), 5)), _t(gradc, _data((6, 4), 6)), _t(gradc, _data((6, 1), 7)))
+        loss.backward()
+        return _arrays([loss, _grads(D.parameters())])
+    _same(run(lambda f: f), run(lambda f: gradc.compile(f, backward=backward)))
+
+
 def test_gradient_penalty_on_detached_inputs_and_captured_weights():
     """``x.detach().requires_grad_()`` of an argument that requires grad: no gradient of the
     penalty reaches the argument, every weight gets one."""
