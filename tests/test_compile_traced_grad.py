@@ -628,3 +628,26 @@ def test_projected_gradient_descent_attack(update):
             out += [loss, delta, _grads(net.parameters())]
         return out
     _agree(scenario)
+
+
+def test_a_leaf_made_inside_and_written_under_no_grad_stays_a_leaf():
+    """A traced perturbation made a leaf (requires_grad_()) and updated in place under no_grad
+    is the same leaf with new data: gradients with respect to it and the flags of what is
+    computed from it are eager autograd's."""
+    def scenario(m, C):
+        net = _mlp(m, (3, 4, 2), seed=29)
+
+        @C
+        def adversarial(x, y, start):
+            delta = (start * 0.1).requires_grad_()
+            for _ in range(3):
+                g, = m.autograd.grad(m.nn.functional.cross_entropy(net(x + delta), y), delta)
+                with m.no_grad():
+                    delta.add_(0.1 * g.sign())
+                    delta.clamp_(-0.15, 0.15)
+            h, = m.autograd.grad((delta ** 3).sum(), delta, create_graph=True)
+            return m.nn.functional.cross_entropy(net(x + delta.detach()), y), delta * 1, h
+        loss, delta, h = adversarial(_t(m, _data((5, 3), 30)), m.tensor([0, 1, 1, 0, 1]), _t(m, _data((5, 3), 31)))
+        loss.backward()
+        return loss, delta, h, [t.requires_grad for t in (loss, delta, h)], _grads(net.parameters())
+    assert _agree(scenario)[3] == [True, True, True]

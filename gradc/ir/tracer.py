@@ -400,6 +400,8 @@ class Proxy(IRTensor):
             # one the function made require grad is a leaf that requires grad whatever the caller's)
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         value = self._trace.operand(result)
+        if self.value in self._trace.grad_leaves:    # (written under no_grad: still the leaf, with new data)
+            self._trace.grad_leaves.append(value)
         self.value = value
         if self._arg is not None and self._trace.lift:      # the caller's tensor: written after the call
             self._trace.state_writes[("argument", self._arg)] = (self._arg, value)
