@@ -651,3 +651,39 @@ def test_a_leaf_made_inside_and_written_under_no_grad_stays_a_leaf():
         loss.backward()
         return loss, delta, h, [t.requires_grad for t in (loss, delta, h)], _grads(net.parameters())
     assert _agree(scenario)[3] == [True, True, True]
+
+
+_CRITICS = {
+    "conv, max pool": lambda m: [m.nn.Conv2d(2, 3, 3, padding=1, dtype=m.float64), m.nn.Tanh(), m.nn.MaxPool2d(2),
+                                 m.nn.Flatten(), m.nn.Linear(12, 1, dtype=m.float64)],
+    "conv, gelu, avg pool": lambda m: [m.nn.Conv2d(2, 3, 3, padding=1, dtype=m.float64), m.nn.GELU(),
+                                       m.nn.AvgPool2d(2), m.nn.Flatten(), m.nn.Linear(12, 1, dtype=m.float64)],
+    "layer norm, softmax": lambda m: [m.nn.Flatten(), m.nn.Linear(32, 8, dtype=m.float64),
+                                      m.nn.LayerNorm(8, dtype=m.float64), m.nn.Softmax(-1),
+                                      m.nn.Linear(8, 1, dtype=m.float64)],
+    "batch norm (training), dropout": lambda m: [m.nn.Conv2d(2, 3, 3, padding=1, dtype=m.float64),
+                                                 m.nn.BatchNorm2d(3, dtype=m.float64), m.nn.SiLU(),
+                                                 m.nn.Dropout(0.3), m.nn.Flatten(), m.nn.Linear(48, 1, dtype=m.float64)],
+}
+
+
+@pytest.mark.parametrize("critic", sorted(_CRITICS))
+def test_gradient_penalty_of_layers(critic):
+    """The penalty's double backward through convolutions, pools, normalizations, softmax and
+    dropout (the same draws as PyTorch's), with the running statistics a BatchNorm writes."""
+    def scenario(m, C):
+        D = m.nn.Sequential(*_CRITICS[critic](m))
+        with m.no_grad():
+            for k, p in enumerate(D.parameters()):
+                p.copy_(_t(m, _data(tuple(p.shape), k) * 0.5))
+
+        @C
+        def step(real):
+            x = real.detach().requires_grad_()
+            g, = m.autograd.grad(D(x).sum(), x, create_graph=True)
+            return ((g.flatten(1).norm(2, dim=1) - 1) ** 2).mean() + D(real).mean()
+        m.manual_seed(0)
+        loss = step(_t(m, _data((2, 2, 4, 4), 7)))
+        loss.backward()
+        return loss, _grads(D.parameters()), list(D.buffers())
+    _agree(scenario)
