@@ -1,8 +1,9 @@
 """``gradc.autograd.grad`` and ``requires_grad_()`` inside ``@gradc.compile`` functions
 (``gradc/ir/traced_grad.py``): a gradient penalty (WGAN-GP), Hessian-vector products, a
-MAML-style inner step, ``allow_unused``, ``grad_outputs`` and ``create_graph=False``, each run
-by PyTorch, by eager gradc and compiled, with the values and the outer gradients of every
-parameter compared in float64.
+MAML-style inner step, a physics-informed loss, a PGD attack, ``allow_unused``,
+``grad_outputs``, ``create_graph=False``, freed graphs and the transforms built on ``grad``,
+each run by PyTorch, by eager gradc and compiled, with the values and the outer gradients of
+every parameter compared in float64 (to 1e-9).
 
 Each scenario is written once over ``(m, C)``: ``m`` the module (torch or gradc), ``C`` the
 decorator (identity, or ``gradc.compile``)."""
