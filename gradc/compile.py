@@ -46,6 +46,7 @@ from .autograd.node import FREED_MESSAGE, AccumulateGrad, Node, _InputTie, versi
 from .autograd.node import _seq as _node_seq
 from .ir.clone import clone_function
 from .ir.core import Function
+from .ir.pytree import leaf_tree, unflatten_output
 from .ops import dispatch as _dispatch
 from .ops.registry import RANDOM
 from .codegen.cuda_driver import DeviceArray
@@ -801,7 +802,6 @@ class CompiledFunction:
 
     # ---- compile ---------------------------------------------------------------------------
     def _trace(self, args, key):
-        from .ir.emitter import IRTensor
         from .ir.tracer import ArgSpec, _definition_location, trace
         if self._ir is not None:
             f = clone_function(self._ir)
@@ -811,7 +811,7 @@ class CompiledFunction:
             f.meta = {}
             for i, k in enumerate(key[0]):
                 f.arg_attrs[i] = {"gradc.requires_grad": True} if k[3] else {}
-            return f, len(f.outputs), ("seq", "tuple", [("leaf", k) for k in range(len(f.outputs))])
+            return f, len(f.outputs), leaf_tree(len(f.outputs))
         tensor_pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         specs = []
         for n, i in enumerate(tensor_pos):
@@ -820,25 +820,17 @@ class CompiledFunction:
             # (under no_grad too: the tracer detaches what the function computes outside an
             # enable_grad block, and what one computes requires grad, as eagerly)
             specs.append(ArgSpec(name, tuple(a.shape), a.dtype, a.requires_grad))
-        structure = {}
-
         def flat(*tensor_args):
             full = list(args)
             for i, t in zip(tensor_pos, tensor_args):
                 full[i] = t
-            out = self._call(full)
-            leaves: list = []
-            tree = _flatten_output(out, leaves, (Tensor, IRTensor))
-            if tree is None or not leaves:
-                return out      # (for trace's error: None, a generator, a module, ...)
-            structure["tree"] = tree
-            return tuple(leaves)
+            return self._call(full)
 
         lift = frozenset(id(t) for t in (capture_paths.resolve(self.fn, p, args) for p in self._rebound)
                          if t is not None)
         func = trace(flat, specs, name=self.__name__, lift_captured=True, lift_ids=lift, source=self.fn)
         func.loc = _definition_location(self.fn) or func.loc     # the user's def, not this wrapper
-        return func, len(func.outputs), structure["tree"]
+        return func, len(func.outputs), func.meta["output_structure"]
 
     def _build(self, args, key):
         t0 = time.perf_counter()
@@ -1006,7 +998,7 @@ class CompiledFunction:
                 for pos, k in spec.grad_writes:     # a written argument's new value comes from the node
                     t = tensors[pos]
                     t._grad_fn, t._output_nr, t._requires_grad = node, k, True
-        return _unflatten_output(spec.tree, result)
+        return unflatten_output(spec.tree, result)
 
     def _current_captured(self, spec, args=()) -> list:
         """The captured tensors this call reads: what each one's access path (``capture_paths``)
@@ -1167,45 +1159,6 @@ def _scalar_getter(scalars) -> _ScalarGetter:
 def _scalar_values(scalars):
     values = tuple(v for _, v in scalars)
     return values[0] if len(values) == 1 else values
-
-
-def _flatten_output(out, leaves: list, tensor_types):
-    """The structure of what a compiled function returns, its tensors appended to ``leaves``:
-    ``("leaf", k)`` for the k-th tensor; tuples, lists, named tuples and dicts of those, nested;
-    ``("const", value)`` for None, a number or a string among them (returned as it is, as
-    torch.compile does).  None for anything else (the tracer names it in its error)."""
-    if isinstance(out, tensor_types):
-        leaves.append(out)
-        return ("leaf", len(leaves) - 1)
-    if out is None or isinstance(out, (bool, int, float, str)):
-        return ("const", out)
-    if isinstance(out, (tuple, list)):
-        parts = [_flatten_output(o, leaves, tensor_types) for o in out]
-        if any(p is None for p in parts):
-            return None
-        kind = type(out) if isinstance(out, tuple) and hasattr(out, "_fields") else type(out).__name__
-        return ("seq", kind, parts)
-    if isinstance(out, dict):
-        parts = [(k, _flatten_output(v, leaves, tensor_types)) for k, v in out.items()]
-        if any(p is None for _, p in parts):
-            return None
-        return ("dict", type(out), parts)
-    return None
-
-
-def _unflatten_output(tree, results):
-    kind = tree[0]
-    if kind == "leaf":
-        return results[tree[1]]
-    if kind == "const":
-        return tree[1]
-    if kind == "seq":
-        items = [_unflatten_output(p, results) for p in tree[2]]
-        seq_kind = tree[1]
-        if seq_kind == "list":
-            return items
-        return tuple(items) if seq_kind == "tuple" else seq_kind(*items)
-    return tree[1]((k, _unflatten_output(p, results)) for k, p in tree[2])
 
 
 def _static_key(a):

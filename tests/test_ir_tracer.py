@@ -32,7 +32,7 @@ def test_trace_records_ops_names_attrs_and_locations():
         f"  func.return %1 : tensor<f32>\n"
         f"}}\n")
     assert f.arg_attrs == [{"gradc.requires_grad": True}, {}]
-    assert f.meta["output_structure"] == "single"
+    assert f.meta["output_structure"] == ("leaf", 0)
     verify(f)
 
 
@@ -96,7 +96,7 @@ def test_conversions_of_several_elements_raise_the_eager_error():
 def test_float_and_long_methods_are_casts_not_conversions():
     f = trace(lambda x: (x.float(), x.long(), x.double()), [ArgSpec("x", (2,), gradc.float64)])
     assert [t.dtype.name for t in f.result_types] == ["float32", "int64", "float64"]
-    assert f.meta["output_structure"] == "tuple"
+    assert f.meta["output_structure"] == ("seq", "tuple", [("leaf", 0), ("leaf", 1), ("leaf", 2)])
 
 
 def test_captured_eager_tensors_become_constants():
@@ -133,14 +133,18 @@ def test_python_scalars_and_non_tensor_arguments():
 def test_outputs_list_input_passthrough_and_eager_output():
     c = gradc.tensor([7.0])
     f = trace(lambda a, b: [a, b + a, c], [ArgSpec("a", (1,)), ArgSpec("b", (1,))])
-    assert f.meta["output_structure"] == "list"
+    assert f.meta["output_structure"] == ("seq", "list", [("leaf", 0), ("leaf", 1), ("leaf", 2)])
     assert f.outputs[0] is f.args[0]
     a, s, k = interpret(f, [np.ones(1, np.float32), np.full(1, 2, np.float32)])
     assert (a, s, k) == (1, 3, 7)
     with pytest.raises(TypeError, match="must return a tensor"):
         trace(lambda a: 3, [ArgSpec("a", (1,))])
-    with pytest.raises(TypeError, match="must return a tensor or a flat tuple/list of tensors, got an int as output 1"):
-        trace(lambda a: (a, 3), [ArgSpec("a", (1,))])
+    with pytest.raises(TypeError, match="must return a tensor, or tensors in tuples, lists and dicts, got an object "
+                                        "as output 1"):
+        trace(lambda a: (a, object()), [ArgSpec("a", (1,))])
+    g = trace(lambda a: {"a": a, "n": 3, "pair": (a * 2, None)}, [ArgSpec("a", (1,))])     # pytrees
+    assert len(g.outputs) == 2 and g.meta["output_structure"] == (
+        "dict", dict, [("a", ("leaf", 0)), ("n", ("const", 3)), ("pair", ("seq", "tuple", [("leaf", 1), ("const", None)]))])
 
 
 def test_multi_output_ops_and_indexing():

@@ -37,10 +37,11 @@ package (the user's line).
 - Data-dependent Python (``bool()``, ``if x.sum() > 0``, ``item()``,
   ``tolist()``, ``numpy()``, ``float()``, ``int()``, ``__index__``, NumPy
   conversion) raises ``TraceError`` naming the user's file and line.
-- Outputs: a tensor, or a tuple/list of tensors (returning an argument or an
-  eager tensor is fine). ``func.meta`` records ``output_structure`` ("single",
-  "tuple" or "list") and ``tensor_arg_positions`` (which positional arguments of
-  ``fn`` are the function's arguments).
+- Outputs: a tensor, or tensors nested in tuples, lists, named tuples and dicts,
+  with None, numbers and strings beside them (returning an argument or an eager
+  tensor is fine). ``func.meta`` records ``output_structure`` (``pytree``'s) and
+  ``tensor_arg_positions`` (which positional arguments of ``fn`` are the
+  function's arguments).
 """
 from __future__ import annotations
 
@@ -63,6 +64,7 @@ from ..ops import dispatch
 from ..ops.registry import NONDIFF, VIEW, ShapeError
 from ..tensor import (CPU, NON_LEAF_REQUIRES_GRAD, ONLY_FLOAT_REQUIRES_GRAD, Tensor, _InternalCounter, pop_counter,
                       push_counter)
+from .pytree import flatten_output
 from .core import Builder, Function, Value
 from .emitter import IRTensor
 from .errors import TraceError, TraceTypeError, add_location
@@ -793,18 +795,15 @@ def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_
         if lift_captured:
             dispatch.capturing.pop()
             pop_counter()
-    if isinstance(out, (Proxy, Tensor)):
-        structure, outs = "single", [out]
-    elif isinstance(out, (tuple, list)):
-        structure, outs = ("list" if isinstance(out, list) else "tuple"), list(out)
-    else:
-        raise TraceTypeError(f"{_returns(source or fn)} a tensor or a tuple/list of tensors, got {_kind(out)}")
-    for k, o in enumerate(outs):
-        if not isinstance(o, (Proxy, Tensor)):
-            nested = " (nested containers are not supported: return a flat tuple)" if isinstance(
-                o, (tuple, list, dict)) else ""
-            raise TraceTypeError(f"{_returns(source or fn)} a tensor or a flat tuple/list of tensors, got "
-                                 f"{_kind(o)} as output {k}{nested}")
+    outs: list = []
+    structure = flatten_output(out, outs, (Proxy, Tensor))
+    if structure is None or not outs:
+        what = "a tensor, or tensors in tuples, lists and dicts"
+        if isinstance(out, (tuple, list)):
+            for k, o in enumerate(out):
+                if flatten_output(o, [], (Proxy, Tensor)) is None:
+                    raise TraceTypeError(f"{_returns(source or fn)} {what}, got {_kind(o)} as output {k}")
+        raise TraceTypeError(f"{_returns(source or fn)} {what}, got {_kind(out)}")
     func.set_outputs([tr.operand(o) for o in outs])
     func.loc = _definition_location(fn)
     func.meta["output_structure"] = structure
