@@ -1312,7 +1312,9 @@ class _EagerOpInfo:
                     key.append((name, t, v))
                 elif (t is list or t is tuple) and all([type(e) in _PLAIN_ATTR for e in v]):
                     key.append((name, t, tuple(v)))       # dims, shapes
-                else:                                     # tensors, slices, nested lists: no memo
+                elif t is list and all([type(e) is list and all([type(a) in _PLAIN_ATTR for a in e]) for e in v]):
+                    key.append((name, t, tuple([tuple(e) for e in v])))    # an index key (encode_index)
+                else:                                     # tensors, slices, deeper lists: no memo
                     types = tuple([TypeInfo(x._data.shape, x._dtype) for x in inputs])
                     return types, op.infer(types, attrs), self.route(types)
         key = tuple(key)

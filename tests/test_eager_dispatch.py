@@ -46,6 +46,22 @@ def test_shape_rule_memo_is_bounded():
     assert 0 < len(info.memo) <= info.MEMO_LIMIT
 
 
+def test_index_keys_are_memoized_per_key():
+    x = gradc.arange(12.0).reshape(3, 4)
+    info = registry.get("index").__dict__.get("_eager_info")
+    if info is not None:
+        info.memo.clear()
+    assert x[1].tolist() == [4.0, 5.0, 6.0, 7.0]
+    assert x[2].tolist() == [8.0, 9.0, 10.0, 11.0]      # another int: another entry, not the first's
+    assert x[1:].shape == (2, 4) and x[:, 1].shape == (3,) and x[None].shape == (1, 3, 4)
+    info = registry.get("index").__dict__["_eager_info"]
+    keys = [k for k in info.memo if any(isinstance(p, tuple) and p[:1] == ("key",) for p in k)]
+    assert len(keys) >= 5
+    for _ in range(2):          # a bad key raises every time (errors are not memoized)
+        with pytest.raises(ShapeError):
+            gradc.ops.dispatch.apply("index", x, key=[["int", 5]])
+
+
 def test_unhashable_attrs_skip_the_memo():
     x = gradc.arange(12.0).reshape(3, 4)
     assert x[1:, ::2].tolist() == [[4.0, 6.0], [8.0, 10.0]]
