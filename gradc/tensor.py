@@ -1312,11 +1312,13 @@ class _EagerOpInfo:
                     key.append((name, t, v))
                 elif (t is list or t is tuple) and all([type(e) in _PLAIN_ATTR for e in v]):
                     key.append((name, t, tuple(v)))       # dims, shapes
-                elif t is list and all([type(e) is list and all([type(a) in _PLAIN_ATTR for a in e]) for e in v]):
-                    key.append((name, t, tuple([tuple(e) for e in v])))    # an index key (encode_index)
-                else:                                     # tensors, slices, deeper lists: no memo
-                    types = tuple([TypeInfo(x._data.shape, x._dtype) for x in inputs])
-                    return types, op.infer(types, attrs), self.route(types)
+                else:                                     # an index key (encode_index) is a list of lists
+                    entries = t is list and tuple([tuple(e) for e in v if type(e) is list
+                                                   and _PLAIN_ATTR.issuperset(map(type, e))])
+                    if not entries or len(entries) != len(v):  # tensors, slices, deeper lists: no memo
+                        types = tuple([TypeInfo(x._data.shape, x._dtype) for x in inputs])
+                        return types, op.infer(types, attrs), self.route(types)
+                    key.append((name, t, entries))
         key = tuple(key)
         hit = self.memo.get(key)
         if hit is None:
@@ -1343,7 +1345,7 @@ _PLAIN_ATTR = frozenset({int, float, bool, str, type(None)})    # attr values a 
 
 def _has_bool_index(op, inputs):
     first = _BOOL_INDEX_OPS.get(op.name)     # (index_put's value, a bool tensor, is no index)
-    return first is not None and any(x._dtype is dtypes.bool_ for x in inputs[first:])
+    return first is not None and len(inputs) > first and any(x._dtype is dtypes.bool_ for x in inputs[first:])
 
 
 def zeros_for(t: TypeInfo):

@@ -62,6 +62,20 @@ def test_index_keys_are_memoized_per_key():
             gradc.ops.dispatch.apply("index", x, key=[["int", 5]])
 
 
+@pytest.mark.parametrize("key", [
+    lambda m: (Ellipsis, m.tensor([[True, False, True, True], [False, True, True, False], [True] * 4])),
+    lambda m: (m.tensor([True, False]), Ellipsis, m.tensor([0, 2])),
+    lambda m: (None, Ellipsis, m.tensor([1, 0]), slice(None)),
+    lambda m: (1, Ellipsis, None),
+])
+def test_index_with_an_ellipsis_and_index_tensors_against_torch(key):
+    torch = pytest.importorskip("torch")
+    a = np.arange(24.0).reshape(2, 3, 4)
+    got, want = gradc.tensor(a)[key(gradc)], torch.tensor(a)[key(torch)]
+    assert tuple(got.shape) == tuple(want.shape)
+    assert got.tolist() == want.tolist()
+
+
 def test_unhashable_attrs_skip_the_memo():
     x = gradc.arange(12.0).reshape(3, 4)
     assert x[1:, ::2].tolist() == [[4.0, 6.0], [8.0, 10.0]]

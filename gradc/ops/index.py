@@ -25,7 +25,7 @@ def split_index(ndim, key, arrays):
             a = arrays[e[1]]
             return a.ndim if a.dtype == np.bool_ else 1
         return 0
-    consumed = sum(width(e) for e in key)
+    consumed = sum(width(e) for e in key) if ["ellipsis"] in key else 0     # (read only for an ellipsis)
     basic, placed, out_dim, seen_ellipsis = [], [], 0, False
     for e in key:
         kind = e[0]
