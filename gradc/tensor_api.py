@@ -1642,6 +1642,9 @@ def encode_index(key, tensor):
     ["tensor", k] where k is the position of the index tensor among extra inputs.
     Python lists and NumPy arrays become index tensors.
     """
+    plain = _plain_index(key)
+    if plain is not None:
+        return plain[0], []
     if isinstance(key, list) and _list_is_tuple_of_indices(key):
         key = tuple(key)
     if not isinstance(key, tuple):
@@ -1675,6 +1678,35 @@ def encode_index(key, tensor):
             raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                              f"Variables are valid indices (got {type(k).__name__})")
     return enc, tensors
+
+
+_OPTIONAL_INT = (int, type(None))
+
+
+def _plain_index(key):
+    """``encode_index``'s entries for the commonest keys, with the number of dims they consume:
+    a Python int, a slice of ints, None or ``...``, or a tuple of them; None for any other key
+    (a bool, a NumPy integer, a tensor, a list, a bad step), which takes the general walk."""
+    enc, consumed = [], 0
+    for k in (key if type(key) is tuple else (key,)):
+        t = type(k)
+        if t is int:
+            enc.append(["int", k])
+            consumed += 1
+        elif t is slice:
+            start, stop, step = k.start, k.stop, k.step
+            if not (type(start) in _OPTIONAL_INT and type(stop) in _OPTIONAL_INT
+                    and (step is None or type(step) is int and step > 0)):
+                return None
+            enc.append(["slice", start, stop, step])
+            consumed += 1
+        elif k is None:
+            enc.append(["none"])
+        elif k is Ellipsis:
+            enc.append(["ellipsis"])
+        else:
+            return None
+    return enc, consumed
 
 
 _LIST_AS_TUPLE_WARNING = (
@@ -1835,20 +1867,25 @@ def getitem(x, key):
     (SelectBackward0 for an int, SliceBackward0 for a slice, UnsqueezeBackward0 for None; a
     full slice inside a tuple is skipped), then one advanced index (IndexBackward0) over all
     index tensors and masks, or an alias (AliasBackward0) when nothing else happened."""
-    if isinstance(key, list) and _list_is_tuple_of_indices(key):
-        key = tuple(key)
-    single = not isinstance(key, tuple)
-    items = [key] if single else list(key)
-    bools = {}
-    for i, k in enumerate(items):   # PyTorch: a Python bool is None plus a one-element mask on the new dim
-        if isinstance(k, (bool, np.bool_)):
-            bools[i] = x._index_tensor([bool(k)])
-            items[i] = None
-    enc, tensors = encode_index(tuple(items), x)
-    width = [e[0] in ("int", "slice") and 1 or (
-        (tensors[e[1]].ndim if tensors[e[1]].dtype is dtypes.bool_ else 1) if e[0] == "tensor" else 0)
-        for e in enc]
-    consumed = builtins.sum(width)
+    single = type(key) is not tuple
+    plain = _plain_index(key)
+    if plain is not None:           # (ints, slices, None and ...: no tensors, bools or widths to work out)
+        (enc, consumed), tensors, bools = plain, (), {}
+    else:
+        if isinstance(key, list) and _list_is_tuple_of_indices(key):
+            key = tuple(key)
+        single = not isinstance(key, tuple)
+        items = [key] if single else list(key)
+        bools = {}
+        for i, k in enumerate(items):   # PyTorch: a Python bool is None plus a one-element mask on the new dim
+            if isinstance(k, (bool, np.bool_)):
+                bools[i] = x._index_tensor([bool(k)])
+                items[i] = None
+        enc, tensors = encode_index(tuple(items), x)
+        width = [e[0] in ("int", "slice") and 1 or (
+            (tensors[e[1]].ndim if tensors[e[1]].dtype is dtypes.bool_ else 1) if e[0] == "tensor" else 0)
+            for e in enc]
+        consumed = builtins.sum(width)
     if x.ndim == 0 and enc and enc[0][0] in ("int", "slice"):     # (PyTorch's own words for a 0-d tensor)
         raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in "
                          "C++ to convert a 0-dim tensor to a number" if enc[0][0] == "int"

@@ -2576,6 +2576,48 @@ def test_random_getitem(seed):
         assert g == t, f"x{list(shape)}[{key}]"
 
 
+_PLAIN_KEYS = [1, -1, 3, slice(1, 3), slice(None, None, 2), slice(-2, None), slice(2, None, -1), Ellipsis, (),
+               (1, 2), (1, Ellipsis, 2), (0, 0, 0), (Ellipsis, Ellipsis), (slice(None), slice(None)), (slice(None), 1.5),
+               np.int64(1), True, slice(np.int64(1), None), None, (None, Ellipsis, 1), (slice(1, None), None, 0),
+               (Ellipsis, None)]
+
+
+def _index_view_facts(m, key, requires_grad, grad_mode, strides=True):
+    """x[key]'s layout, links to x and graph; a write through it, then one to x, and what each sees."""
+    leaf = m.tensor(np.arange(12.0).reshape(3, 4), requires_grad=requires_grad)
+    x = leaf * 1 if requires_grad else leaf
+    with m.set_grad_enabled(grad_mode):
+        o = x[key]
+    out = [tuple(o.shape), o.stride() if strides else None, o.storage_offset(), o._base is x, o.requires_grad,
+           o.is_leaf, tree(o.grad_fn)]
+    out += [err_of(lambda: o.mul_(2)), to_np(x).tolist(), o._version == x._version]
+    with m.no_grad():
+        x.add_(1)
+    out += [to_np(o).tolist(), o._version == x._version, x._version]
+    if requires_grad and grad_mode:
+        out.append(to_np(m.autograd.grad((x * x).sum(), leaf)[0]).tolist())
+    return tuple(out)
+
+
+@pytest.mark.parametrize("requires_grad,grad_mode", [(False, True), (True, True), (True, False)])
+@pytest.mark.parametrize("key", _PLAIN_KEYS, ids=repr)
+def test_basic_index_views_against_torch(key, requires_grad, grad_mode):
+    """x[key] for ints, slices, None and ... (and keys that look alike: NumPy ints, bools, floats):
+    strides, storage sharing both ways, _base, version counter, grad_fn graph, gradients, errors.
+    (The strides of a dim that None adds are compared in the xfail test below.)"""
+    strides = None not in (key if isinstance(key, tuple) else (key,))
+    assert (_outcome(lambda: _index_view_facts(gradc, key, requires_grad, grad_mode, strides))
+            == _outcome(lambda: _index_view_facts(torch, key, requires_grad, grad_mode, strides)))
+
+
+@pytest.mark.xfail(strict=True, reason="gradc keeps NumPy's stride 0 for a dim None adds; PyTorch's unsqueeze "
+                                       "gives it size * stride of the next dim (x[None].stride() is (12, 4, 1))")
+@pytest.mark.parametrize("key", [None, (slice(None), None), (Ellipsis, None)], ids=repr)
+def test_strides_of_a_dim_none_adds_against_torch(key):
+    x = np.arange(12.0).reshape(3, 4)
+    assert gradc.tensor(x)[key].stride() == torch.tensor(x)[key].stride()
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_random_setitem(seed):
     """y = x * 1; y[key] = v: values, gradients of x and v, and the top grad_fn of y."""
