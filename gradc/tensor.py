@@ -549,9 +549,12 @@ class Tensor(TensorAPI):
                 raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
                                    f"devices, {dev} and {x._device}!")
         types, out_types, route = info.types(op, inputs, attrs)
-        if dev is None or dev.type == "cpu":
+        if dev is CPU or dev is None or dev.type == "cpu":
             on_gpu = False
-            result = _run_on_host(info, op, inputs, attrs, types, route)
+            if info.is_view:         # (a view op never runs as a kernel or in float32 for float16)
+                result = op.forward(*[x._data for x in inputs], **attrs)
+            else:
+                result = _run_on_host(info, op, inputs, attrs, types, route)
             outs = _wrap_host_results(result, out_types)
         else:
             on_gpu = True
@@ -1171,16 +1174,18 @@ def _layout(t):
 def _link_view(op, inputs, attrs, t, on_gpu, node_name=None):
     """Make the result ``t`` of a view op (or an index) share its input's version counter and base
     when it shares its memory, as PyTorch's views do."""
-    src = inputs[0]._data
+    parent = inputs[0]
+    src = parent._data
     if t._data.buffer is src.buffer if on_gpu else np.may_share_memory(t._data, src):
         # a view of the input's memory (a NumPy view; on CUDA, the same device buffer)
-        t._version_counter = inputs[0]._version_counter
-        t._base = inputs[0] if inputs[0]._base is None else inputs[0]._base
-        t._view_of = (inputs[0], op, attrs, tuple(inputs[1:]))   # for in-place rebase
-        t._parent_layout = _layout(inputs[0])
-        t._history_version = t._version_counter.value
-        if not grad_mode._state.enabled or inputs[0]._creation_meta is not None:    # (the common case: nothing to mark)
-            _inherit_creation_meta(t, inputs[0], node_name if isinstance(node_name, str) else op.grad_fn_name(attrs))
+        counter = t._version_counter = parent._version_counter
+        base = parent._base
+        t._base = parent if base is None else base
+        t._view_of = (parent, op, attrs, tuple(inputs[1:]))   # for in-place rebase
+        t._parent_layout = _layout(parent)
+        t._history_version = counter.value
+        if not grad_mode._state.enabled or parent._creation_meta is not None:    # (the common case: nothing to mark)
+            _inherit_creation_meta(t, parent, node_name if isinstance(node_name, str) else op.grad_fn_name(attrs))
     elif on_gpu:                        # a non-contiguous CUDA view: a copy that follows its base
         t.__class__ = _CudaCopyView
         t._version_counter = inputs[0]._version_counter
@@ -1310,7 +1315,7 @@ class _EagerOpInfo:
                 t = type(v)
                 if t in _PLAIN_ATTR:
                     key.append((name, t, v))
-                elif (t is list or t is tuple) and all([type(e) in _PLAIN_ATTR for e in v]):
+                elif (t is list or t is tuple) and _PLAIN_ATTR.issuperset(map(type, v)):
                     key.append((name, t, tuple(v)))       # dims, shapes
                 else:                                     # an index key (encode_index) is a list of lists
                     entries = t is list and tuple([tuple(e) for e in v if type(e) is list

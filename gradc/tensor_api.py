@@ -920,7 +920,7 @@ class TensorAPI(TensorLikeMeta):
         except ArgumentError:
             reparse("reshape", ("(tuple of ints shape)",), shape)
             raise
-        return apply("reshape", self, shape=list(shape), _name="ViewBackward0")
+        return apply_same_class("reshape", [self], {"shape": list(shape)}, "ViewBackward0")
 
     def view(self, *shape):
         if len(shape) == 1 and (isinstance(shape[0], dtypes.dtype) or shape[0] in (float, int, bool)):
@@ -975,23 +975,23 @@ class TensorAPI(TensorLikeMeta):
             dims = norm_dims(dim, self.ndim) if dim is not None else int_arg(dim)
             shape = [s for i, s in enumerate(self.shape) if not (i in dims and s == 1)]
             name = "SqueezeBackward1" if isinstance(dim, int) else "SqueezeBackward2"
-        return apply("reshape", self, shape=shape, _name=name)
+        return apply_same_class("reshape", [self], {"shape": shape}, name)
 
     @parses("unsqueeze", "(int dim)")
     def unsqueeze(self, dim):
         d = norm_dim(dim, self.ndim + 1)
         shape = list(self.shape)
         shape.insert(d, 1)
-        return apply("reshape", self, shape=shape, _name="UnsqueezeBackward0")
+        return apply_same_class("reshape", [self], {"shape": shape}, "UnsqueezeBackward0")
 
     @parses("transpose", "(int dim0, int dim1)")
     def transpose(self, dim0, dim1):
         d0, d1 = norm_dim(dim0, self.ndim), norm_dim(dim1, self.ndim)
         if self.ndim == 0:
-            return apply("permute", self, dims=[], _name="TransposeBackward0")
+            return apply_same_class("permute", [self], {"dims": []}, "TransposeBackward0")
         perm = list(range(self.ndim))
         perm[d0], perm[d1] = perm[d1], perm[d0]
-        return apply("permute", self, dims=perm, _name="TransposeBackward0")
+        return apply_same_class("permute", [self], {"dims": perm}, "TransposeBackward0")
 
     @parses("swapaxes", "(int axis0, int axis1)")
     def swapaxes(self, axis0, axis1): return self.transpose(axis0, axis1)
@@ -999,7 +999,7 @@ class TensorAPI(TensorLikeMeta):
     def t(self):
         if self.ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
-        return apply("permute", self, dims=list(reversed(range(self.ndim))), _name="TBackward0")
+        return apply_same_class("permute", [self], {"dims": list(reversed(range(self.ndim)))}, "TBackward0")
 
     @property
     def T(self):
@@ -1007,7 +1007,7 @@ class TensorAPI(TensorLikeMeta):
             warn_at_user_code(T_0D_WARNING, UserWarning)
         elif self.ndim > 2:
             warn_at_user_code(T_ND_WARNING, UserWarning)
-        return apply("permute", self, dims=list(reversed(range(self.ndim))), _name="PermuteBackward0")
+        return apply_same_class("permute", [self], {"dims": list(reversed(range(self.ndim)))}, "PermuteBackward0")
 
     @property
     def mT(self):
@@ -1025,7 +1025,7 @@ class TensorAPI(TensorLikeMeta):
         perm = [norm_dim(d, self.ndim) for d in dims]
         if sorted(perm) != list(range(self.ndim)):
             raise RuntimeError("permute(): duplicate dims are not allowed.")
-        return apply("permute", self, dims=perm)
+        return apply_same_class("permute", [self], {"dims": perm})
 
     @parses("expand", "(tuple of ints size, *, bool implicit = False)")
     def expand(self, *sizes):
@@ -1048,7 +1048,7 @@ class TensorAPI(TensorLikeMeta):
                 raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({own}) at "
                                    f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
                                    f"Tensor sizes: {list(have)}")
-        return apply("expand", self, shape=shape)
+        return apply_same_class("expand", [self], {"shape": shape})
 
     def expand_as(self, other): return self.expand(_tensor_argument("expand_as", other, 1).shape)
 
@@ -1266,7 +1266,7 @@ class TensorAPI(TensorLikeMeta):
         if not -size <= index < size:
             raise IndexError(f"select(): index {index} out of range for tensor of size {list(self.shape)} at "
                              f"dimension {d}")
-        return apply("index", self, key=[_FULL] * d + [["int", int(index)]], _name="SelectBackward0")
+        return apply_same_class("index", [self], {"key": [_FULL] * d + [["int", int(index)]]}, "SelectBackward0")
 
     def narrow_copy(self, dim, start, length):
         """A copy of ``narrow``'s slice (PyTorch's node ``NarrowCopyBackward0``)."""
@@ -1288,8 +1288,8 @@ class TensorAPI(TensorLikeMeta):
             start += size
         if start + length > size:
             raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-        return apply("index", self, key=[_FULL] * d + [["slice", int(start), int(start + length), None]],
-                     _name="SliceBackward0")
+        return apply_same_class("index", [self], {"key": [_FULL] * d + [["slice", int(start), int(start + length), None]]},
+                                "SliceBackward0")
 
     @parses("where", "(Tensor condition, Tensor other)", "(Tensor condition, Number other)")
     def where(self, condition, other): return where(condition, self, other)
@@ -1900,15 +1900,15 @@ def getitem(x, key):
             size = cur.shape[dim]
             if not -size <= e[1] < size:
                 raise IndexError(f"index {e[1]} is out of bounds for dimension {i} with size {size}")
-            cur = apply("index", cur, key=[_FULL] * dim + [e], _name="SelectBackward0")
+            cur = apply_same_class("index", [cur], {"key": [_FULL] * dim + [e]}, "SelectBackward0")
         elif kind == "slice":
             start, stop, step = e[1], e[2], e[3]
             full = start in (None, 0) and step in (None, 1) and (stop is None or stop >= cur.shape[dim])
             if single or not full:
-                cur = apply("index", cur, key=[_FULL] * dim + [e], _name="SliceBackward0")
+                cur = apply_same_class("index", [cur], {"key": [_FULL] * dim + [e]}, "SliceBackward0")
             dim += 1
         elif kind == "none":
-            cur = apply("index", cur, key=[_FULL] * dim + [e], _name="UnsqueezeBackward0")
+            cur = apply_same_class("index", [cur], {"key": [_FULL] * dim + [e]}, "UnsqueezeBackward0")
             if i in bools:
                 advanced.append((dim, bools[i]))
             dim += 1
@@ -1948,7 +1948,7 @@ def getitem(x, key):
             pos = d + (t.ndim if t.dtype is dtypes.bool_ else 1)
         return apply("index", cur, *[t for _, t in advanced], key=key, _name="IndexBackward0")
     if cur is x:
-        return apply("index", x, key=[["ellipsis"]], _name="AliasBackward0")
+        return apply_same_class("index", [x], {"key": [["ellipsis"]]}, "AliasBackward0")
     return cur
 
 
