@@ -550,21 +550,18 @@ class Tensor(TensorAPI):
                                    f"devices, {dev} and {x._device}!")
         types, out_types, route = info.types(op, inputs, attrs)
         if dev is CPU or dev is None or dev.type == "cpu":
-            on_gpu = False
             if info.is_view:         # (a view op never runs as a kernel or in float32 for float16)
-                result = op.forward(*[x._data for x in inputs], **attrs)
+                outs = [_host_view(op, inputs, attrs, out_types, node_name)]
             else:
-                result = _run_on_host(info, op, inputs, attrs, types, route)
-            outs = _wrap_host_results(result, out_types)
+                outs = _wrap_host_results(_run_on_host(info, op, inputs, attrs, types, route), out_types)
         else:
-            on_gpu = True
             outs = []
             for a in _run_on_device(op, inputs, attrs, types, out_types):
                 t = Tensor._wrap(a)
                 t._device = dev
                 outs.append(t)
-        if info.is_view:
-            _link_view(op, inputs, attrs, outs[0], on_gpu, node_name)
+            if info.is_view:
+                _link_device_view(op, inputs, attrs, outs[0], node_name)
         if info.records and grad_mode._state.enabled:
             wanted = False
             for x in inputs:
@@ -1171,22 +1168,42 @@ def _layout(t):
     return t._data.shape, getattr(t._data, "strides", None)
 
 
-def _link_view(op, inputs, attrs, t, on_gpu, node_name=None):
-    """Make the result ``t`` of a view op (or an index) share its input's version counter and base
-    when it shares its memory, as PyTorch's views do."""
+def _host_view(op, inputs, attrs, out_types, node_name):
+    """The result of a view op (or an index) of CPU tensors: a tensor of the array its NumPy
+    reference returns, linked as a view (``_mark_view``) when that array is in the input's memory
+    (made here with the input's version counter rather than a new one), else a new tensor."""
     parent = inputs[0]
-    src = parent._data
-    if t._data.buffer is src.buffer if on_gpu else np.may_share_memory(t._data, src):
-        # a view of the input's memory (a NumPy view; on CUDA, the same device buffer)
-        counter = t._version_counter = parent._version_counter
-        base = parent._base
-        t._base = parent if base is None else base
-        t._view_of = (parent, op, attrs, tuple(inputs[1:]))   # for in-place rebase
-        t._parent_layout = _layout(parent)
-        t._history_version = counter.value
-        if not grad_mode._state.enabled or parent._creation_meta is not None:    # (the common case: nothing to mark)
-            _inherit_creation_meta(t, parent, node_name if isinstance(node_name, str) else op.grad_fn_name(attrs))
-    elif on_gpu:                        # a non-contiguous CUDA view: a copy that follows its base
+    a = op.forward(*[x._data for x in inputs], **attrs)
+    if (out_types is None or type(a) is not np.ndarray or a.dtype is not out_types[0].dtype.np
+            or not np.may_share_memory(a, parent._data)):
+        return _wrap_host_results(a, out_types)[0]      # a copy (an advanced index, a reshape that copies)
+    t = _new_object(Tensor)
+    t._data = a
+    t._dtype = out_types[0].dtype
+    _mark_view(t, parent, op, attrs, inputs, node_name)
+    return t
+
+
+def _mark_view(t, parent, op, attrs, inputs, node_name):
+    """Make ``t``, a view of ``parent``'s memory made by ``op`` of ``inputs`` (``parent`` first),
+    share its version counter and base, as PyTorch's views do, and remember how it was made (for
+    in-place rebase)."""
+    counter = t._version_counter = parent._version_counter
+    base = parent._base
+    t._base = parent if base is None else base
+    t._view_of = (parent, op, attrs, tuple(inputs[1:]))
+    t._parent_layout = _layout(parent)
+    t._history_version = counter.value
+    if not grad_mode._state.enabled or parent._creation_meta is not None:    # (the common case: nothing to mark)
+        _inherit_creation_meta(t, parent, node_name if isinstance(node_name, str) else op.grad_fn_name(attrs))
+
+
+def _link_device_view(op, inputs, attrs, t, node_name=None):
+    """Make the result ``t`` of a view op (or an index) of CUDA tensors a view (``_mark_view``) when
+    it is in the same device buffer as its input, else a copy that follows its base."""
+    if t._data.buffer is inputs[0]._data.buffer:
+        _mark_view(t, inputs[0], op, attrs, inputs, node_name)
+    else:                               # a non-contiguous CUDA view: a copy that follows its base
         t.__class__ = _CudaCopyView
         t._version_counter = inputs[0]._version_counter
         d = t.__dict__
@@ -1196,15 +1213,10 @@ def _link_view(op, inputs, attrs, t, on_gpu, node_name=None):
 
 def view_as_index_of(t, parent, array, key, tensors):
     """Make ``t``, the result of ``parent``'s index by ``key``, a view: its values become ``array``
-    (the same values, in ``parent``'s memory) and it is linked as ``_link_view`` links views, so
+    (the same values, in ``parent``'s memory) and it is linked as ``_mark_view`` links views, so
     an in-place write through it reaches ``parent`` with index_put history (``diagonal``)."""
     t._data = array
-    t._version_counter = parent._version_counter
-    t._base = parent if parent._base is None else parent._base
-    t._view_of = (parent, registry.get("index"), {"key": key}, tuple(tensors))
-    t._parent_layout = _layout(parent)
-    t._history_version = t._version_counter.value
-    _inherit_creation_meta(t, parent, "AsStridedBackward0")
+    _mark_view(t, parent, registry.get("index"), {"key": key}, [parent, *tensors], "AsStridedBackward0")
 
 
 def _inherit_creation_meta(view, parent, node_name):

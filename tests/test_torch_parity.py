@@ -2610,6 +2610,30 @@ def test_basic_index_views_against_torch(key, requires_grad, grad_mode):
             == _outcome(lambda: _index_view_facts(torch, key, requires_grad, grad_mode, strides)))
 
 
+@pytest.mark.parametrize("grad_mode", [True, False])
+@pytest.mark.parametrize("make", [
+    lambda x: x.t().reshape(-1), lambda x: x.reshape(4, 3), lambda x: x.diagonal(), lambda x: x.diagonal(1).view(2),
+    lambda x: x.as_strided((2, 2), (1, 4), 1), lambda x: x[[0, 2]], lambda x: x[x > 5], lambda x: x.expand(2, 3, 4),
+    lambda x: x.permute(1, 0)[1:3].reshape(4)])
+def test_views_and_copies_against_torch(make, grad_mode):
+    """A view op's result is a view (sharing memory, version counter and base) exactly when PyTorch's
+    is: a reshape that has to copy, an advanced index and a mask are not; diagonal and as_strided are.
+    (Their graphs differ from PyTorch's: a copying reshape's is ViewBackward0, not UnsafeViewBackward0 of
+    CloneBackward0; diagonal and as_strided have a PermuteBackward0 or ViewBackward0 PyTorch has not.)"""
+    def facts(m):
+        leaf = m.tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
+        x = leaf * 1
+        with m.set_grad_enabled(grad_mode):
+            o = make(x)
+        out = [o._base is x, o.is_leaf, o.requires_grad, o._version == x._version]
+        with m.no_grad():
+            x.add_(1)
+        out += [to_np(o).tolist(), o._version == x._version, o._version]
+        return tuple(out)
+
+    assert _outcome(lambda: facts(gradc)) == _outcome(lambda: facts(torch))
+
+
 @pytest.mark.xfail(strict=True, reason="gradc keeps NumPy's stride 0 for a dim None adds; PyTorch's unsqueeze "
                                        "gives it size * stride of the next dim (x[None].stride() is (12, 4, 1))")
 @pytest.mark.parametrize("key", [None, (slice(None), None), (Ellipsis, None)], ids=repr)
