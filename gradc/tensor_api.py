@@ -1619,17 +1619,21 @@ def _correction(unbiased, correction):
 
 def _infer_shape(shape, numel, old_shape):
     shape = list(shape)
-    if shape.count(-1) > 1:
+    inferred = shape.count(-1)
+    if inferred > 1:
         raise RuntimeError("only one dimension can be inferred")
-    for k, s in enumerate(shape):
-        if s < -1:
-            raise RuntimeError(f"invalid shape dimension {s} at index {k} of shape {shape}")
-    known = math.prod(s for s in shape if s != -1)
-    if -1 in shape:
+    if shape and min(shape) < -1:
+        k = next(k for k, s in enumerate(shape) if s < -1)
+        raise RuntimeError(f"invalid shape dimension {shape[k]} at index {k} of shape {shape}")
+    if inferred:
+        known = -math.prod(shape)       # (the product of the others: no size is below -1)
+        if known == 0 and numel == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {shape} because the unspecified "
+                               "dimension size -1 can be any value and is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         shape[shape.index(-1)] = numel // known
-    if math.prod(shape) != numel or builtins.any(s < 0 for s in shape):
+    if math.prod(shape) != numel:       # (no size is negative now)
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
     return tuple(shape)
 

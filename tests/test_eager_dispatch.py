@@ -363,6 +363,25 @@ def test_expand_values_and_errors_against_torch():
     assert results(gradc) == results(torch)
 
 
+@pytest.mark.parametrize("method", ["reshape", "view"])
+def test_reshape_sizes_and_errors_against_torch(method):
+    torch = pytest.importorskip("torch")
+    shapes = [(-1,), (3, -1), (-1, 4), (2, 2, 3), (0, -1), (-1, -1), (2, -2), (-3, 4), (5, -1), (13,), (4, 3, 1, -1),
+              (12, 0), ()]
+
+    def results(lib):
+        x, empty = lib.arange(12.0), lib.zeros(0, 3)
+        out = []
+        for t in (x, empty):
+            for shape in shapes:
+                try:
+                    out.append(tuple(getattr(t, method)(shape).shape))
+                except RuntimeError as e:
+                    out.append(str(e))
+        return out
+    assert results(gradc) == results(torch)
+
+
 @pytest.mark.parametrize("first", ["gradc.tensor", "gradc.autograd", "gradc.tensor_api", "gradc.autograd.engine"])
 def test_backward_works_whichever_module_is_imported_first(first):
     # gradc.autograd binds Tensor and is_tensor_like at import (the backward prelude's names),
