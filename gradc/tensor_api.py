@@ -1758,9 +1758,10 @@ def _tensor_argument(name, value, position, arg="other"):
 
 
 def _holds_values(t) -> bool:
-    """An eager tensor (whose values can be read), not one being traced by @gradc.compile."""
-    from .tensor import Tensor
-    return isinstance(t, Tensor)
+    """An eager tensor (whose values can be read), not one being traced by @gradc.compile: of
+    dispatch priority 1, as ``dispatch`` tells them apart (tracer proxies have 2). (An import of
+    Tensor here, on every call, cost more than a small view op's own work.)"""
+    return isinstance(t, TensorLikeMeta) and type(t)._dispatch_priority == 1
 
 
 def _list_is_tuple_of_indices(key) -> bool:

@@ -363,6 +363,19 @@ def test_expand_values_and_errors_against_torch():
     assert results(gradc) == results(torch)
 
 
+def test_holds_values_tells_eager_tensors_from_traced_ones():
+    from gradc.tensor_api import _holds_values
+    seen = []
+
+    def f(x):
+        seen.append(_holds_values(x))
+        return x.view(-1) * 2           # (view reads it too: a traced view checks the traced layout)
+    assert gradc.compile(f)(gradc.ones(2, 2)).tolist() == [2.0] * 4
+    assert seen == [False]
+    assert _holds_values(gradc.ones(2)) and _holds_values(gradc.nn.Parameter(gradc.ones(2)))
+    assert not _holds_values(np.ones(2)) and not _holds_values(1.0) and not _holds_values(None)
+
+
 @pytest.mark.parametrize("method", ["reshape", "view"])
 def test_reshape_sizes_and_errors_against_torch(method):
     torch = pytest.importorskip("torch")
