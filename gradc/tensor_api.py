@@ -1891,9 +1891,12 @@ def getitem(x, key):
             (tensors[e[1]].ndim if tensors[e[1]].dtype is dtypes.bool_ else 1) if e[0] == "tensor" else 0)
             for e in enc]
         consumed = builtins.sum(width)
-    if x.ndim == 0 and enc and enc[0][0] in ("int", "slice"):     # (PyTorch's own words for a 0-d tensor)
+    if x.ndim == 0 and single and enc and enc[0][0] in ("int", "slice") and not is_tensor_like(key):
+        kind = enc[0][0]            # (PyTorch's own words for a 0-d tensor: for an int or slice not in a tuple)
+        if kind == "int" and enc[0][1] != 0:
+            raise IndexError(f"index {enc[0][1]} is out of bounds for dimension 0 with size 0")
         raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in "
-                         "C++ to convert a 0-dim tensor to a number" if enc[0][0] == "int"
+                         "C++ to convert a 0-dim tensor to a number" if kind == "int"
                          else "slice() cannot be applied to a 0-dim tensor.")
     if consumed > x.ndim:
         raise IndexError(f"too many indices for tensor of dimension {x.ndim}")

@@ -2634,6 +2634,21 @@ def test_views_and_copies_against_torch(make, grad_mode):
     assert _outcome(lambda: facts(gradc)) == _outcome(lambda: facts(torch))
 
 
+@pytest.mark.parametrize("key", [0, 1, -1, 7, np.int64(0), np.int64(3), (0,), (1,), (2, None), (None, 1), slice(0, 1),
+                                 (slice(None),), (slice(1, 2), None), "long 0", "long 1", [0], True, (True,), None,
+                                 Ellipsis, ()], ids=repr)
+def test_index_of_a_0d_tensor_against_torch(key):
+    """PyTorch's words for a 0-d tensor's index: 'invalid index' for a bare 0, 'out of bounds' for
+    another bare int, 'slice() cannot be applied' for a bare slice, 'too many indices' in a tuple
+    or for a 0-d long tensor."""
+    def run(m):
+        k = m.tensor(int(key[-1])) if isinstance(key, str) else key
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return (tuple(m.tensor(1.0)[k].shape),)
+    assert _outcome(lambda: run(gradc)) == _outcome(lambda: run(torch))
+
+
 @pytest.mark.xfail(strict=True, reason="gradc keeps NumPy's stride 0 for a dim None adds; PyTorch's unsqueeze "
                                        "gives it size * stride of the next dim (x[None].stride() is (12, 4, 1))")
 @pytest.mark.parametrize("key", [None, (slice(None), None), (Ellipsis, None)], ids=repr)
