@@ -1872,6 +1872,10 @@ def getitem(x, key):
     (SelectBackward0 for an int, SliceBackward0 for a slice, UnsqueezeBackward0 for None; a
     full slice inside a tuple is skipped), then one advanced index (IndexBackward0) over all
     index tensors and masks, or an alias (AliasBackward0) when nothing else happened."""
+    if type(key) is int:            # x[i], the commonest index: one select (out of range: the walk's error)
+        shape = x.shape
+        if shape and -shape[0] <= key < shape[0]:
+            return apply_same_class("index", [x], {"key": [["int", key]]}, "SelectBackward0")
     single = type(key) is not tuple
     plain = _plain_index(key)
     if plain is not None:           # (ints, slices, None and ...: no tensors, bools or widths to work out)
