@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from .. import dtypes
+from .dispatch import apply
 from .quiet import quiet
 from .registry import ELEMENTWISE, NONDIFF, PURE, ShapeError, TypeInfo, defop
 from .rules import (backward_op, broadcast_shapes, elementwise_rule, same_dtype, scalar_add, scalar_mul, scalar_rsub,
@@ -425,7 +426,6 @@ def _fmod_vjp(ctx, g):
 
 
 def _rounded_quotient_vjp(ctx, g, mode):
-    from .dispatch import apply
     sa, sb = _shapes(ctx)
     ga = unbroadcast(g[0], sa) if ctx.needs_input_grad[0] else None
     gb = (unbroadcast(-g[0] * apply("div_rounding", ctx.input(0), ctx.input(1), mode=mode), sb)

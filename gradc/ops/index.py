@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import dtypes
 from ..codegen import eager_cpu
+from .dispatch import apply
 from .registry import NONDIFF, PURE, ShapeError, TypeInfo, defop
 from .rules import fmt_shape, unbroadcast
 
@@ -104,7 +105,6 @@ def _index_infer(types, attrs):
 
 
 def _index_vjp(ctx, g):
-    from .dispatch import apply
     idx = [ctx.input(i) for i in range(1, len(ctx.input_types))]
     return [apply("index_backward", g[0], *idx, key=ctx.attrs["key"], shape=list(ctx.input_types[0].shape))]
 
@@ -143,7 +143,6 @@ def _index_backward_forward(g, *idx, key, shape):
 
 
 def _index_backward_vjp(ctx, g):
-    from .dispatch import apply
     idx = [ctx.input(i) for i in range(1, len(ctx.input_types))]
     return [apply("index", g[0], *idx, key=ctx.attrs["key"])]
 
@@ -189,7 +188,6 @@ def _index_put_forward(x, v, *idx, key):
 
 
 def _index_put_vjp(ctx, g):
-    from .dispatch import apply
     idx = [ctx.input(i) for i in range(2, len(ctx.input_types))]
     key = ctx.attrs["key"]
     gx = gv = None
@@ -249,7 +247,6 @@ def _gather_forward(x, idx, dim):
 
 
 def _gather_vjp(ctx, g):
-    from .dispatch import apply
     return [apply("scatter_add", ctx.input(1), g[0], dim=ctx.attrs["dim"],
                   shape=list(ctx.input_types[0].shape)), None]
 
@@ -307,7 +304,6 @@ def _scatter_add_forward(idx, src, dim, shape):
 
 
 def _scatter_add_vjp(ctx, g):
-    from .dispatch import apply
     return [None, apply("gather", g[0], ctx.input(0), dim=ctx.attrs["dim"])]
 
 
@@ -376,7 +372,6 @@ def _scatter_reduce_forward(x, idx, src, dim, reduce, include_self):
 
 def _scatter_reduce_vjp(ctx, g):
     from ..tensor_api import where
-    from .dispatch import apply
     x, idx, src, out = ctx.input(0), ctx.input(1), ctx.input(2), ctx.output(0)
     dim, reduce, include_self = ctx.attrs["dim"], ctx.attrs["reduce"], ctx.attrs["include_self"]
     shape = list(ctx.input_types[0].shape)

@@ -10,6 +10,7 @@ import numpy as np
 from .. import dtypes
 from .._warnings import warn_at_user_code
 from . import selection
+from .dispatch import apply
 from .quiet import quiet
 from .registry import EmptyReductionError, NONDIFF, PURE, REDUCTION, ShapeError, TypeInfo, defop
 from .rules import (backward_op, check_dims, expand_reduced, fmt_shape, keep_reduced, not_implemented_for,
@@ -66,7 +67,6 @@ def _mean_vjp(ctx, g):
 
 def _prod_vjp(ctx, g):
     from ..tensor_api import where
-    from .dispatch import apply
     dims, keep, shape = _dims(ctx)
     x = ctx.input(0)
     out = keep_reduced(ctx.output(0), shape, dims, keep)
@@ -180,7 +180,6 @@ def _dim_extremum_vjp(ctx, g):
     gv = g[0]
     if not keep:
         idx, gv = idx.unsqueeze(d), gv.unsqueeze(d)
-    from .dispatch import apply
     return [apply("scatter_add", idx, gv, dim=d, shape=list(shape))]
 
 
@@ -554,7 +553,6 @@ def _scatter_values_vjp(ctx, g):
     shape = ctx.input_types[0].shape
     if not shape:
         return [g[0]]
-    from .dispatch import apply
     return [apply("scatter_add", ctx.output(1), g[0], dim=ctx.attrs["dim"], shape=list(shape))]
 
 
@@ -594,7 +592,6 @@ def _cumsum_forward(x, dim, reverse=False):
 
 
 def _cumsum_vjp(ctx, g):
-    from .dispatch import apply
     if not ctx.input_types[0].shape:
         return [g[0]]
     return [apply("cumsum", g[0], dim=ctx.attrs["dim"], reverse=not ctx.attrs.get("reverse", False))]
@@ -629,7 +626,6 @@ def _cumprod_gradient(x, out, gg, dim, exact_after_zero):
     the gradient at x', and after it the zero times the gradient at x' (0, but its derivative with
     respect to the zero is right).  In table ops, so it is differentiated like any expression."""
     from ..tensor_api import where
-    from .dispatch import apply
     is_zero = x == 0
     zeros_so_far = apply("cumsum", is_zero, dim=dim, reverse=False)
     before = zeros_so_far == 0
