@@ -1171,11 +1171,14 @@ def _layout(t):
 def _host_view(op, inputs, attrs, out_types, node_name):
     """The result of a view op (or an index) of CPU tensors: a tensor of the array its NumPy
     reference returns, linked as a view (``_mark_view``) when that array is in the input's memory
-    (made here with the input's version counter rather than a new one), else a new tensor."""
+    (made here with the input's version counter rather than a new one), else a new tensor. An
+    empty array holds no memory to compare: it is a view when NumPy made it one of the same
+    array (``x[5:9]`` of 3 rows is a view in PyTorch, with its storage offset)."""
     parent = inputs[0]
+    src = parent._data
     a = op.forward(*[x._data for x in inputs], **attrs)
     if (out_types is None or type(a) is not np.ndarray or a.dtype is not out_types[0].dtype.np
-            or not np.may_share_memory(a, parent._data)):
+            or not (np.may_share_memory(a, src) if a.size else a.base is (src if src.base is None else src.base))):
         return _wrap_host_results(a, out_types)[0]      # a copy (an advanced index, a reshape that copies)
     t = _new_object(Tensor)
     t._data = a

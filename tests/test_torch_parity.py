@@ -2649,6 +2649,30 @@ def test_index_of_a_0d_tensor_against_torch(key):
     assert _outcome(lambda: run(gradc)) == _outcome(lambda: run(torch))
 
 
+@pytest.mark.parametrize("make", [lambda x: x[5:9], lambda x: x[:, 2:2], lambda x: x[1:1].t(), lambda x: x[3:][None],
+                                  lambda x: x[:0].reshape(0), lambda x: x[:0].view(4, 0), lambda x: x[:, :0][1],
+                                  lambda x: x[x > 100], lambda x: x[[]]])
+def test_empty_views_against_torch(make):
+    """An empty result of a view op is a view (its base, version counter, graph and in-place
+    history as PyTorch's), though it shares no memory bytes; an empty advanced index is not.
+    (Strides and storage offsets of empty views are NumPy's: not compared; nor CopySlices' edges,
+    which differ from PyTorch's for any view: gradc's lead to the in-place op's node, PyTorch's to
+    that node's own next functions.)"""
+    def facts(m):
+        leaf = m.tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
+        x = leaf * 1
+        o = make(x)
+        out = [tuple(o.shape), o._base is x, o._version == x._version, tree(o.grad_fn)]
+        with m.no_grad():
+            x.add_(1)
+        out += [o._version == x._version, err_of(lambda: o.add_(leaf.sum())), x._version, o._version,
+                x.grad_fn.name(), o.grad_fn.name()]
+        out.append(to_np(m.autograd.grad(x.sum(), leaf)[0]).tolist())
+        return tuple(out)
+
+    assert _outcome(lambda: facts(gradc)) == _outcome(lambda: facts(torch))
+
+
 @pytest.mark.xfail(strict=True, reason="gradc keeps NumPy's stride 0 for a dim None adds; PyTorch's unsqueeze "
                                        "gives it size * stride of the next dim (x[None].stride() is (12, 4, 1))")
 @pytest.mark.parametrize("key", [None, (slice(None), None), (Ellipsis, None)], ids=repr)
