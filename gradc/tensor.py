@@ -540,14 +540,17 @@ class Tensor(TensorAPI):
     def _apply(cls, op, inputs, attrs, node_name=None):
         info = op.__dict__.get("_eager_info") or _EagerOpInfo.of(op)
         dev = None
-        for x in inputs:
-            if not isinstance(x, Tensor):
-                raise TypeError(f"gradc.{op.name}: expected Tensor inputs, got {type(x).__name__}")
-            if dev is None:
-                dev = x._device
-            elif x._device is not dev and x._device != dev:
-                raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
-                                   f"devices, {dev} and {x._device}!")
+        if len(inputs) == 1 and type(inputs[0]) is Tensor:       # (a view or a unary op: nothing to compare)
+            dev = inputs[0]._device
+        else:
+            for x in inputs:
+                if not isinstance(x, Tensor):
+                    raise TypeError(f"gradc.{op.name}: expected Tensor inputs, got {type(x).__name__}")
+                if dev is None:
+                    dev = x._device
+                elif x._device is not dev and x._device != dev:
+                    raise RuntimeError("Expected all tensors to be on the same device, but found at least two "
+                                       f"devices, {dev} and {x._device}!")
         types, out_types, route = info.types(op, inputs, attrs)
         if dev is CPU or dev is None or dev.type == "cpu":
             if info.is_view:         # (a view op never runs as a kernel or in float32 for float16)
@@ -1324,7 +1327,11 @@ class _EagerOpInfo:
         if self.bool_index and _has_bool_index(op, inputs):     # the result's shape depends on the mask
             types = tuple([TypeInfo(x._data.shape, x._dtype) for x in inputs])
             return types, None, self.route(types)
-        key = [(x._data.shape, x._dtype) for x in inputs]
+        if len(inputs) == 1:        # (a view or a unary op: no comprehension)
+            x = inputs[0]
+            key = [(x._data.shape, x._dtype)]
+        else:
+            key = [(x._data.shape, x._dtype) for x in inputs]
         if attrs:
             for name, v in attrs.items():
                 t = type(v)

@@ -76,6 +76,15 @@ def test_index_with_an_ellipsis_and_index_tensors_against_torch(key):
     assert got.tolist() == want.tolist()
 
 
+def test_single_input_ops_of_tensors_and_subclasses_and_a_non_tensor():
+    from gradc.tensor import Tensor
+    p = gradc.nn.Parameter(gradc.ones(2, 3))
+    assert p.t().shape == (3, 2) and p.t().grad_fn.name() == "TBackward0" and (-p).grad_fn.name() == "NegBackward0"
+    assert gradc.ones(2, 3).t().shape == (3, 2)
+    with pytest.raises(TypeError, match="gradc.neg: expected Tensor inputs, got ndarray"):
+        Tensor._apply(registry.get("neg"), [np.ones(2)], {})
+
+
 def test_unhashable_attrs_skip_the_memo():
     x = gradc.arange(12.0).reshape(3, 4)
     assert x[1:, ::2].tolist() == [[4.0, 6.0], [8.0, 10.0]]
