@@ -1,15 +1,22 @@
 """``gradc.save`` and ``gradc.load``: tensors, and the dicts, lists and tuples around them
 (``model.state_dict()``, ``optimizer.state_dict()``, checkpoints), to a path or a binary stream.
 
-The format is gradc's own (it is not PyTorch's zip format; neither library reads the other's
-files), but it keeps what ``torch.save`` keeps:
+``save`` writes PyTorch's zip format (``torch.save``'s default since PyTorch 1.6; see
+``_torch_format``), so ``torch.load(path, weights_only=True)`` reads what gradc saves, and
+``load`` reads what ``torch.save`` wrote as well as gradc's own format, which
+``save(..., _use_new_zipfile_serialization=False)`` still writes (torch cannot read it). Both keep
+what ``torch.save`` keeps:
 
 - Storages. Each distinct block of memory that saved tensors live in is written once, and each
   tensor as (storage, offset, shape, strides, dtype), through pickle's persistent ids. Views of
   one another (``x``, ``x[1:]``, ``x.t()``, ``x.view(...)``, ``expand``) load as views of one
   new storage: a write through one shows through the others, strides are kept, and
   ``storage_offset()`` is the saved one (counted from the start of the view's base). Only the
-  bytes the saved tensors (and the bases they are views of) cover are written. Loaded tensors
+  bytes the saved tensors (and the bases they are views of) cover are written. In the zip
+  format a storage has one dtype: tensors of different dtypes on one memory raise PyTorch's
+  "Cannot save multiple tensors or storages that view the same data as different types", and a
+  tensor whose offset or strides are not whole elements (or negative) is written as a contiguous
+  copy of its own. Loaded tensors
   are not views of each other (``_base`` is None, as in PyTorch); those on one storage share
   one version counter (PyTorch gives each its own). A tensor that appears twice loads as one.
 - ``requires_grad`` (a non-leaf loads as a leaf, ``grad_fn`` None), ``nn.Parameter``, the dtype;
@@ -26,8 +33,15 @@ plain values, plus classes allowed by ``add_safe_globals`` / ``safe_globals``; a
 is refused with PyTorch's "Weights only load failed. ... Unsupported global: GLOBAL m.Name"
 error. ``weights_only=False`` runs arbitrary pickle code: only for files you trust.
 
-File layout (version 2): a pickled header ``("gradc-save", 2, [(location, nbytes, start), ...])``,
-the raw bytes of each storage, then the pickled object; ``load`` reads no further, so several
+Reading PyTorch's files: ``torch.*`` names in the pickle map onto gradc's (rebuild functions,
+storage classes, ``torch.Size``, ``torch.device``, dtypes); a state dict's ``_metadata`` is
+kept. gradc has no bfloat16, complex or uint16/32/64: a tensor of such a dtype raises an error
+that names where it sits in the checkpoint (``the loaded object['model']['w']``), except that
+``load(..., upcast_bfloat16=True)`` loads bfloat16 storages as float32 (exact). Sparse,
+quantized and nested tensors, and other torch classes (a whole ``nn.Module``), are refused.
+
+gradc's own file layout (version 2): a pickled header ``("gradc-save", 2, [(location, nbytes,
+start), ...])``, the raw bytes of each storage, then the pickled object; ``load`` reads no further, so several
 saves to one stream load in turn. Files of version 1 (one pickle with ``(magic, 1, obj)``, each
 tensor a NumPy copy) still load. Not kept: tensor subclasses other than ``nn.Parameter`` (they
 load as Tensors) and attributes set on tensors; ``pickle_module``, ``mmap`` and extra pickle
@@ -35,16 +49,21 @@ arguments are accepted and ignored.
 """
 from __future__ import annotations
 
+import _compat_pickle
 import contextlib
 import ctypes
 import io
 import os
 import pickle
+import zipfile
 
 import numpy as np
 
+from . import _torch_format
+
 _MAGIC = "gradc-save"
 _VERSION = 2
+DEFAULT_PROTOCOL = 2          # torch.serialization.DEFAULT_PROTOCOL
 
 _UNSAFE_MESSAGE = (
     "In PyTorch 2.6, we changed the default value of the `weights_only` argument in `torch.load` from `False` to "
@@ -170,36 +189,34 @@ class _SavedStorage:
         return ctypes.string_at(self.lo, n)
 
 
-class _Pickler(pickle.Pickler):
-    def __init__(self, file, protocol):
-        super().__init__(file, protocol=protocol)
-        self.storages = {}        # identity of the memory -> _SavedStorage
+class _Storages:
+    """The storages a save writes: each distinct block of memory the saved tensors live in, found
+    by what owns the memory, and the bytes [lo, hi) of it that they (and their bases) cover."""
+
+    def __init__(self):
+        self.by_memory = {}        # identity of the memory -> _SavedStorage
         self.order = []
 
-    def _new_storage(self, ident, location, anchor, keep, device_array=None):
+    def new(self, ident, location, anchor, keep, device_array=None):
         s = _SavedStorage(len(self.order), location, anchor, keep, device_array)
         self.order.append(s)
         if ident is not None:
-            self.storages[ident] = s
+            self.by_memory[ident] = s
         return s
 
-    def persistent_id(self, obj):
-        if type(obj) is _StorageRef:
-            return ("storage", obj.key)
-        return None
-
-    def _tensor_args(self, t):
+    def tensor_args(self, t):
+        """(storage, byte position from its anchor, byte strides, writeable) of tensor ``t``."""
         from .codegen.cuda_driver import DeviceArray
         data = t._data
         base = t._base
         if isinstance(data, np.ndarray):
             if data.size == 0:
-                s = self._new_storage(None, "cpu", 0, data)
+                s = self.new(None, "cpu", 0, data)
                 return s, 0, data.strides, bool(data.flags.writeable)
             root = _root(data)
-            s = self.storages.get(id(root))
+            s = self.by_memory.get(id(root))
             if s is None or s.keep is not root:
-                s = self._new_storage(id(root), "cpu", _bounds(root)[0], root)
+                s = self.new(id(root), "cpu", _bounds(root)[0], root)
             s.cover(*_bounds(data))
             if base is not None and isinstance(base._data, np.ndarray) and _root(base._data) is root:
                 s.cover(*_bounds(base._data))
@@ -210,24 +227,40 @@ class _Pickler(pickle.Pickler):
         # CUDA
         location = str(t.device)
         if isinstance(data, DeviceArray) and not t._device_copy_view:
-            s = self.storages.get(("cuda", id(data.buffer)))
+            s = self.by_memory.get(("cuda", id(data.buffer)))
             if s is None or s.keep is not data.buffer:
-                s = self._new_storage(("cuda", id(data.buffer)), location, 0, data.buffer, data)
+                s = self.new(("cuda", id(data.buffer)), location, 0, data.buffer, data)
             s.cover(data.offset, data.offset + data.nbytes)
             if base is not None and isinstance(base._data, DeviceArray) and base._data.buffer is data.buffer:
                 s.cover(base._data.offset, base._data.offset + base._data.nbytes)
             return s, data.offset, data.strides, True
-        host = np.ascontiguousarray(t._host())            # a copy gradc keeps on the GPU: its own storage
-        s = self._new_storage(None, location, _ptr(host), host)
+        return self.copy(t)
+
+    def copy(self, t):
+        """A contiguous host copy of ``t`` as its own storage (a copy gradc keeps on the GPU, or a
+        tensor PyTorch's format cannot describe as a view)."""
+        host = np.ascontiguousarray(t._host())
+        s = self.new(None, str(t.device), _ptr(host), host)
         s.cover(*_bounds(host))
         return s, 0, host.strides, True
+
+
+class _Pickler(pickle.Pickler):
+    def __init__(self, file, protocol):
+        super().__init__(file, protocol=protocol)
+        self.storages = _Storages()
+
+    def persistent_id(self, obj):
+        if type(obj) is _StorageRef:
+            return ("storage", obj.key)
+        return None
 
     def reducer_override(self, obj):
         from .tensor import Tensor, device
         from .tensor_api import Size
         if isinstance(obj, Tensor):
             from .nn.parameter import Parameter
-            s, position, strides, writeable = self._tensor_args(obj)
+            s, position, strides, writeable = self.storages.tensor_args(obj)
             # the offset counts from the storage's anchor; load subtracts where the saved bytes start
             return (_rebuild_tensor_v2, (_StorageRef(s.key), position, tuple(obj.shape), tuple(strides),
                                          obj.dtype.name, bool(obj.requires_grad), isinstance(obj, Parameter),
@@ -247,18 +280,30 @@ def _open_for_writing(f):
     return open(name, "wb")
 
 
-def save(obj, f, pickle_module=pickle, pickle_protocol=pickle.DEFAULT_PROTOCOL, _use_new_zipfile_serialization=True):
-    """Write ``obj`` to ``f`` (a path or a binary file object), as ``torch.save``."""
-    body = io.BytesIO()
-    pickler = _Pickler(body, pickle_protocol)
-    pickler.dump(obj)
-    # (location, bytes, where the bytes start relative to the offsets the tensors were given)
-    header = (_MAGIC, _VERSION, [(s.location, s.hi - s.lo, s.lo - s.anchor) for s in pickler.order])
+def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL, _use_new_zipfile_serialization=True):
+    """Write ``obj`` to ``f`` (a path or a binary file object), as ``torch.save``: in PyTorch's zip
+    format, which ``torch.load`` reads; ``_use_new_zipfile_serialization=False`` writes gradc's own
+    format instead (version 2, which only gradc reads; several of them can follow one another in a stream)."""
     if isinstance(f, (str, os.PathLike)):
         with _open_for_writing(f) as stream:
-            _write(stream, header, pickler.order, body)
+            _save_stream(obj, stream, pickle_protocol, _use_new_zipfile_serialization, _torch_format.archive_name(f))
         return
-    _write(f, header, pickler.order, body)
+    _save_stream(obj, f, pickle_protocol, _use_new_zipfile_serialization, _torch_format.archive_name(f))
+
+
+def _save_stream(obj, stream, protocol, zip_format, archive_name):
+    body = io.BytesIO()
+    pickler = _Pickler(body, protocol)
+    pickler.dump(obj)          # for the zip format, a first pass: which bytes of each storage the tensors need
+    if zip_format:
+        body = io.BytesIO()
+        torch_pickler = _torch_format.TorchPickler(body, protocol, pickler.storages)
+        torch_pickler.dump(obj)
+        _torch_format.write_zip(stream, archive_name, body.getvalue(), torch_pickler.refs.values())
+        return
+    # (location, bytes, where the bytes start relative to the offsets the tensors were given)
+    header = (_MAGIC, _VERSION, [(s.location, s.hi - s.lo, s.lo - s.anchor) for s in pickler.storages.order])
+    _write(stream, header, pickler.storages.order, body)
 
 
 def _write(stream, header, storages, body):
@@ -298,11 +343,28 @@ class _LoadedStorage:
 
 
 class _Unpickler(pickle.Unpickler):
-    def __init__(self, stream, storages, weights_only, allow_v1=False):
+    """Unpickles gradc's format (``storages``: the list of its storages) or PyTorch's zip format
+    (``zip_storages``: a ``_torch_format.ZipStorages``); torch's names map onto gradc's functions."""
+
+    def __init__(self, stream, storages, weights_only, allow_v1=False, zip_storages=None):
         super().__init__(stream)
         self._storages, self._weights_only, self._allow_v1 = storages, weights_only, allow_v1
+        self._zip_storages = zip_storages
+        self.missing_dtypes = []          # torch dtypes the file names that gradc does not have
 
     def find_class(self, module, name):
+        if (module, name) in _compat_pickle.NAME_MAPPING:        # protocol 2 (torch.save's) names builtins
+            module, name = _compat_pickle.NAME_MAPPING[module, name]    # as Python 2 did
+        elif module in _compat_pickle.IMPORT_MAPPING:
+            module = _compat_pickle.IMPORT_MAPPING[module]
+        gradc_obj = _torch_format.torch_global(module, name)
+        if isinstance(gradc_obj, _torch_format.MissingDtype):
+            self.missing_dtypes.append(name)
+        if gradc_obj is not None:
+            return gradc_obj
+        if module == "torch._utils" and name.startswith("_rebuild_"):
+            raise pickle.UnpicklingError(f"gradc.load: the file holds a tensor that gradc cannot represent "
+                                         f"({module}.{name}: sparse, quantized, nested or meta tensors)")
         if self._weights_only:
             full = f"{module}.{name}"
             if full in _safe_globals:
@@ -310,9 +372,16 @@ class _Unpickler(pickle.Unpickler):
             if not ((module, name) in _ALLOWED or self._allow_v1 and (
                     (module, name) in _V1_ALLOWED or module.split(".")[0] == "numpy" and name in _NUMPY_ALLOWED)):
                 raise _weights_only_error(module, name)
+        if module.split(".")[0] == "torch":
+            raise pickle.UnpicklingError(
+                f"gradc.load: the file needs PyTorch's {module}.{name}, which gradc does not provide (a whole "
+                "torch.nn.Module saved with torch.save? Save its state_dict() instead)")
         return super().find_class(module, name)
 
     def persistent_load(self, pid):
+        if (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"
+                and self._zip_storages is not None):
+            return self._zip_storages.storage(*pid[1:])
         if (isinstance(pid, tuple) and len(pid) == 2 and pid[0] == "storage" and self._storages is not None
                 and isinstance(pid[1], int) and 0 <= pid[1] < len(self._storages)):
             return self._storages[pid[1]]
@@ -351,32 +420,43 @@ def _target(location, map_location, host):
 
 def _rebuild_tensor_v2(storage, position, shape, strides, dtype, requires_grad, parameter, writeable):
     from . import dtypes
-    from .tensor import Tensor
     if not isinstance(storage, _LoadedStorage):
         raise pickle.UnpicklingError("gradc.load: a tensor without its storage (corrupt file?)")
-    dt = dtypes.from_name(dtype)
     offset = position - storage.start if storage.host.size else 0
+    t = _tensor_on(storage, offset, shape, strides, dtypes.from_name(dtype), writeable)
+    return _as_parameter(t, requires_grad) if parameter else _with_requires_grad(t, requires_grad)
+
+
+def _tensor_on(storage, offset, shape, strides, dt, writeable=True):
+    """A tensor of dtype ``dt`` viewing a loaded storage's bytes from ``offset`` with byte ``strides``."""
+    from .tensor import Tensor
     try:
         array = np.ndarray(tuple(shape), dt.np, buffer=storage.host, offset=offset, strides=tuple(strides))
     except (TypeError, ValueError) as e:
         raise pickle.UnpicklingError(f"gradc.load: a tensor does not fit its storage (corrupt file?): {e}") from None
     if storage.target is not None and storage.target.type == "cuda":
-        data = _device_data(storage, array, offset, dt)
-        t = Tensor(data)
+        t = Tensor(_device_data(storage, array, offset, dt))
     else:
         if not writeable:
             array.flags.writeable = False
         t = Tensor._wrap(array)
         t._storage_origin = storage.host
     t._version_counter = storage.counter
-    if parameter:
-        from .nn.parameter import Parameter
-        p = Parameter(t, requires_grad=requires_grad)
-        p._version_counter, p._storage_origin = storage.counter, t._storage_origin
-        return p
+    return t
+
+
+def _with_requires_grad(t, requires_grad):
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def _as_parameter(t, requires_grad):
+    """``nn.Parameter`` on a loaded tensor's memory (its storage and version counter kept)."""
+    from .nn.parameter import Parameter
+    p = Parameter(t, requires_grad=requires_grad)
+    p._version_counter, p._storage_origin = t._version_counter, t._storage_origin
+    return p
 
 
 def _device_data(storage, array, offset, dt):
@@ -397,6 +477,16 @@ def _device_data(storage, array, offset, dt):
     return drv.to_device(np.ascontiguousarray(array))
 
 
+def _loaded_storage(host, start, location, map_location):
+    """A storage's bytes (``host``, saved at ``location``) where ``map_location`` puts them."""
+    dev, mapped = _target(location, map_location, host)
+    if mapped is not None and mapped.device.type == "cpu":
+        host = np.ascontiguousarray(mapped._data).view(np.uint8).reshape(-1)
+    s = _LoadedStorage(host, start, dev)
+    s.mapped = mapped
+    return s
+
+
 def _rebuild_device(spec):
     from .tensor import device
     return device(spec)
@@ -413,30 +503,50 @@ def _rebuild_tensor(array, requires_grad, device, parameter):
     return t._to_device(device) if device != "cpu" else t
 
 
-def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, **pickle_load_args):
-    """Read what ``save`` wrote to ``f`` (a path or a binary file object), as ``torch.load``."""
+def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, upcast_bfloat16=False,
+         **pickle_load_args):
+    """Read what ``save`` or ``torch.save`` wrote to ``f`` (a path or a binary file object), as
+    ``torch.load``. gradc has no bfloat16: a bfloat16 tensor in a file raises, naming where it is,
+    unless ``upcast_bfloat16=True``, which loads bfloat16 storages as float32 (exactly: bfloat16's
+    bits are float32's upper half)."""
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as stream:
-            return _load_stream(stream, map_location, weights_only)
-    return _load_stream(f, map_location, weights_only)
+            return _load_stream(stream, map_location, weights_only, upcast_bfloat16)
+    return _load_stream(f, map_location, weights_only, upcast_bfloat16)
+
+
+def _load_zip(stream, map_location, weights_only, upcast_bfloat16):
+    """PyTorch's zip format: data.pkl unpickled, its storages read from data/<key> as they are named."""
+    archive, prefix = _torch_format.open_archive(stream)
+    with archive:
+        storages = _torch_format.ZipStorages(archive, prefix, map_location, upcast_bfloat16)
+        try:
+            with archive.open(prefix + "data.pkl") as pkl:
+                unpickler = _Unpickler(pkl, None, weights_only, zip_storages=storages)
+                obj = unpickler.load()
+        except (zipfile.BadZipFile, EOFError) as e:
+            raise _torch_format.corrupt_zip(f"{type(e).__name__}: {e}") from None
+    flagged = storages.unsupported + unpickler.missing_dtypes
+    if flagged:
+        _torch_format.check_supported(obj, ", ".join(sorted(set(flagged))))
+    return obj
 
 
 def _not_gradc(detail=""):
-    return RuntimeError("gradc.load: not a file written by gradc.save" + (f" ({detail})" if detail else "")
-                        + "; corrupt file?")
+    return RuntimeError("gradc.load: not a file written by gradc.save or torch.save"
+                        + (f" ({detail})" if detail else "") + "; corrupt file?")
 
 
-def _load_stream(stream, map_location, weights_only):
+def _load_stream(stream, map_location, weights_only, upcast_bfloat16):
     seekable = getattr(stream, "seekable", lambda: False)()
     start = stream.tell() if seekable else None
     head = stream.read(2)
-    if head == b"PK":
-        raise RuntimeError("gradc.load: this is a zip file (PyTorch's torch.save format?); gradc reads only "
-                           "files written by gradc.save")
     if seekable:      # read the stream itself: it ends right after what save wrote (the next save's bytes follow)
         stream.seek(start)
     else:
         stream = io.BufferedReader(_Rewound(head, stream))
+    if head == b"PK":
+        return _load_zip(stream, map_location, weights_only, upcast_bfloat16)
     try:        # version 2's header, or a whole version 1 file
         payload = _Unpickler(stream, None, weights_only, allow_v1=True).load()
     except Exception as e:      # a file that is not a pickle fails in many ways
@@ -456,12 +566,7 @@ def _load_stream(stream, map_location, weights_only):
         host = np.empty(nbytes, np.uint8)
         if nbytes and _read_into(stream, memoryview(host)) != nbytes:
             raise _not_gradc("the file ends inside a storage")
-        dev, mapped = _target(location, map_location, host)
-        if mapped is not None and mapped.device.type == "cpu":
-            host = np.ascontiguousarray(mapped._data).view(np.uint8).reshape(-1)
-        s = _LoadedStorage(host, start, dev)
-        s.mapped = mapped
-        storages.append(s)
+        storages.append(_loaded_storage(host, start, location, map_location))
     try:
         return _Unpickler(stream, storages, weights_only).load()
     except EOFError:

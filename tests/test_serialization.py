@@ -7,6 +7,7 @@ import collections
 import io
 import pathlib
 import pickle
+import zipfile
 
 import numpy as np
 import pytest
@@ -16,18 +17,23 @@ import gradc
 DATA = pathlib.Path(__file__).resolve().parent / "data"
 
 
-def _round_trip(obj, **load_kwargs):
+def _round_trip(obj, zip_format=True, **load_kwargs):
+    """``obj`` saved by gradc (PyTorch's zip format, or gradc's own) and loaded by gradc."""
     buffer = io.BytesIO()
-    gradc.save(obj, buffer)
+    gradc.save(obj, buffer, _use_new_zipfile_serialization=zip_format)
     buffer.seek(0)
     return gradc.load(buffer, **load_kwargs)
 
 
+FORMATS = pytest.mark.parametrize("zip_format", [True, False], ids=["zip", "gradc"])
+
+
+@FORMATS
 @pytest.mark.parametrize("dtype", [gradc.float32, gradc.float64, gradc.int64, gradc.int32, gradc.int16, gradc.bool,
                                    gradc.float16, gradc.int8, gradc.uint8])
-def test_tensors_keep_values_dtype_and_shape(dtype):
+def test_tensors_keep_values_dtype_and_shape(dtype, zip_format):
     x = (gradc.arange(12).reshape(3, 4) % 5).to(dtype)
-    y = _round_trip(x)
+    y = _round_trip(x, zip_format)
     assert y.dtype is dtype and tuple(y.shape) == (3, 4)
     np.testing.assert_array_equal(y.numpy(), x.numpy())
 
@@ -89,9 +95,10 @@ def _views(lib):
             "wide": lib.ones(3).expand(2, 3), "step": lib.arange(10)[2:8:2], "alone": lib.arange(10)[3:5]}
 
 
-def test_views_share_storage_after_load_as_in_pytorch():
+@FORMATS
+def test_views_share_storage_after_load_as_in_pytorch(zip_format):
     torch = pytest.importorskip("torch")
-    mine, theirs = _round_trip(_views(gradc)), _torch_round_trip(torch, _views(torch))
+    mine, theirs = _round_trip(_views(gradc), zip_format), _torch_round_trip(torch, _views(torch))
     for k in theirs:
         assert mine[k].tolist() == theirs[k].tolist(), k
         assert mine[k].stride() == theirs[k].stride(), k
@@ -110,11 +117,12 @@ def test_views_share_storage_after_load_as_in_pytorch():
         mine["wide"].add_(1)
 
 
-def test_views_on_one_storage_share_a_version_counter_and_base_bytes_are_saved_once():
+@FORMATS
+def test_views_on_one_storage_share_a_version_counter_and_base_bytes_are_saved_once(zip_format):
     x = gradc.zeros(1000)
     views = [x[i:i + 10] for i in range(0, 1000, 10)]
     buffer = io.BytesIO()
-    gradc.save(views, buffer)
+    gradc.save(views, buffer, _use_new_zipfile_serialization=zip_format)
     assert len(buffer.getvalue()) < 4000 + 8000           # the storage once (4000 bytes), not 100 copies
     buffer.seek(0)
     loaded = gradc.load(buffer)
@@ -123,7 +131,7 @@ def test_views_on_one_storage_share_a_version_counter_and_base_bytes_are_saved_o
     assert [v.storage_offset() for v in loaded[:3]] == [0, 10, 20]
     # a tensor saved twice, and a view of it, load as the same object and a view of it
     y = gradc.ones(4)
-    a, b, c = _round_trip([y, y, y[2:]])
+    a, b, c = _round_trip([y, y, y[2:]], zip_format)
     assert a is b and c.storage_offset() == 2
     c.fill_(7.0)
     assert a.tolist() == [1.0, 1.0, 7.0, 7.0]
@@ -309,22 +317,19 @@ def test_files_that_gradc_did_not_write_are_refused_clearly(tmp_path):
     for data in (b"hello world", pickle.dumps([1, 2]), b"", b"\x80\x04K\x01."):
         with pytest.raises(RuntimeError, match="not a file written by gradc.save"):
             gradc.load(io.BytesIO(data))
-    with pytest.raises(RuntimeError, match="zip file"):
-        gradc.load(io.BytesIO(b"PK\x03\x04rest"))
     buffer = io.BytesIO()
-    gradc.save({"w": gradc.ones(100)}, buffer)
+    gradc.save({"w": gradc.ones(100)}, buffer, _use_new_zipfile_serialization=False)
     with pytest.raises(RuntimeError, match="not a file written by gradc.save"):
         gradc.load(io.BytesIO(buffer.getvalue()[:200]))      # cut inside the storage bytes
     with pytest.raises(RuntimeError, match="not a file written by gradc.save"):
         gradc.load(io.BytesIO(buffer.getvalue()[:-5]))       # cut inside the object
-
-
-def test_pytorch_cannot_be_confused_with_gradc_files(tmp_path):
-    torch = pytest.importorskip("torch")
-    path = tmp_path / "t.pt"
-    torch.save({"w": torch.ones(2)}, path)
-    with pytest.raises(RuntimeError, match="PyTorch's torch.save format"):
-        gradc.load(path)
+    # PyTorch's zip format: a zip that is not whole fails as torch.load fails
+    buffer = io.BytesIO()
+    gradc.save({"w": gradc.ones(100)}, buffer)
+    for data in (b"PK\x03\x04rest", buffer.getvalue()[:200], buffer.getvalue()[:-5]):
+        with pytest.raises(RuntimeError, match="^PytorchStreamReader failed reading zip archive: failed finding "
+                                               "central directory"):
+            gradc.load(io.BytesIO(data))
 
 
 def test_paths_and_file_objects(tmp_path):
@@ -353,9 +358,10 @@ def test_files_of_the_first_format_still_load():
 
 
 def test_several_saves_in_one_stream_load_in_turn():
+    """gradc's own format only: a zip archive (PyTorch's format) is read from its end."""
     buffer = io.BytesIO()
-    gradc.save({"a": gradc.ones(2)}, buffer)
-    gradc.save([gradc.arange(3)], buffer)
+    gradc.save({"a": gradc.ones(2)}, buffer, _use_new_zipfile_serialization=False)
+    gradc.save([gradc.arange(3)], buffer, _use_new_zipfile_serialization=False)
     buffer.seek(0)
     assert gradc.load(buffer)["a"].tolist() == [1.0, 1.0]
     assert gradc.load(buffer)[0].tolist() == [0, 1, 2]
@@ -450,3 +456,315 @@ def test_copy_copy_shares_memory_as_pytorchs():
         seen.append(row)
     assert seen[1] == seen[0]
     assert all(shared for *_, shared in seen[1])
+
+
+# ---- PyTorch's zip format: torch.save -> gradc.load and gradc.save -> torch.load ------------------
+def _from_torch(torch, obj, **load_kwargs):
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    buffer.seek(0)
+    return gradc.load(buffer, **load_kwargs)
+
+
+def _to_torch(torch, obj, **load_kwargs):
+    buffer = io.BytesIO()
+    gradc.save(obj, buffer)
+    buffer.seek(0)
+    return torch.load(buffer, weights_only=True, **load_kwargs)
+
+
+def _mlp(lib, optimizer):
+    """A model and its optimizer: SGD with momentum for a model with BatchNorm (whose buffers are
+    state too), Adam for one without (Adam's first steps magnify tiny gradient differences)."""
+    if optimizer == "SGD":
+        model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.BatchNorm1d(4), lib.nn.Tanh(), lib.nn.Linear(4, 2))
+        return model, lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.Tanh(), lib.nn.Linear(4, 2))
+    return model, lib.optim.Adam(model.parameters(), lr=0.05)
+
+
+OPTIMIZERS = pytest.mark.parametrize("optimizer", ["SGD", "Adam"])
+
+
+def _train(lib, model, opt, x, steps):
+    for _ in range(steps):
+        opt.zero_grad()
+        model(x).pow(2).mean().backward()
+        opt.step()
+
+
+def _assert_same_model(torch, gmodel, tmodel, x):
+    gmodel.eval(), tmodel.eval()
+    np.testing.assert_allclose(gmodel(gradc.tensor(x.numpy())).detach().numpy(), tmodel(x).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+    gmodel.train(), tmodel.train()
+
+
+@OPTIMIZERS
+def test_a_torch_checkpoint_loads_into_gradc_modules_and_optimizers(optimizer):
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    tmodel, topt = _mlp(torch, optimizer)
+    x = torch.randn(8, 3)
+    _train(torch, tmodel, topt, x, 2)
+    ck = _from_torch(torch, {"model": tmodel.state_dict(), "optimizer": topt.state_dict(), "epoch": 7,
+                             "history": [[1, 2.5], [3, {"loss": torch.tensor(0.25)}]]})
+    assert ck["epoch"] == 7 and ck["history"][0] == [1, 2.5] and ck["history"][1][1]["loss"].item() == 0.25
+    state = ck["model"]
+    assert isinstance(state, collections.OrderedDict) and list(state) == list(tmodel.state_dict())
+    assert state._metadata == tmodel.state_dict()._metadata            # kept, as torch.load keeps it
+    for k, v in tmodel.state_dict().items():
+        assert str(state[k].dtype) == str(v.dtype) and state[k].tolist() == v.tolist(), k
+    gmodel, gopt = _mlp(gradc, optimizer)
+    gmodel.load_state_dict(state)
+    gopt.load_state_dict(ck["optimizer"])
+    _assert_same_model(torch, gmodel, tmodel, x)
+    _train(torch, tmodel, topt, x, 1)                                   # one more step each: the same model
+    _train(gradc, gmodel, gopt, gradc.tensor(x.numpy()), 1)
+    _assert_same_model(torch, gmodel, tmodel, x)
+    # saved again by gradc, the loaded checkpoint is the one torch wrote, _metadata included
+    again = _to_torch(torch, ck)
+    assert again["model"]._metadata == state._metadata and again["epoch"] == 7
+    for k, v in state.items():
+        assert again["model"][k].dtype == getattr(torch, v.dtype.name) and again["model"][k].tolist() == v.tolist()
+
+
+def test_tensor_and_parameter_attributes_in_torch_checkpoints_load():
+    torch = pytest.importorskip("torch")
+    t = torch.ones(2)
+    t.note = "kept"                                       # pickled through torch._tensor._rebuild_from_type_v2
+    p = torch.nn.Parameter(torch.zeros(2))
+    p.tag = 3                                             # through torch._utils._rebuild_parameter_with_state
+    d = _from_torch(torch, {"t": t, "p": p})
+    assert d["t"].note == "kept" and d["t"].tolist() == [1.0, 1.0] and type(d["t"]) is gradc.Tensor
+    assert d["p"].tag == 3 and isinstance(d["p"], gradc.nn.Parameter) and d["p"].requires_grad
+
+
+@OPTIMIZERS
+def test_a_gradc_checkpoint_loads_into_torch_modules_and_optimizers(tmp_path, optimizer):
+    torch = pytest.importorskip("torch")
+    gradc.manual_seed(0)
+    gmodel, gopt = _mlp(gradc, optimizer)
+    x = torch.randn(8, 3)
+    gx = gradc.tensor(x.numpy())
+    _train(gradc, gmodel, gopt, gx, 2)
+    path = tmp_path / "ckpt.pt"
+    gradc.save({"model": gmodel.state_dict(), "optimizer": gopt.state_dict(), "epoch": 7,
+                "history": [[1, 2.5], [3, {"loss": gradc.tensor(0.25)}]]}, path)
+    ck = torch.load(path, weights_only=True)
+    assert ck["epoch"] == 7 and ck["history"][1][1]["loss"].item() == 0.25
+    tmodel, topt = _mlp(torch, optimizer)
+    tmodel.load_state_dict(ck["model"])
+    topt.load_state_dict(ck["optimizer"])
+    _assert_same_model(torch, gmodel, tmodel, x)
+    _train(torch, tmodel, topt, x, 1)
+    _train(gradc, gmodel, gopt, gx, 1)
+    _assert_same_model(torch, gmodel, tmodel, x)
+    # the archive is laid out as torch.save lays it out: records in a folder named after the file,
+    # storages aligned to 64 bytes (torch.load's mmap=True reads them in place)
+    with zipfile.ZipFile(path) as archive:
+        names = archive.namelist()
+    assert names[:4] == ["ckpt/data.pkl", "ckpt/.format_version", "ckpt/.storage_alignment", "ckpt/byteorder"]
+    assert {"ckpt/version", "ckpt/.data/serialization_id", "ckpt/data/0"} <= set(names)
+    mapped = torch.load(path, weights_only=True, mmap=True)
+    assert mapped["model"]["0.weight"].tolist() == ck["model"]["0.weight"].tolist()
+
+
+@pytest.mark.parametrize("name", [d.name for d in gradc.dtypes.ALL])
+def test_every_dtype_both_libraries_have_crosses_over(name):
+    torch = pytest.importorskip("torch")
+    values = [[0, 1, 2], [3, 0, 5]]
+    t = torch.tensor(values).to(getattr(torch, name))
+    g = gradc.tensor(values).to(getattr(gradc, name))
+    mine, theirs = _from_torch(torch, {"t": t, "d": t.dtype}), _to_torch(torch, {"t": g, "d": g.dtype})
+    assert mine["t"].dtype is mine["d"] is g.dtype and mine["t"].tolist() == t.tolist()
+    assert theirs["t"].dtype is theirs["d"] is t.dtype and theirs["t"].tolist() == g.tolist()
+
+
+def test_views_and_non_contiguous_tensors_cross_over_sharing_storage():
+    torch = pytest.importorskip("torch")
+    from_torch, to_torch, torch_own = (_from_torch(torch, _views(torch)), _to_torch(torch, _views(gradc)),
+                                       _torch_round_trip(torch, _views(torch)))
+    for d in (from_torch, to_torch):
+        for k in torch_own:
+            assert d[k].tolist() == torch_own[k].tolist(), k
+            assert d[k].stride() == torch_own[k].stride(), k
+            assert d[k].storage_offset() == torch_own[k].storage_offset(), k
+            assert d[k].is_contiguous() == torch_own[k].is_contiguous(), k
+    for d in (from_torch, to_torch, torch_own):            # views of one storage stay views of one storage
+        d["cols"][0, 0] = 100.0
+        d["flat_tail"].mul_(-1)
+        d["row"].add_(0.5)
+    for d in (from_torch, to_torch):
+        for k in torch_own:
+            assert d[k].tolist() == torch_own[k].tolist(), k
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        from_torch["wide"].add_(1)
+    assert to_torch["x"].untyped_storage().nbytes() == 48     # one storage for x and its views, written once
+
+
+def test_tensors_of_two_dtypes_on_one_memory_are_refused_as_torch_refuses():
+    torch = pytest.importorskip("torch")
+    message = "Cannot save multiple tensors or storages that view the same data as different types"
+    x, tx = gradc.arange(4.0), torch.arange(4.0)
+    with pytest.raises(RuntimeError, match=message):
+        gradc.save([x, x.view(gradc.int32)], io.BytesIO())
+    with pytest.raises(RuntimeError, match=message):
+        torch.save([tx, tx.view(torch.int32)], io.BytesIO())
+    y = _round_trip([x, x.view(gradc.int32)], zip_format=False)       # gradc's own format keeps both
+    assert y[1].tolist() == x.view(gradc.int32).tolist()
+
+
+def test_parameters_and_requires_grad_cross_over():
+    torch = pytest.importorskip("torch")
+
+    def make(lib):
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        p = lib.nn.Parameter(lib.ones(2))
+        return {"a": a, "again": a, "nonleaf": a * 3, "p": p, "p_view": p[1:],
+                "frozen": lib.nn.Parameter(lib.ones(1), requires_grad=False), "plain": lib.zeros(2)}
+
+    torch_own = _torch_round_trip(torch, make(torch))
+    for d, lib in ((_from_torch(torch, make(torch)), gradc), (_to_torch(torch, make(gradc)), torch)):
+        assert d["a"] is d["again"]
+        for k, t in torch_own.items():
+            m = d[k]
+            assert (m.requires_grad, m.is_leaf, m.grad_fn, m.grad) == (t.requires_grad, t.is_leaf, None, None), k
+            assert isinstance(m, lib.nn.Parameter) == isinstance(t, torch.nn.Parameter), k
+            assert m.tolist() == t.tolist(), k
+        with lib.no_grad():
+            d["p"].add_(1.0)                                    # a Parameter and a view of it share the storage
+        assert d["p_view"].tolist() == [2.0]
+
+
+def test_plain_values_cross_over():
+    torch = pytest.importorskip("torch")
+    from_torch, to_torch, torch_own = (_from_torch(torch, _plain(torch)), _to_torch(torch, _plain(gradc)),
+                                       _torch_round_trip(torch, _plain(torch)))
+    for d, lib in ((from_torch, gradc), (to_torch, torch)):
+        assert set(d) == set(torch_own)
+        assert isinstance(d["size"], lib.Size) and d["size"] == (2, 3)
+        assert d["device"] == lib.device("cpu")
+        assert d["dtypes"] == [lib.float16, lib.int8, lib.bool]
+        for k in ("set", "od", "counter", "complex", "bytes", "bytearray", "tuple"):
+            assert d[k] == torch_own[k] and type(d[k]) is type(torch_own[k]), k
+        assert d["nested"][0]["t"].dtype is lib.float64
+
+
+def test_map_location_on_a_torch_checkpoint():
+    torch = pytest.importorskip("torch")
+    x = torch.arange(4.0)
+    for where in (None, "cpu", gradc.device("cpu"), {"cuda:0": "cpu"}, lambda storage, location: storage):
+        y = _from_torch(torch, [x, x[1:]], map_location=where)
+        assert y[0].device == gradc.device("cpu") and y[0].tolist() == [0.0, 1.0, 2.0, 3.0]
+        y[1].fill_(9.0)
+        assert y[0].tolist() == [0.0, 9.0, 9.0, 9.0]
+    seen = []
+    _from_torch(torch, [x, x[1:]], map_location=lambda storage, location: seen.append(
+        (storage.dtype, storage.numel(), location)))
+    assert seen == [(gradc.uint8, 16, "cpu")]          # once per storage, its bytes, as PyTorch passes them
+    with pytest.raises(TypeError, match="map_location"):
+        _from_torch(torch, x, map_location=3)
+
+
+def test_weights_only_refuses_unknown_globals_in_torch_checkpoints():
+    torch = pytest.importorskip("torch")
+    for obj in ({"w": torch.ones(2), "cfg": Config(3)}, torch.nn.Linear(2, 2)):
+        buffer = io.BytesIO()
+        torch.save(obj, buffer)
+        for load in (gradc.load, torch.load):
+            buffer.seek(0)
+            with pytest.raises(pickle.UnpicklingError, match="Weights only load failed") as e:
+                load(buffer)
+            assert "Unsupported global: GLOBAL" in str(e.value)
+    buffer.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match="Unsupported global: GLOBAL torch.nn.modules.linear.Linear"):
+        gradc.load(buffer)
+    buffer.seek(0)        # a whole torch module: gradc does not import torch to build it
+    with pytest.raises(pickle.UnpicklingError, match=r"PyTorch's torch.nn.modules.linear.Linear.*state_dict\(\)"):
+        gradc.load(buffer, weights_only=False)
+    d = _from_torch(torch, {"w": torch.ones(2), "cfg": Config(3)}, weights_only=False)
+    assert d["cfg"].depth == 3 and d["w"].tolist() == [1.0, 1.0]
+    with gradc.serialization.safe_globals([Config]):
+        assert _from_torch(torch, Config(5)).depth == 5
+
+
+def test_bfloat16_is_refused_by_its_key_unless_upcast():
+    torch = pytest.importorskip("torch")
+    w = torch.tensor([[1.5, -2.0, 3.140625], [0.0, 1e-3, 65280.0]], dtype=torch.bfloat16)
+    obj = {"model": collections.OrderedDict(w=w, row=w[1], b=torch.ones(2))}
+    with pytest.raises(RuntimeError, match=r"the loaded object\['model'\]\['w'\] \(storage data/0\) is a bfloat16 "
+                                           r"tensor, and gradc has no bfloat16; .*upcast_bfloat16=True"):
+        _from_torch(torch, obj)
+    d = _from_torch(torch, obj, upcast_bfloat16=True)["model"]
+    assert d["w"].dtype is gradc.float32 and d["w"].tolist() == w.float().tolist()
+    assert d["row"].storage_offset() == 3 and d["b"].dtype is gradc.float32
+    d["w"][1, 0] = 7.0                                     # still one storage
+    assert d["row"].tolist()[0] == 7.0
+    with pytest.raises(RuntimeError, match=r"the loaded object\[1\] \(storage data/0\) is a complex64 tensor"):
+        _from_torch(torch, [1, torch.ones(2, dtype=torch.complex64)])
+    with pytest.raises(RuntimeError, match=r"the loaded object\[0\] \(storage data/0\) is a uint16 tensor"):
+        _from_torch(torch, [torch.ones(2, dtype=torch.uint16)])
+    with pytest.raises(RuntimeError, match=r"the loaded object\['dtype'\] is torch.bfloat16"):
+        _from_torch(torch, {"dtype": torch.bfloat16})
+
+
+def test_unseekable_streams_and_paths_in_the_zip_format(tmp_path):
+    torch = pytest.importorskip("torch")
+
+    class Sink(io.RawIOBase):
+        def __init__(self):
+            self.data = io.BytesIO()
+
+        def writable(self):
+            return True
+
+        def write(self, b):
+            return self.data.write(b)
+
+    sink = Sink()
+    gradc.save({"w": gradc.arange(5.0)[1:]}, sink)
+    data = sink.data.getvalue()
+    assert torch.load(io.BytesIO(data))["w"].tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert gradc.load(_Unseekable(data))["w"].tolist() == [1.0, 2.0, 3.0, 4.0]
+    torch.save({"w": torch.arange(3)}, tmp_path / "t.pt")
+    assert gradc.load(tmp_path / "t.pt")["w"].tolist() == [0, 1, 2]
+    assert gradc.load(str(tmp_path / "t.pt"))["w"].dtype is gradc.int64
+
+
+def test_tensors_torch_cannot_describe_as_views_are_saved_as_copies():
+    torch = pytest.importorskip("torch")
+    a = np.arange(6.0, dtype=np.float32)
+    reversed_ = gradc.from_numpy(a[::-1])                 # a negative stride: PyTorch has none
+    assert reversed_.stride() == (-1,)
+    for d in (_to_torch(torch, {"r": reversed_, "a": gradc.from_numpy(a)}),
+              _round_trip({"r": reversed_, "a": gradc.from_numpy(a)})):
+        assert d["r"].tolist() == [5.0, 4.0, 3.0, 2.0, 1.0, 0.0] and d["r"].stride() == (1,)
+        assert d["a"].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+def test_big_endian_checkpoints_load():
+    """A checkpoint written on a big-endian machine (its ``byteorder`` record says so)."""
+    torch = pytest.importorskip("torch")
+    obj = {"f": torch.tensor([1.5, -2.0]), "i": torch.tensor([1, 256], dtype=torch.int16),
+           "b": torch.tensor([1, 255], dtype=torch.uint8),
+           "bf": torch.tensor([1.5, -3.0], dtype=torch.bfloat16)}
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    sizes = {"0": 4, "1": 2, "2": 1, "3": 2}              # element sizes of the storages, in the order saved
+    swapped = io.BytesIO()
+    with zipfile.ZipFile(buffer) as src, zipfile.ZipFile(swapped, "w") as dst:
+        for name in src.namelist():
+            data = src.read(name)
+            if name.endswith("/byteorder"):
+                data = b"big"
+            elif "/data/" in name:
+                n = sizes[name.rsplit("/", 1)[1]]
+                data = np.frombuffer(data, f"<u{n}").astype(f">u{n}").tobytes()
+            dst.writestr(name, data)
+    swapped.seek(0)
+    theirs = torch.load(swapped)
+    swapped.seek(0)
+    mine = gradc.load(swapped, upcast_bfloat16=True)
+    for k in obj:
+        assert mine[k].tolist() == theirs[k].tolist() == obj[k].tolist(), k
