@@ -250,11 +250,15 @@ class ZipStorages:
 
     def _read(self, key, storage_type):
         """The storage's bytes (native byte order) and their dtype: float32 for an upcast bfloat16 one."""
+        from .serialization import _read_into
+        name = f"{self.prefix}data/{key}"
         try:
-            data = self.archive.read(f"{self.prefix}data/{key}")
+            host = np.empty(self.archive.getinfo(name).file_size, np.uint8)
         except KeyError:
             raise pickle.UnpicklingError(f"gradc.load: the file has no record data/{key} (corrupt file?)") from None
-        host = np.frombuffer(data, np.uint8).copy()
+        with self.archive.open(name) as record:          # read in place: no second copy of the bytes
+            if _read_into(record, memoryview(host)) != host.size:
+                raise corrupt_zip(f"record data/{key} ends early")
         if storage_type.dtype is None:                       # bfloat16: its bits are float32's upper half
             halves = host.view(">u2" if self.big_endian else "<u2").astype(np.uint32)
             return (halves << 16).view(np.float32).view(np.uint8), dtypes.float32
@@ -390,12 +394,15 @@ def write_zip(stream, name, data_pkl, refs):
             info = zipfile.ZipInfo(f"{name}/{record}", date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_STORED
             if record.startswith("data/"):
-                info.extra = _padding(archive.fp.tell() - start, len(info.filename.encode()))
+                # zipfile adds a 20-byte zip64 field to the local header of a record of 4 GiB or more
+                fields = 20 if len(data) >= zipfile.ZIP64_LIMIT else 0
+                info.extra = _padding(archive.fp.tell() - start, len(info.filename.encode()) + fields)
             archive.writestr(info, data)
 
 
-def _padding(header_offset, name_length) -> bytes:
-    """A zip extra field that starts the record's bytes at a multiple of 64 (torch's "FB" field)."""
-    data_start = header_offset + 30 + name_length + 4
+def _padding(header_offset, header_length) -> bytes:
+    """A zip extra field that starts the record's bytes at a multiple of 64 (torch's "FB" field);
+    ``header_length``: the local header's name and other extra fields."""
+    data_start = header_offset + 30 + header_length + 4
     pad = -data_start % _ALIGNMENT
     return b"FB" + struct.pack("<H", pad) + b"Z" * pad

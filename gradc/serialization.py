@@ -64,6 +64,7 @@ from . import _torch_format
 _MAGIC = "gradc-save"
 _VERSION = 2
 DEFAULT_PROTOCOL = 2          # torch.serialization.DEFAULT_PROTOCOL
+_TORCH_LEGACY_MAGIC = 0x1950A86A20F9469CFC6C      # what PyTorch's legacy (non-zip) files pickle first
 
 _UNSAFE_MESSAGE = (
     "In PyTorch 2.6, we changed the default value of the `weights_only` argument in `torch.load` from `False` to "
@@ -553,6 +554,10 @@ def _load_stream(stream, map_location, weights_only, upcast_bfloat16):
         if _is_weights_only_error(e):
             raise
         raise _not_gradc(f"{type(e).__name__}: {e}") from None
+    if payload == _TORCH_LEGACY_MAGIC:
+        raise RuntimeError("gradc.load: this file is in PyTorch's legacy format (torch.save with "
+                           "_use_new_zipfile_serialization=False, or PyTorch before 1.6), which gradc does not read; "
+                           "re-save it with torch.save's default (zip) format")
     if not (isinstance(payload, tuple) and len(payload) == 3 and payload[0] == _MAGIC
             and isinstance(payload[1], int)):
         raise _not_gradc()
