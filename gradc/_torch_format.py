@@ -83,7 +83,7 @@ class StorageType:
 
     def __init__(self, dtype_name):
         self.dtype_name = dtype_name
-        self.dtype = dtypes._BY_NAME.get(dtype_name)
+        self.dtype = next((d for d in dtypes.ALL if d.name == dtype_name), None)
 
     def __call__(self, *args):
         raise TypeError("gradc.load: PyTorch storages are read through the file's persistent ids only")
@@ -197,7 +197,8 @@ def check_supported(obj, flagged):
 
 
 def _find_unsupported(obj, path, seen):
-    if id(obj) in seen:
+    from .tensor import Tensor
+    if id(obj) in seen or isinstance(obj, Tensor):
         return
     seen.add(id(obj))
     if isinstance(obj, Unsupported):

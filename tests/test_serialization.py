@@ -773,3 +773,32 @@ def test_big_endian_checkpoints_load():
     mine = gradc.load(swapped, upcast_bfloat16=True)
     for k in obj:
         assert mine[k].tolist() == theirs[k].tolist() == obj[k].tolist(), k
+
+
+def test_a_torch_checkpoint_saved_on_cuda_loads_where_map_location_says(monkeypatch):
+    """Storages saved at ``cuda:0`` (the file's location rewritten, as no GPU is needed here)."""
+    torch = pytest.importorskip("torch")
+    x = torch.arange(6.0).reshape(2, 3)
+    buffer = io.BytesIO()
+    torch.save({"x": x, "row": x[1]}, buffer)
+    on_cuda = io.BytesIO()
+    with zipfile.ZipFile(buffer) as src, zipfile.ZipFile(on_cuda, "w") as dst:
+        for name in src.namelist():
+            data = src.read(name)
+            if name.endswith("data.pkl"):
+                data = data.replace(b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0")
+                assert b"cuda:0" in data
+            dst.writestr(name, data)
+    monkeypatch.setattr(gradc.cuda, "is_available", lambda: False)
+    on_cuda.seek(0)
+    with pytest.raises(RuntimeError, match=r"^Attempting to deserialize object on a CUDA device but "
+                                           r"torch.cuda.is_available\(\) is False"):
+        gradc.load(on_cuda)
+    seen = []
+    for where in ("cpu", {"cuda:0": "cpu"}, lambda storage, location: seen.append(location) or storage):
+        on_cuda.seek(0)
+        d = gradc.load(on_cuda, map_location=where)
+        assert d["x"].device == gradc.device("cpu") and d["row"].tolist() == [3.0, 4.0, 5.0]
+        d["row"].add_(1.0)
+        assert d["x"].tolist() == [[0.0, 1.0, 2.0], [4.0, 5.0, 6.0]]
+    assert seen == ["cuda:0"]
