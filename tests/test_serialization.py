@@ -357,6 +357,23 @@ def test_files_of_the_first_format_still_load():
         assert d["meta"] == collections.OrderedDict(step=3, names=["a", "b"], t=(1, 2.5))
 
 
+def test_files_of_the_second_format_still_load():
+    """tests/data/serialization_v2.gradc was written by gradc.save before it wrote PyTorch's zip
+    format (gradc's version 2: storages, views of them, and the pickled object)."""
+    for weights_only in (True, False):
+        d = gradc.load(DATA / "serialization_v2.gradc", weights_only=weights_only)
+        assert d["x"] is d["again"] and d["x"].requires_grad and d["x"].tolist() == [[1.0, 2.0], [3.0, 4.0]]
+        assert d["row"].tolist() == [3.0, 4.0] and not d["row"].requires_grad
+        d["row"].fill_(0.0)                                 # a view of x's storage, as saved
+        assert d["x"].tolist() == [[1.0, 2.0], [0.0, 0.0]]
+        assert isinstance(d["p"], gradc.nn.Parameter) and d["p"].tolist() == [0.5, -1.5]
+        assert d["i"].dtype is gradc.int64 and d["i"].tolist() == [2, 3, 4, 5] and d["i"].storage_offset() == 2
+        assert d["it"].stride() == (1, 3) and d["it"].tolist() == [[0, 3], [1, 4], [2, 5]]
+        assert d["h"].dtype is gradc.float16 and d["h"].tolist() == [1.5, 2.25]
+        assert d["b"].tolist() == [True, False] and d["size"] == gradc.Size([2, 3]) and d["dt"] is gradc.float64
+        assert d["meta"] == collections.OrderedDict(step=3, names=["a", "b"], t=(1, 2.5))
+
+
 def test_several_saves_in_one_stream_load_in_turn():
     """gradc's own format only: a zip archive (PyTorch's format) is read from its end."""
     buffer = io.BytesIO()
