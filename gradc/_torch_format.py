@@ -284,10 +284,15 @@ def open_archive(stream):
         archive = zipfile.ZipFile(stream)
     except zipfile.BadZipFile as e:
         raise corrupt_zip(f"failed finding central directory ({e})") from None
-    pickles = [n for n in archive.namelist() if n.endswith("/data.pkl") and n.count("/") == 1]
+    names = archive.namelist()
+    pickles = [n for n in names if n.endswith("/data.pkl") and n.count("/") == 1]
     if not pickles:
         raise RuntimeError("PytorchStreamReader failed locating file data.pkl: file not found")
-    return archive, pickles[0][:-len("data.pkl")]
+    prefix = pickles[0][:-len("data.pkl")]
+    if prefix + "constants.pkl" in names:
+        raise RuntimeError("gradc.load: this is a TorchScript archive (torch.jit.save), which gradc cannot load; "
+                           "save the module's state_dict() with torch.save instead")
+    return archive, prefix
 
 
 def corrupt_zip(detail):

@@ -747,11 +747,20 @@ def test_unseekable_streams_and_paths_in_the_zip_format(tmp_path):
     torch.save({"w": torch.arange(3)}, tmp_path / "t.pt")
     assert gradc.load(tmp_path / "t.pt")["w"].tolist() == [0, 1, 2]
     assert gradc.load(str(tmp_path / "t.pt"))["w"].dtype is gradc.int64
-    # PyTorch's legacy format (not a zip) is named, not read
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")          # torch.jit's
+def test_pytorchs_other_formats_are_named_not_read(tmp_path):
+    torch = pytest.importorskip("torch")
     torch.save({"w": torch.arange(3)}, tmp_path / "legacy.pt", _use_new_zipfile_serialization=False)
     assert torch.load(tmp_path / "legacy.pt")["w"].tolist() == [0, 1, 2]
     with pytest.raises(RuntimeError, match="PyTorch's legacy format"):
         gradc.load(tmp_path / "legacy.pt")
+    scripted = io.BytesIO()
+    torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), scripted)
+    scripted.seek(0)
+    with pytest.raises(RuntimeError, match=r"TorchScript archive \(torch.jit.save\)"):
+        gradc.load(scripted)
 
 
 def test_tensors_torch_cannot_describe_as_views_are_saved_as_copies():
