@@ -357,8 +357,9 @@ class TorchPickler(pickle._Pickler):
         if isinstance(obj, (Tensor, _PlainTensor)):
             t = obj.tensor if type(obj) is _PlainTensor else obj
             ref, offset, strides = self._tensor_args(t)
+            requires_grad = bool(t.requires_grad) and type(obj) is not _PlainTensor    # a Parameter's .data
             return (TorchName("torch._utils", "_rebuild_tensor_v2"),
-                    (ref, offset, tuple(t.shape), strides, bool(t.requires_grad), collections.OrderedDict()))
+                    (ref, offset, tuple(t.shape), strides, requires_grad, collections.OrderedDict()))
         if type(obj) is device:
             return (TorchName("torch", "device"), (obj.type,) if obj.index is None else (obj.type, obj.index))
         if type(obj) is Size:

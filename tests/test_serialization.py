@@ -828,3 +828,23 @@ def test_a_torch_checkpoint_saved_on_cuda_loads_where_map_location_says(monkeypa
         d["row"].add_(1.0)
         assert d["x"].tolist() == [[0.0, 1.0, 2.0], [4.0, 5.0, 6.0]]
     assert seen == ["cuda:0"]
+
+
+def test_gradc_writes_the_pickle_torch_writes():
+    """data.pkl and the storages, byte for byte, for tensors, views, a Parameter, a dtype, a Size and
+    plain values (torch.save's pickle, protocol 2, persistent ids naming typed storages)."""
+    torch = pytest.importorskip("torch")
+
+    def make(lib):
+        x = lib.arange(6.0).reshape(2, 3)
+        return {"x": x, "row": x[1], "t": x.t(), "p": lib.nn.Parameter(lib.ones(2)), "i": lib.arange(3),
+                "d": lib.float16, "s": lib.Size([1, 2]), "n": [1, 2.5, "a", None, (True,)], "b": b"xy", "set": {3}}
+
+    mine, theirs = io.BytesIO(), io.BytesIO()
+    gradc.save(make(gradc), mine)
+    torch.save(make(torch), theirs)
+    with zipfile.ZipFile(mine) as m, zipfile.ZipFile(theirs) as t:
+        assert m.namelist() == t.namelist()
+        for name in m.namelist():
+            if not name.endswith("serialization_id"):
+                assert m.read(name) == t.read(name), name
