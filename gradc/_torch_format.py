@@ -13,7 +13,7 @@ sizes ``torch.float32``, ``torch.device("cpu")``, ``torch.Size((2, 3))``.
 
 Writing: ``TorchPickler`` (pure-Python ``pickle._Pickler``, whose ``save`` can be extended) writes
 those torch names as GLOBAL opcodes (``TorchName``) although torch is not installed. Reading:
-``TORCH_GLOBALS`` maps the names onto gradc's functions for ``serialization._Unpickler``, and
+``torch_global`` maps the names onto gradc's functions for ``serialization._Unpickler``, and
 ``ZipStorages`` reads each ``data/<key>`` once, so tensors viewing one storage load as views of
 one storage. Storages of dtypes gradc does not have (bfloat16, complex, uint16, ...) load as
 ``Unsupported`` markers that ``check_supported`` reports by where they sit in the loaded object;
@@ -304,7 +304,7 @@ def corrupt_zip(detail):
 
 # ---- writing -----------------------------------------------------------------------------------
 class _StorageRef:
-    """A storage being written: its key, the torch storage class and where its elements start."""
+    """A storage being written: its key in the archive, the ``_SavedStorage`` and its elements' dtype."""
 
     def __init__(self, key, storage, dt):
         self.key, self.storage, self.dtype = key, storage, dt
@@ -390,21 +390,30 @@ def archive_name(f) -> str:
 
 
 def write_zip(stream, name, data_pkl, refs):
-    """Write the records ``torch.save`` writes (data.pkl, then the storages in key order)."""
+    """Write the records ``torch.save`` writes: data.pkl, then the storages in key order (each
+    copied from memory only as it is written)."""
+    head = [("data.pkl", data_pkl), (".format_version", b"1"), (".storage_alignment", str(_ALIGNMENT).encode()),
+            ("byteorder", sys.byteorder.encode())]
+    tail = [("version", b"3\n"), (".data/serialization_id", str(random.getrandbits(128)).zfill(40).encode())]
     with zipfile.ZipFile(stream, "w", zipfile.ZIP_STORED) as archive:
         start = archive.fp.tell()
-        records = [("data.pkl", data_pkl), (".format_version", b"1"), (".storage_alignment", str(_ALIGNMENT).encode()),
-                   ("byteorder", sys.byteorder.encode())]
-        records += [(f"data/{ref.key}", ref.storage.data()) for ref in refs]
-        records += [("version", b"3\n"), (".data/serialization_id", str(random.getrandbits(128)).zfill(40).encode())]
-        for record, data in records:
-            info = zipfile.ZipInfo(f"{name}/{record}", date_time=(1980, 1, 1, 0, 0, 0))
-            info.compress_type = zipfile.ZIP_STORED
-            if record.startswith("data/"):
-                # zipfile adds a 20-byte zip64 field to the local header of a record of 4 GiB or more
-                fields = 20 if len(data) >= zipfile.ZIP64_LIMIT else 0
-                info.extra = _padding(archive.fp.tell() - start, len(info.filename.encode()) + fields)
+        for record, data in head:
+            archive.writestr(_record_info(name, record), data)
+        for ref in refs:
+            data = ref.storage.data()
+            info = _record_info(name, f"data/{ref.key}")
+            # zipfile adds a 20-byte zip64 field to the local header of a record of 4 GiB or more
+            fields = 20 if len(data) >= zipfile.ZIP64_LIMIT else 0
+            info.extra = _padding(archive.fp.tell() - start, len(info.filename.encode()) + fields)
             archive.writestr(info, data)
+        for record, data in tail:
+            archive.writestr(_record_info(name, record), data)
+
+
+def _record_info(name, record):
+    info = zipfile.ZipInfo(f"{name}/{record}", date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_STORED
+    return info
 
 
 def _padding(header_offset, header_length) -> bytes:
