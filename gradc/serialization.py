@@ -49,7 +49,6 @@ arguments are accepted and ignored.
 """
 from __future__ import annotations
 
-import _compat_pickle
 import contextlib
 import ctypes
 import io
@@ -354,10 +353,8 @@ class _Unpickler(pickle.Unpickler):
         self.missing_dtypes = []          # torch dtypes the file names that gradc does not have
 
     def find_class(self, module, name):
-        if (module, name) in _compat_pickle.NAME_MAPPING:        # protocol 2 (torch.save's) names builtins
-            module, name = _compat_pickle.NAME_MAPPING[module, name]    # as Python 2 did
-        elif module in _compat_pickle.IMPORT_MAPPING:
-            module = _compat_pickle.IMPORT_MAPPING[module]
+        if module == "__builtin__":          # protocol 2 (torch.save's) names builtins as Python 2 did
+            module = "builtins"
         gradc_obj = _torch_format.torch_global(module, name)
         if isinstance(gradc_obj, _torch_format.MissingDtype):
             self.missing_dtypes.append(name)
