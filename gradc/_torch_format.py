@@ -114,6 +114,7 @@ def _rebuild(storage, dt, storage_offset, size, stride, requires_grad):
     from .serialization import _LoadedStorage, _tensor_on, _with_requires_grad
     if not isinstance(storage, _LoadedStorage):
         raise pickle.UnpicklingError("gradc.load: a tensor without its storage (corrupt file?)")
+    storage.unclaimed -= 1
     item = dt.np.itemsize
     # several elements at one address (an expanded tensor) refuse in-place writes, as in PyTorch
     writeable = not any(s == 0 and n > 1 for n, s in zip(size, stride))
@@ -232,12 +233,17 @@ class ZipStorages:
         self.unsupported = []        # names of the dtypes gradc lacks that the file's storages have
 
     def storage(self, storage_type, key, location, numel):
-        from .serialization import _loaded_storage
         if not isinstance(storage_type, StorageType):
             raise pickle.UnpicklingError(f"gradc.load: {storage_type!r} is not a storage type (corrupt file?)")
         key = str(key)
-        if key in self.loaded:
-            return self.loaded[key]
+        if key not in self.loaded:
+            self.loaded[key] = self._storage(storage_type, key, location)
+        storage = self.loaded[key]
+        storage.unclaimed += 1            # each reference is one tensor's, unless the file saved a storage itself
+        return storage
+
+    def _storage(self, storage_type, key, location):
+        from .serialization import _loaded_storage
         name = storage_type.dtype_name
         if storage_type.dtype is None and not (name == "bfloat16" and self.upcast_bfloat16):
             storage = Unsupported(name, key)
@@ -246,8 +252,16 @@ class ZipStorages:
             host, dt = self._read(key, storage_type)
             storage = _loaded_storage(host, 0, str(location), self.map_location)
             storage.dtype, storage.key = dt, key
-        self.loaded[key] = storage
+        storage.unclaimed = 0
         return storage
+
+    def check_claimed(self):
+        """Raise if the file held a storage itself (``torch.save(t.untyped_storage())``): gradc has none."""
+        bare = sorted(k for k, s in self.loaded.items() if not isinstance(s, Unsupported) and s.unclaimed > 0)
+        if bare:
+            raise RuntimeError(f"gradc.load: the file holds storages themselves (data/{', data/'.join(bare)}; "
+                               "torch.save of a tensor's untyped_storage() or storage()), and gradc has no storage "
+                               "objects; save the tensors instead")
 
     def _read(self, key, storage_type):
         """The storage's bytes (native byte order) and their dtype: float32 for an upcast bfloat16 one."""

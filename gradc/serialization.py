@@ -527,6 +527,7 @@ def _load_zip(stream, map_location, weights_only, upcast_bfloat16):
     flagged = storages.unsupported + unpickler.missing_dtypes
     if flagged:
         _torch_format.check_supported(obj, ", ".join(sorted(set(flagged))))
+    storages.check_claimed()
     return obj
 
 

@@ -756,6 +756,9 @@ def test_pytorchs_other_formats_are_named_not_read(tmp_path):
     assert torch.load(tmp_path / "legacy.pt")["w"].tolist() == [0, 1, 2]
     with pytest.raises(RuntimeError, match="PyTorch's legacy format"):
         gradc.load(tmp_path / "legacy.pt")
+    x = torch.arange(4, dtype=torch.uint8)          # a storage of its own and one its tensor shares
+    with pytest.raises(RuntimeError, match=r"holds storages themselves \(data/0, data/1; .*gradc has no storage "):
+        _from_torch(torch, {"x": x, "storage": x.untyped_storage(), "alone": torch.ones(1).untyped_storage()})
     scripted = io.BytesIO()
     torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), scripted)
     scripted.seek(0)
