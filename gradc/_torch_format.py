@@ -339,6 +339,7 @@ class TorchPickler(pickle._Pickler):
         super().__init__(file, protocol=protocol)
         self.storages = storages
         self.refs = {}          # id(_SavedStorage) -> _StorageRef, in the order torch would number them
+        self.first_pass = {id(s) for s in storages.order}
 
     def save(self, obj, save_persistent_id=True):
         name = obj if type(obj) is TorchName else (TorchName("torch", obj.name) if type(obj) is dtypes.dtype
@@ -382,7 +383,12 @@ class TorchPickler(pickle._Pickler):
 
     def _tensor_args(self, t):
         """(storage reference, storage_offset, strides), both counted in elements as torch counts them."""
+        from .serialization import _bounds
         s, position, strides, _ = self.storages.tensor_args(t)
+        if id(s) not in self.first_pass and isinstance(s.keep, np.ndarray):
+            # memory the first pass did not meet (an object that pickles fresh tensors each time):
+            # all of it, so that no later tensor moves where this storage starts
+            s.cover(*_bounds(s.keep))
         item = t.dtype.np.itemsize
         start = position + s.anchor - s.lo            # bytes from where the written storage starts
         if any(v % item or v < 0 for v in (start, s.hi - s.lo, *strides)):

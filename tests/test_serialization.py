@@ -851,3 +851,22 @@ def test_gradc_writes_the_pickle_torch_writes():
         for name in m.namelist():
             if not name.endswith("serialization_id"):
                 assert m.read(name) == t.read(name), name
+
+
+class _FreshTensors:
+    """Pickles as tensors made anew at each pickling (gradc.save pickles twice for the zip format)."""
+
+    def __reduce__(self):
+        big = np.arange(6.0, dtype=np.float32)              # tensors on one memory that are not views in gradc
+        return (dict, ([("tail", gradc.from_numpy(big[2:])), ("whole", gradc.from_numpy(big))],))
+
+
+def test_objects_that_pickle_fresh_tensors_keep_their_offsets():
+    torch = pytest.importorskip("torch")
+    buffer = io.BytesIO()
+    gradc.save({"f": _FreshTensors()}, buffer)
+    for load in (torch.load, gradc.load):
+        buffer.seek(0)
+        d = load(buffer, weights_only=False)["f"]
+        assert d["tail"].tolist() == [2.0, 3.0, 4.0, 5.0] and d["whole"].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+        assert d["tail"].storage_offset() == 2
