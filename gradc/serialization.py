@@ -38,7 +38,9 @@ storage classes, ``torch.Size``, ``torch.device``, dtypes); a state dict's ``_me
 kept. gradc has no bfloat16, complex or uint16/32/64: a tensor of such a dtype raises an error
 that names where it sits in the checkpoint (``the loaded object['model']['w']``), except that
 ``load(..., upcast_bfloat16=True)`` loads bfloat16 storages as float32 (exact). Sparse,
-quantized and nested tensors, and other torch classes (a whole ``nn.Module``), are refused.
+quantized and nested tensors, storages saved by themselves, other torch classes (a whole
+``nn.Module``), TorchScript archives and PyTorch's legacy (pre-1.6, non-zip) format are refused
+with errors that say so.
 
 gradc's own file layout (version 2): a pickled header ``("gradc-save", 2, [(location, nbytes,
 start), ...])``, the raw bytes of each storage, then the pickled object; ``load`` reads no further, so several
