@@ -331,12 +331,19 @@ class _PlainTensor:
         self.tensor = tensor
 
 
+_PLAIN = frozenset((int, float, str, bytes, bool, type(None), tuple, list, dict, collections.OrderedDict))
+
+
 class TorchPickler(pickle._Pickler):
     """Pickles ``obj`` as ``torch.save`` does. ``storages`` (from a first pass with gradc's own
     pickler) already covers every byte range the tensors need, so offsets are final here."""
 
     def __init__(self, file, protocol, storages):
+        from .nn.parameter import Parameter
+        from .tensor import Tensor, device
+        from .tensor_api import Size
         super().__init__(file, protocol=protocol)
+        self._types = Parameter, Tensor, device, Size       # imported once: reducer_override meets every object
         self.storages = storages
         self.refs = {}          # id(_SavedStorage) -> _StorageRef, in the order torch would number them
         self.first_pass = {id(s) for s in storages.order}
@@ -363,9 +370,9 @@ class TorchPickler(pickle._Pickler):
         return None
 
     def reducer_override(self, obj):
-        from .nn.parameter import Parameter
-        from .tensor import Tensor, device
-        from .tensor_api import Size
+        if type(obj) in _PLAIN:
+            return NotImplemented
+        Parameter, Tensor, device, Size = self._types
         if isinstance(obj, Parameter):
             return (TorchName("torch._utils", "_rebuild_parameter"),
                     (_PlainTensor(obj), bool(obj.requires_grad), collections.OrderedDict()))
