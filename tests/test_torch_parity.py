@@ -1568,6 +1568,24 @@ def test_backward_function_node():
     assert sc_backward_function_node(gradc) == sc_backward_function_node(torch)
 
 
+def test_custom_function_gradients_take_their_inputs_dtypes():
+    """PyTorch's engine casts what a Function's backward returns to its input's dtype."""
+    seen = []
+    for m in (torch, gradc):
+        class Widen(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                return a * 2 + b
+
+            @staticmethod
+            def backward(ctx, grad):
+                return (grad * 2).double(), grad.half()
+        a, b = m.ones(2, requires_grad=True), m.ones(2, dtype=m.float64, requires_grad=True)
+        Widen.apply(a, b).sum().backward()
+        seen.append((str(a.grad.dtype), a.grad.tolist(), str(b.grad.dtype), b.grad.tolist()))
+    assert seen[0] == seen[1] == ("torch.float32", [2.0, 2.0], "torch.float64", [1.0, 1.0])
+
+
 def test_first_derivative_of_relu_requires_grad():
     flags = []
     for m in (torch, gradc):

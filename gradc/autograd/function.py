@@ -87,7 +87,16 @@ class _FunctionNode(Node):
             if i not in self._positions and g is not None:
                 raise RuntimeError(f"function {self.name()} returned a gradient different than None at position "
                                    f"{i + 1}, but the corresponding forward input was not a Variable")
-        return [result[i] for i in self._positions]   # one per edge: the Tensor arguments
+        return [_as_input_dtype(result[i], dt) for i, dt in zip(self._positions, self._input_dtypes)]
+
+
+def _as_input_dtype(g, dtype):
+    """A gradient in its input's dtype, as PyTorch's engine casts what a backward returns (a float16
+    gradient of a float32 input under autocast)."""
+    have = getattr(g, "dtype", None)
+    if have is None or have is dtype or not dtype.is_floating_point or not have.is_floating_point:
+        return g
+    return g.to(dtype)
 
 
 def _refuse_under_compile(cls, args) -> None:
@@ -150,6 +159,7 @@ class Function:
             edges = tuple(args[i]._grad_edge() if args[i].requires_grad else (None, 0) for i in positions)
             node = _backward_class(cls)(cls, ctx, edges, len(outputs))
             node._positions, node._nargs = positions, len(args)
+            node._input_dtypes = [args[i].dtype for i in positions]
             node._types = [TypeInfo(tuple(o.shape), o.dtype) if isinstance(o, Tensor) else None for o in outputs]
             from .node import _DEFAULT_HOOKS
             if any(t is not None and t._version_counter.inference for t in getattr(ctx, "_saved", ())):
