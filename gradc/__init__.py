@@ -40,6 +40,13 @@ from .compile import CompiledFunction, compile  # noqa: E402,A004  (after Tensor
 from . import utils  # noqa: E402,F401  (torch.utils.checkpoint)
 from . import compiler  # noqa: E402,F401  (torch.compiler)
 from . import backends, testing  # noqa: E402,F401  (torch.backends, torch.testing)
+from . import amp, cpu  # noqa: E402,F401  (torch.amp, torch.cpu)
+from .amp import GradScaler, autocast  # noqa: E402,F401
+from .autocast_state import (autocast_decrement_nesting, autocast_increment_nesting,  # noqa: E402,F401
+                             clear_autocast_cache, get_autocast_dtype, is_autocast_cache_enabled, is_autocast_enabled,
+                             set_autocast_cache_enabled, set_autocast_dtype, set_autocast_enabled)
+from .autocast_state import DEPRECATED as _DEPRECATED_AUTOCAST  # noqa: E402
+globals().update(_DEPRECATED_AUTOCAST)
 
 float = float32  # noqa: A001
 double = float64

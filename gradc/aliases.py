@@ -17,6 +17,7 @@ from .arg_parser import ArgumentError, parses
 from .compositions import _varargs, bind_methods, floating_operands, outer
 from .ops.rules import not_implemented_for
 from .autograd.node import grad_fn_named
+from .autocast_state import autocast_excluded
 from .ops.dispatch import apply, grad_fn_name
 from .return_types import return_type
 from .scatter import index_value_outside, scalar_type_name
@@ -327,6 +328,7 @@ def vander(x, N=None, increasing=False):
     return stack(powers, 1) if powers else factories.empty(x.shape[0], 0, dtype=x.dtype)
 
 
+@autocast_excluded
 @grad_fn_named("AddrBackward0")
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
     from .compositions import beta_scaled

@@ -14,6 +14,7 @@ from .arg_parser import ArgumentError, bool_arg, int_arg, number_arg, parses
 from .ops.registry import EmptyReductionError
 from .ops.rules import not_implemented_for
 from .tensor_api import _named_return, cat, is_tensor_like, norm_dim, promote_operands, where
+from .autocast_state import autocast_excluded, lower_precision
 
 
 def _pointwise_operands(name, input, tensor1, tensor2, value):
@@ -205,22 +206,26 @@ def _lower_median(x, dim, skip_nan=False):
     return s.values.gather(dim, pos), s.indices.gather(dim, pos)
 
 
+@autocast_excluded
 def mv(mat, vec):
     if mat.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {mat.ndim}, {mat.ndim}, {vec.ndim}")
     return mat @ vec
 
 
+@autocast_excluded
 @grad_fn_named("AddmvBackward0")
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     return beta_scaled(input, beta) + alpha * mv(mat, vec)
 
 
+@lower_precision
 @grad_fn_named("BaddbmmBackward0", edges=lambda input, batch1, batch2, **k: (input, batch1, batch2))
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return beta_scaled(input, beta) + alpha * (batch1 @ batch2)
 
 
+@lower_precision
 @grad_fn_named("AddbmmBackward0")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return beta_scaled(input, beta) + alpha * (batch1 @ batch2).sum(0)

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._warnings import warn_at_user_code
-from . import capture_paths, dtypes
+from . import autocast_state, capture_paths, dtypes
 from .autograd import anomaly_mode as _anomaly
 from .autograd import grad_mode
 from .autograd.node import FREED_MESSAGE, AccumulateGrad, Node, _InputTie, version_error
@@ -765,7 +765,7 @@ class CompiledFunction:
             else:
                 break
         else:                   # tensors only: the common call
-            return (tuple(keys), (), grad_mode._state.enabled, dtypes.default_float), args
+            return (tuple(keys), (), grad_mode._state.enabled, dtypes.default_float, autocast_state.guard_key()), args
         keys, statics, tensors = [], [], []
         for a in args:
             if isinstance(a, Tensor):
@@ -773,15 +773,18 @@ class CompiledFunction:
                 tensors.append(a)
             else:
                 statics.append(_static_key(a))
-        return (tuple(keys), tuple(statics), grad_mode._state.enabled, dtypes.default_float), tensors
+        return ((tuple(keys), tuple(statics), grad_mode._state.enabled, dtypes.default_float, autocast_state.guard_key()),
+                tensors)
 
     def _why(self, key) -> str:
         if self._last_key is None:
             return "first call"
-        old_t, old_s, old_g, old_d = self._last_key
-        new_t, new_s, new_g, new_d = key
+        old_t, old_s, old_g, old_d, old_a = self._last_key
+        new_t, new_s, new_g, new_d, new_a = key
         if old_g != new_g:
             return f"grad mode changed from {old_g} to {new_g}"
+        if old_a != new_a:
+            return f"autocast changed from {old_a or 'off'} to {new_a or 'off'}"
         if old_d is not new_d:
             return f"default dtype changed from {old_d} to {new_d}"
         if len(old_t) != len(new_t):

@@ -16,6 +16,7 @@ from . import dtypes, factories
 from .tensor import mark_multi_output_views
 from .arg_parser import ArgumentError, bool_arg, check, int_arg, int_list, parses
 from .tensor_api import cat, norm_dim, where
+from .autocast_state import float32_precision, lower_precision
 
 
 def _varargs(args) -> tuple:
@@ -267,6 +268,7 @@ def diagonal_index(x, offset, dim1, dim2, as_view, name):
     return out
 
 
+@float32_precision
 @grad_fn_named("TraceBackward0", edges=lambda x: (x,))
 def trace(x):
     if x.ndim != 2:
@@ -292,6 +294,7 @@ def beta_scaled(input, beta):
     return input * beta
 
 
+@lower_precision
 @grad_fn_named("AddmmBackward0", edges=lambda input, mat1, mat2, **k: (input, mat1, mat2))
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     prod = mat1 @ mat2
@@ -949,12 +952,14 @@ def _conv_node(nd):
     return lambda input, *args, **kwargs: "ConvolutionBackward0" if input.ndim == nd + 2 else None
 
 
+@lower_precision
 @grad_fn_named(_conv_node(2), edges=_conv_edges)
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """``nn.functional.conv2d`` as im2col (PyTorch records one ConvolutionBackward0)."""
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
+@lower_precision
 @grad_fn_named(_conv_node(3), edges=_conv_edges)
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """``nn.functional.conv3d``: input (N, C, D, H, W) or unbatched (C, D, H, W), weight
@@ -966,6 +971,7 @@ def _single(v):
     return tuple(v) if isinstance(v, (tuple, list)) else (v,)
 
 
+@lower_precision
 @grad_fn_named(_conv_node(1), edges=_conv_edges)
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """``nn.functional.conv1d``: conv2d on a height-1 image (input (N, C, L) or unbatched (C, L),
@@ -1025,12 +1031,14 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     return _conv(x, flipped, bias, 1, 0, d, groups, nd, f"conv{nd}d")
 
 
+@lower_precision
 @grad_fn_named(_conv_node(2), edges=_conv_edges)
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """``nn.functional.conv_transpose2d`` (weight (C_in, C_out / groups, kH, kW))."""
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
 
 
+@lower_precision
 @grad_fn_named(_conv_node(3), edges=_conv_edges)
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """``nn.functional.conv_transpose3d`` (weight (C_in, C_out / groups, kD, kH, kW))."""
@@ -1043,6 +1051,7 @@ _BATCHED = {"conv2d": conv2d, "conv3d": conv3d, "conv_transpose2d": conv_transpo
             "conv_transpose3d": conv_transpose3d}
 
 
+@lower_precision
 @grad_fn_named(_conv_node(1), edges=_conv_edges)
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     batched = input if input.ndim == 3 else input.unsqueeze(0)
@@ -1237,6 +1246,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2)
 
 
+@float32_precision
 @grad_fn_named("MaxPool3DWithIndicesBackward0")
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """max_pool2d over (D, H, W); indices flat into each D*H*W volume."""
@@ -1271,6 +1281,7 @@ def _check_avg_pool3d(sizes, k, p):
                            f"(kT: {k[0]} kH: {k[1]} kW: {k[2]})")
 
 
+@float32_precision
 @grad_fn_named("AvgPool3DBackward0")
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):

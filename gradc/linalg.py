@@ -12,6 +12,7 @@ import numpy as np
 
 from .ops.decompositions import LinAlgError, cutoff  # noqa: F401  (torch.linalg.LinAlgError)
 from .autograd.node import grad_fn_named
+from .autocast_state import float32_precision, lower_precision
 from .return_types import return_type as _return_type
 from .ops.dispatch import apply
 
@@ -23,6 +24,7 @@ _Eigh = _return_type("linalg_eigh", ["eigenvalues", "eigenvectors"])
 _Qr = _return_type("linalg_qr", ["Q", "R"])
 
 
+@float32_precision
 def inv(A):
     return apply("linalg_inv", A)
 
@@ -41,6 +43,7 @@ def matrix_exp(A):
     return apply("linalg_matrix_exp", A)
 
 
+@float32_precision
 def solve(A, B, *, left=True):
     if not left:
         return grad_fn_named("LinalgSolveExBackward0")(
@@ -49,6 +52,7 @@ def solve(A, B, *, left=True):
 
 
 # ---- decompositions -----------------------------------------------------------------------------
+@float32_precision
 def svd(A, full_matrices=True, *, driver=None):
     """Full matrices as PyTorch's default; the extra columns of U / rows of Vh get no gradient
     (as in PyTorch)."""
@@ -71,6 +75,7 @@ def eigvalsh(A, UPLO="L"):
     return eigh(A, UPLO).eigenvalues
 
 
+@float32_precision
 def cholesky(A, *, upper=False):
     return apply("linalg_cholesky", A, upper=bool(upper))
 
@@ -83,6 +88,7 @@ def qr(A, mode="reduced"):
     return _Qr(Q, R)
 
 
+@float32_precision
 def pinv(A, *, atol=None, rtol=None, hermitian=False):
     """``hermitian`` is not used: the SVD's result, the same as PyTorch's for a symmetric A."""
     return apply("linalg_pinv", A, atol=None if atol is None else float(atol),
@@ -224,6 +230,7 @@ def cond(A, p=None):
 
 
 # ---- products -----------------------------------------------------------------------------------
+@lower_precision
 def vecdot(x, y, *, dim=-1):
     return (x * y).sum(dim)
 

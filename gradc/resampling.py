@@ -11,6 +11,7 @@ import numpy as np
 from ._warnings import warn_at_user_code
 from . import dtypes, factories
 from .autograd.node import grad_fn_named
+from .autocast_state import float32_precision
 
 
 def _adaptive_bounds(n_in, n_out):
@@ -140,6 +141,7 @@ def adaptive_avg_pool2d(input, output_size):
     return _adaptive_avg_pool(input, _check_adaptive("adaptive_avg_pool2d", input, output_size, 2), 2)
 
 
+@float32_precision
 @grad_fn_named("AdaptiveAvgPool3DBackward0")
 def adaptive_avg_pool3d(input, output_size):
     return _adaptive_avg_pool(input, _check_adaptive("adaptive_avg_pool3d", input, output_size, 3), 3)
@@ -435,6 +437,7 @@ def _grid_source(coord, size, padding_mode, align_corners):
     return coord
 
 
+@float32_precision
 @grad_fn_named("GridSampler2DBackward0")
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Sample ``input`` (N, C, H, W) at ``grid`` (N, Ho, Wo, 2: x then y in [-1, 1]) bilinearly or at

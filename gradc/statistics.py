@@ -9,6 +9,7 @@ import math
 
 from . import dtypes, factories
 from .autograd.node import grad_fn_named
+from .autocast_state import float32_precision
 from .compositions import bind_methods, logaddexp
 from .arg_parser import ArgumentError, bool_arg, int_arg, parses
 from .ops.registry import EmptyReductionError
@@ -100,11 +101,13 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     return outs[0] if scalar_q else stack(outs, 0)
 
 
+@float32_precision
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The q-th quantiles along ``dim`` (of all elements when None); NaN if a slice has one."""
     return _quantile("quantile", input, q, dim, keepdim, interpolation, ignore_nan=False)
 
 
+@float32_precision
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """``quantile`` ignoring NaNs (NaN for a slice of NaNs only)."""
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, ignore_nan=True)
@@ -155,6 +158,7 @@ def _p_norm_last(diff, p):
     return where(zero, 0.0, where(zero, 1.0, s) ** (1.0 / p))
 
 
+@float32_precision
 @grad_fn_named("CdistBackward0", edges=lambda x1, x2, *a, **k: (x1, x2))
 def cdist(x1, x2, p=2.0, compute_mode=None):
     """Distances between every row of ``x1`` and of ``x2`` (batched over leading dims)."""

@@ -20,6 +20,7 @@ from .arg_parser import ArgumentError, bool_arg, dtype_arg, int_arg, int_list, m
 from .ops.dispatch import TensorLikeMeta, apply, apply_same_class, grad_fn_name
 from .ops.registry import ShapeError
 from .ops.rules import broadcast_shapes, not_implemented_for
+from .autocast_state import autocast_excluded, float32_precision, lower_precision
 
 
 class Size(tuple):
@@ -567,6 +568,7 @@ class TensorAPI(TensorLikeMeta):
     def expm1(self): return self._unary("expm1")
     def erf(self): return self._unary("erf")
     def erfinv(self): return self._unary("erfinv")
+    @float32_precision
     def inverse(self): return apply("linalg_inv", self)
     def det(self): return apply("linalg_det", self)
 
@@ -579,6 +581,7 @@ class TensorAPI(TensorLikeMeta):
         from .linalg import _Slogdet_legacy
         return _Slogdet_legacy(*apply("linalg_slogdet", self))
 
+    @float32_precision
     def pinverse(self, rcond=1e-15):
         return apply("linalg_pinv", self, atol=None, rtol=float(rcond))
     def tanh(self): return self._unary("tanh")
@@ -743,6 +746,7 @@ class TensorAPI(TensorLikeMeta):
         return apply("mean", x, dims=reduction_dims(dim, self.ndim), keepdim=bool_arg(keepdim),
                      _name="MeanBackward0" if dim is None else "MeanBackward1")
 
+    @float32_precision
     @parses("prod", "(*, torch.dtype dtype = None)", "(int dim, bool keepdim = False, *, torch.dtype dtype = None)")
     def prod(self, dim=None, keepdim=False, dtype=None):
         if dtype is not None:
@@ -2007,6 +2011,7 @@ def where(condition, input=None, other=None):
     return apply("where", condition, a, b)
 
 
+@lower_precision
 def matmul(a, b):
     if not (is_tensor_like(a) and is_tensor_like(b)):
         raise TypeError("matmul(): argument 'other' must be Tensor")
@@ -2049,6 +2054,7 @@ def _check_same_dtype(a, b):
     raise RuntimeError(f"expected scalar type {ta} but found {tb}")
 
 
+@lower_precision
 def mm(input, mat2):
     if not (is_tensor_like(input) and is_tensor_like(mat2)):
         raise TypeError("mm(): argument 'mat2' must be Tensor")
@@ -2059,6 +2065,7 @@ def mm(input, mat2):
     return matmul(input, mat2)
 
 
+@lower_precision
 def bmm(input, mat2):
     if not (is_tensor_like(input) and is_tensor_like(mat2)):
         raise TypeError("bmm(): argument 'mat2' must be Tensor")
@@ -2073,6 +2080,7 @@ def bmm(input, mat2):
     return apply("matmul", input, mat2, _name="BmmBackward0")
 
 
+@autocast_excluded
 def dot(input, other):
     if not (is_tensor_like(input) and is_tensor_like(other)):
         raise TypeError("dot(): argument 'tensor' must be Tensor")

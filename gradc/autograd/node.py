@@ -16,6 +16,7 @@ import itertools
 import weakref
 from types import MappingProxyType
 
+from .. import autocast_state as _autocast
 from ..ops import dispatch
 from ..ops.registry import TypeInfo, VJPContext, vjp_rule
 from . import anomaly_mode, grad_mode
@@ -313,7 +314,11 @@ class OpNode(Node):
         name = ctx.node_name = type(self).__name__
         if len(grads) < n_out or (grads[0] is None if n_out == 1 else any([g is None for g in grads])):
             grads = self._fill_missing(grads)        # (not `None in`: == on tensors)
-        result = (op.vjp or vjp_rule(op))(ctx, grads)
+        if _autocast._state.active:   # (backward ops run in their forward ops' dtypes: no autocast)
+            with _autocast.no_casts():
+                result = (op.vjp or vjp_rule(op))(ctx, grads)
+        else:
+            result = (op.vjp or vjp_rule(op))(ctx, grads)
         if _TAKES_INPUT and name in _TAKES_INPUT and grad_mode._state.enabled:
             result = self._tied_to_inputs(result)
         out = [None] * n_in

@@ -13,6 +13,7 @@ import math
 from .._warnings import warn_at_user_code
 from ..arg_parser import check
 from ..autograd.node import grad_fn_named
+from ..autocast_state import autocast_excluded, float32_precision, lower_precision
 from ..compositions import (avg_pool2d, avg_pool3d, conv1d, conv2d, conv3d, conv_transpose1d,  # noqa: F401
                             conv_transpose2d, conv_transpose3d, fold, max_pool2d, max_pool3d, pad, unfold)
 from ..resampling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,  # noqa: F401
@@ -57,6 +58,7 @@ def _optional_tensor(value) -> bool:
     return value is None or is_tensor_like(value)
 
 
+@lower_precision
 def linear(x, weight, bias=None):
     """x @ weight.t() + bias as PyTorch's graph has it: one AddmmBackward0 (edges to bias, x and
     weight.t()) for a matrix with a bias, MmBackward0 without; other ranks folded to a matrix and
@@ -309,6 +311,7 @@ def softshrink(x, lambd=0.5):
     return where((x >= -lambd) & (x <= lambd), x * 0.0, where(x > lambd, x - lambd, x + lambd))
 
 
+@lower_precision
 @grad_fn_named("PreluKernelBackward0", edges=lambda x, weight: (x, weight))
 def prelu(x, weight):
     """x where x > 0, weight * x elsewhere; one weight, or one per channel (dim 1)."""
@@ -407,6 +410,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return y * weight if weight is not None else y
 
 
+@float32_precision
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """target * (log(target) - input) pointwise (0 where target is 0), or with ``log_target``
     exp(target) * (target - input); ``batchmean`` divides the sum by the batch size."""
@@ -426,6 +430,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return _reduce(loss, reduction)
 
 
+@lower_precision
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     """softmax(q k^T * scale + bias) v over the last two dims: ``scale`` defaults to
@@ -466,10 +471,12 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return (x1 - x2 + eps).norm(p, dim=-1, keepdim=keepdim)
 
 
+@float32_precision
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction)
 
 
+@float32_precision
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     d_pos = pairwise_distance(anchor, positive, p, eps)
@@ -768,6 +775,7 @@ def _reduce(loss, reduction):
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+@float32_precision
 @grad_fn_named("MseLossBackward0", edges=_input_target)
 def mse_loss(input, target, reduction="mean"):
     _warn_size_mismatch(input, target)
@@ -782,11 +790,13 @@ def _warn_size_mismatch(input, target):
                           "Please ensure they have the same size.", UserWarning)
 
 
+@float32_precision
 def l1_loss(input, target, reduction="mean"):
     _warn_size_mismatch(input, target)
     return _reduce((input - target).abs(), reduction)
 
 
+@float32_precision
 @grad_fn_named(lambda input, target, reduction="mean", beta=1.0: "SmoothL1LossBackward0" if beta else None,
                edges=_input_target)
 def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
@@ -803,6 +813,7 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
     return _reduce(where(d < beta, (0.5 / beta) * (d * d), d - 0.5 * beta), reduction)
 
 
+@float32_precision
 @grad_fn_named("HuberLossBackward0", edges=_input_target)
 def huber_loss(input, target, reduction="mean", delta=1.0):
     """0.5 d^2 where |d| <= delta, else delta (|d| - 0.5 delta)."""
@@ -814,6 +825,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
     return _reduce(where(d <= delta, 0.5 * (d * d), delta * (d - 0.5 * delta)), reduction)
 
 
+@float32_precision
 @grad_fn_named("BinaryCrossEntropyWithLogitsBackward0", edges=_input_target)
 def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean", pos_weight=None):
     """PyTorch's stable form: (1 - t) x + (1 + (pos_weight - 1) t) softplus(-x)."""
@@ -829,6 +841,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean
     return _reduce(loss, reduction)
 
 
+@float32_precision
 @grad_fn_named("BinaryCrossEntropyBackward0", edges=_input_target)
 def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     """-(t log p + (1 - t) log(1 - p)), each log clamped at -100 as PyTorch's."""
@@ -900,6 +913,7 @@ def _nll_node_name(input, target=None, weight=None, size_average=None, ignore_in
     return "ViewBackward0" if reduction == "none" and input.ndim != 4 else "NllLoss2DBackward0"
 
 
+@float32_precision
 @grad_fn_named(_nll_node_name, edges=lambda input, *args, **kwargs: (input,) if input.ndim <= 2 else None)
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """-input[n, target[n], ...] per element, times ``weight[target]``; targets equal to
@@ -944,6 +958,7 @@ def _cross_entropy_node_name(input, target, *args, label_smoothing=0.0, reductio
     return _nll_node_name(input, reduction=reduction) if not label_smoothing else None
 
 
+@float32_precision
 @grad_fn_named(_cross_entropy_node_name)
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
@@ -1234,6 +1249,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     return y + bias.reshape(shape) if bias is not None else y
 
 
+@autocast_excluded
 @grad_fn_named(lambda input1, input2, weight, bias=None: "AddBackward0" if bias is not None else "ViewBackward0")
 def bilinear(input1, input2, weight, bias=None):
     """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] (+ bias[o])."""
@@ -1364,6 +1380,7 @@ def _unpool_size(input, kernel_size, stride, padding, output_size, n):
     return out
 
 
+@float32_precision
 @grad_fn_named("MaxUnpool2DBackward0")
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The inverse of max_pool2d: each value of ``input`` placed at its flat index of ``indices``
@@ -1371,6 +1388,7 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2)
 
 
+@float32_precision
 @grad_fn_named("MaxUnpool3DBackward0")
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The inverse of max_pool3d: each value placed at its flat index in a zero (D, H, W) volume."""
@@ -1459,6 +1477,7 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
 
 
 # ---- losses ------------------------------------------------------------------------------------------
+@float32_precision
 @grad_fn_named("SoftMarginLossBackward0")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + exp(-target * input)), as PyTorch computes it (into a tensor of the input's shape:
@@ -1490,6 +1509,7 @@ def _margin_targets(input, target, name):
                            f"{list(input.shape)}")
 
 
+@float32_precision
 @grad_fn_named("MultiMarginLossBackward0")
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
                       reduction="mean"):
@@ -1527,6 +1547,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return _reduce(loss, reduction)
 
 
+@float32_precision
 @grad_fn_named("MultilabelMarginLossBackward0")
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """For each target class j (``target``'s leading entries up to the first -1) and each class
@@ -1555,6 +1576,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     return _reduce(loss, reduction)
 
 
+@float32_precision
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """max(0, margin - x) where target is not 1, plus x where target is not -1 (PyTorch's rule)."""
     from ..tensor_api import where
@@ -1564,6 +1586,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _reduce(loss, reduction)
 
 
+@float32_precision
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                           reduction="mean"):
     """1 - cos where target is 1, max(0, cos - margin) where it is -1 (PyTorch's EPSILON = 1e-12
@@ -1584,6 +1607,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     return _reduce(loss, reduction)
 
 
+@float32_precision
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     """exp(x) - t x (``log_input``) or x - t log(x + eps), plus Stirling's t log t - t +

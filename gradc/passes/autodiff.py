@@ -14,6 +14,7 @@ second and higher derivatives are this pass run again.
 """
 from __future__ import annotations
 
+from ..autocast_state import no_casts
 from ..ops.registry import NONDIFF, VJPContext, vjp_rule
 from ..ir.core import RETURN, Builder, Function
 from ..ir.emitter import IRTensor
@@ -105,6 +106,11 @@ def backpropagate(ops, active: set, adjoint: dict, builder: Builder, on_vjp=None
 
 def differentiate(func: Function, wrt=None, name: str | None = None) -> Function:
     """The joint forward+backward function of ``func`` with respect to args ``wrt``."""
+    with no_casts():            # (the VJP rules' ops are not autocast, as eager backward's)
+        return _differentiate(func, wrt, name)
+
+
+def _differentiate(func: Function, wrt, name) -> Function:
     wrt = default_wrt(func) if wrt is None else [int(i) for i in wrt]
     for i in wrt:
         if not 0 <= i < len(func.args):

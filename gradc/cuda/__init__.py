@@ -6,7 +6,7 @@ needs either; asking for ``device='cuda'`` without them raises an error saying w
 """
 from __future__ import annotations
 
-from .codegen import cuda_driver
+from ..codegen import cuda_driver
 
 
 def is_available() -> bool:
@@ -44,3 +44,6 @@ def require_cuda():
     except cuda_driver.CudaUnavailable as e:
         raise RuntimeError(f"gradc cannot use device 'cuda': {e}. CUDA tensors need an NVIDIA GPU and PyCUDA "
                            "(pip install 'gradc[cuda]'), or GRADC_CUDA_SIMULATOR=1 for the CPU simulator.") from None
+
+
+from . import amp  # noqa: E402,F401  (torch.cuda.amp; after is_available, which it calls)
