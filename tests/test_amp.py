@@ -211,6 +211,32 @@ def test_ops_cast_as_pytorch_cpu_autocast(name):
     np.testing.assert_allclose(got[0][1], want[0][1], rtol=0, atol=2e-3 * scale)
 
 
+_RECURRENT = {"RNN": lambda nn: nn.RNN(4, 5, num_layers=2), "RNN-relu": lambda nn: nn.RNN(4, 5, nonlinearity="relu"),
+              "GRU": lambda nn: nn.GRU(4, 5), "LSTM-proj": lambda nn: nn.LSTM(4, 5, proj_size=3),
+              "RNNCell": lambda nn: nn.RNNCell(4, 5), "LSTMCell": lambda nn: nn.LSTMCell(4, 5),
+              "GRUCell": lambda nn: nn.GRUCell(4, 5)}
+
+
+@pytest.mark.parametrize("name", list(_RECURRENT))
+def test_recurrent_layers_cast_as_pytorchs_linear_cells(name):
+    """PyTorch's cells project with linear (cast), then mix with the float32 state where they have one
+    (GRU, LSTMCell: float32 results; RNN: float16)."""
+    runs = []
+    for lib in (torch, gradc):
+        lib.manual_seed(0)
+        module = _RECURRENT[name](lib.nn)
+        x = lib.randn(2, 4) if name.endswith("Cell") else lib.randn(3, 2, 4)
+        x.requires_grad_()
+        with lib.autocast("cpu", dtype=lib.float16):
+            out = module(x)
+        out = out[0] if isinstance(out, tuple) else out
+        out.float().sum().backward()
+        runs.append((str(out.dtype), out.detach().double().numpy(), x.grad.numpy()))
+    assert runs[0][0] == runs[1][0]
+    np.testing.assert_allclose(runs[1][1], runs[0][1], rtol=0, atol=2e-3)
+    np.testing.assert_allclose(runs[1][2], runs[0][2], rtol=0, atol=2e-3)
+
+
 def test_gradients_reach_float32_parameters_in_float32():
     grads = {}
     for lib in (torch, gradc):

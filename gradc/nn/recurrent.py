@@ -92,9 +92,7 @@ class RNNBase(Module):
     def _cell(self, gi, h, c, w_hh, b_hh, w_hr=None):
         """One step: ``gi`` is the input projection (with its bias) of this step; an LSTM's
         output is projected by ``w_hr`` where it has projections."""
-        gh = h @ w_hh.t()
-        if b_hh is not None:
-            gh = gh + b_hh
+        gh = F.linear(h, w_hh, b_hh)      # (PyTorch's cells: linear, so autocast casts them)
         if self.mode == "LSTM":
             i, f, g, o = (gi + gh).chunk(4, 1)
             c = f.sigmoid() * c + i.sigmoid() * g.tanh()
@@ -120,9 +118,7 @@ class RNNBase(Module):
     def _direction(self, x, h, c, layer, reverse):
         w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, reverse)
         steps, batch = x.shape[0], x.shape[1]
-        gi_all = x.reshape(steps * batch, x.shape[2]) @ w_ih.t()
-        if b_ih is not None:
-            gi_all = gi_all + b_ih
+        gi_all = F.linear(x.reshape(steps * batch, x.shape[2]), w_ih, b_ih)
         gi_all = gi_all.reshape(steps, batch, gi_all.shape[1])
         outs = [None] * steps
         for t in (reversed(range(steps)) if reverse else range(steps)):
@@ -137,9 +133,7 @@ class RNNBase(Module):
         state after its own last step (reverse: each sequence starts from its h0 row)."""
         from ..tensor_api import cat
         w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, reverse)
-        gi_all = x @ w_ih.t()
-        if b_ih is not None:
-            gi_all = gi_all + b_ih
+        gi_all = F.linear(x, w_ih, b_ih)
         offsets = [0]
         for b in sizes:
             offsets.append(offsets[-1] + b)
@@ -358,9 +352,7 @@ class RNNCellBase(Module):
             if t is not None and t.shape[1] != self.hidden_size:
                 raise RuntimeError(f"hidden{label} has inconsistent hidden_size: got {t.shape[1]}, expected "
                                    f"{self.hidden_size}")
-        gi = x @ self.weight_ih.t()
-        if self.bias_ih is not None:
-            gi = gi + self.bias_ih
+        gi = F.linear(x, self.weight_ih, self.bias_ih)
         h, c = RNNBase._cell(self, gi, h, c, self.weight_hh, self.bias_hh)
         if not batched:
             h = h.squeeze(0)
