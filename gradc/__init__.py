@@ -58,6 +58,14 @@ short = int16
 __version__ = "0.1.0"
 
 
+def __getattr__(name):
+    """``gradc.bfloat16``: an AttributeError that says why (PyTorch's CPU autocast default)."""
+    if name == "bfloat16":
+        from .autocast_state import NO_BFLOAT16
+        raise AttributeError(f"module 'gradc' has no attribute 'bfloat16': {NO_BFLOAT16}")
+    raise AttributeError(f"module 'gradc' has no attribute '{name}'")
+
+
 def get_default_dtype():
     """The dtype of float tensors made from Python floats and of float factories' results."""
     return dtypes.default_float

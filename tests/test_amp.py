@@ -108,6 +108,11 @@ def test_cpu_without_a_dtype_names_the_missing_bfloat16():
         gradc.cpu.amp.autocast()
     with pytest.raises(TypeError, match="bfloat16"):
         gradc.autocast("cpu", dtype=torch.bfloat16)
+    with pytest.raises(AttributeError, match="no attribute 'bfloat16': gradc has no bfloat16"):
+        gradc.autocast("cpu", dtype=gradc.bfloat16)
+    with pytest.raises(AttributeError, match="no attribute 'bfloat17'$"):
+        gradc.bfloat17  # noqa: B018
+    assert not hasattr(gradc, "bfloat16")
     with gradc.autocast("cpu", enabled=False):        # turned off, the dtype does not matter
         assert gradc.mm(gradc.ones(2, 2), gradc.ones(2, 2)).dtype is gradc.float32
     gradc.set_autocast_dtype("cpu", gradc.float16)
