@@ -184,6 +184,7 @@ def _refuse_in_trace(dtype):
 def _cast_tensor(x, device_type, dtype):
     """``x`` cast to ``dtype`` if autocast may (a floating tensor of the device, not float64)."""
     from . import dtypes
+    from .autograd.grad_mode import is_grad_enabled
     from .ops.dispatch import capturing
     from .tensor import Tensor
     if not x.dtype.is_floating_point or x.dtype is dtypes.float64 or x.dtype is dtype:
@@ -194,15 +195,16 @@ def _cast_tensor(x, device_type, dtype):
     if dtype not in dtypes.COMPILED and (capturing or not isinstance(x, Tensor)):
         _refuse_in_trace(dtype)
     cacheable = (_state.cache_enabled and dtype is raw_autocast_dtype(device_type) and x.dtype is dtypes.float32
-                 and x.requires_grad and x.is_leaf and getattr(x, "_base", None) is None)
+                 and x.requires_grad and x.is_leaf and getattr(x, "_base", None) is None and is_grad_enabled())
     if not cacheable:
         return x.to(dtype)
-    key = (id(x), dtype)
-    hit = _state.cache.get(key)
-    if hit is not None and hit[0] is x and hit[1] == x._version:
-        return hit[2]
+    # (as PyTorch's cache, an entry is kept while the region lasts: an in-place change of the
+    # parameter inside the region is not seen by the ops after it)
+    hit = _state.cache.get(id(x))
+    if hit is not None and hit[0] is x:
+        return hit[1]
     y = x.to(dtype)
-    _state.cache[key] = (x, x._version, y)
+    _state.cache[id(x)] = (x, y)
     return y
 
 

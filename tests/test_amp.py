@@ -299,6 +299,23 @@ def test_the_weight_cache_casts_a_parameter_once_per_region(cache):
     assert shared == [cache, cache]
 
 
+def test_the_weight_cache_skips_no_grad_casts_and_keeps_entries_for_the_region():
+    seen = []
+    for lib in (torch, gradc):
+        lin, x = lib.nn.Linear(3, 3), lib.ones(2, 3)
+        with lib.autocast("cpu", dtype=lib.float16):
+            with lib.no_grad():
+                lin(x)                       # (not cached: the casts after it still record the graph)
+            before = lin(x)
+            with lib.no_grad():
+                lin.weight.add_(1.0)
+            after = lin(x)                   # PyTorch's cache still holds the weight cast before the change
+        seen.append((before.requires_grad, after.requires_grad, (after - before).abs().max().item()))
+        with lib.autocast("cpu", dtype=lib.float16):     # a new region casts afresh
+            seen.append((lin(x) - before).abs().max().item() > 0)
+    assert seen[:2] == seen[2:] and seen[0] == (True, True, 0.0) and seen[1] is True
+
+
 def test_autocast_decorates_functions_and_modules_forward():
     class Net(gradc.nn.Module):
         def __init__(self):
