@@ -9,7 +9,9 @@ carry a decorator saying their policy:
   scaled_dot_product_attention, linalg.vecdot: float32 (and float16) inputs cast to the autocast
   dtype, float64 ones left alone;
 - ``float32_precision``: the losses, prod, cdist, trace, inverse, pinverse, quantile, the 3-D pools,
-  cholesky, svd, solve, grid_sample, max_unpool: float16 inputs cast to float32;
+  adaptive_max_pool3d, fractional_max_pool2d, linalg (cholesky, svd, svdvals, qr, eigh, solve, lstsq,
+  matrix_rank, cond, ...), reflection/replication padding, grid_sample, max_unpool: float16 inputs
+  cast to float32;
 - ``autocast_excluded``: ATen ops that PyTorch runs in their inputs' dtype but gradc spells with a
   listed one (mv, dot, addmv, addr, outer, bilinear...): they run with autocast excluded, so
   their inner matmul is not cast.
@@ -264,3 +266,18 @@ def _policy(policy):
 lower_precision = _policy("lower")
 float32_precision = _policy("float32")
 autocast_excluded = _policy("excluded")
+
+
+def float32_precision_if(applies):
+    """``float32_precision`` for the calls where ``applies(*args, **kwargs)``: a function that is
+    several ATen ops, some listed (F.pad: reflection_pad1d/2d and replication_pad1d/2d/3d)."""
+    def decorate(fn):
+        cast = float32_precision(fn)
+
+        @functools.wraps(fn)
+        def under_autocast(*args, **kwargs):
+            if _state.active and applies(*args, **kwargs):
+                return cast(*args, **kwargs)
+            return fn(*args, **kwargs)
+        return under_autocast
+    return decorate

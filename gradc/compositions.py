@@ -16,7 +16,7 @@ from . import dtypes, factories
 from .tensor import mark_multi_output_views
 from .arg_parser import ArgumentError, bool_arg, check, int_arg, int_list, parses
 from .tensor_api import cat, norm_dim, where
-from .autocast_state import float32_precision, lower_precision
+from .autocast_state import float32_precision, float32_precision_if, lower_precision
 
 
 def _varargs(args) -> tuple:
@@ -773,6 +773,13 @@ def _pad_node_name(x, pad, mode="constant", value=None):
     return None
 
 
+def _float32_pad(x, pad, mode="constant", value=None):
+    """Whether F.pad is an ATen op on autocast's float32 list: reflection_pad1d/2d, replication_pad1d/2d/3d."""
+    n = len(pad) // 2 if isinstance(pad, (tuple, list)) else 0
+    return (mode == "reflect" and n in (1, 2)) or (mode == "replicate" and n in (1, 2, 3))
+
+
+@float32_precision_if(_float32_pad)
 @grad_fn_named(_pad_node_name, edges=lambda x, *a, **k: (x,))
 def pad(x, pad, mode="constant", value=None):
     """``nn.functional.pad``: ``pad`` lists (before, after) pairs from the last dim backwards; negative

@@ -60,10 +60,12 @@ def svd(A, full_matrices=True, *, driver=None):
     return _Svd(U, S, Vh)
 
 
+@float32_precision
 def svdvals(A, *, driver=None):
     return apply("linalg_svd", A, full_matrices=False)[1]
 
 
+@float32_precision
 def eigh(A, UPLO="L"):
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
@@ -71,6 +73,7 @@ def eigh(A, UPLO="L"):
     return _Eigh(L, V)
 
 
+@float32_precision
 def eigvalsh(A, UPLO="L"):
     return eigh(A, UPLO).eigenvalues
 
@@ -80,6 +83,7 @@ def cholesky(A, *, upper=False):
     return apply("linalg_cholesky", A, upper=bool(upper))
 
 
+@float32_precision
 def qr(A, mode="reduced"):
     if mode not in ("reduced", "r", "complete"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
@@ -95,6 +99,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
                  rtol=None if rtol is None else float(rtol))
 
 
+@float32_precision
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     """An int64 tensor computed from the values (no graph); ``hermitian`` is not used."""
     from . import dtypes
@@ -218,6 +223,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     return vector_norm(A, ord, None, keepdim, dtype=dtype)
 
 
+@float32_precision
 def cond(A, p=None):
     """2 / -2 / None: the ratio of the extreme singular values; others norm(A) * norm(inv(A))."""
     if p in (None, 2, -2):
@@ -469,6 +475,7 @@ def solve_ex(A, B, *, left=True, check_errors=False):
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
+@float32_precision
 def lstsq(A, B, rcond=None, *, driver=None):
     """solution = pinv(A) B (the minimum-norm least-squares solution: PyTorch's for the rank-revealing
     drivers, and its gradient is PyTorch's pinv-based one); residuals (m > n, full rank, not
@@ -561,6 +568,7 @@ def vander(x, *, N=None):
     return cat([ones(*x_.shape, 1, dtype=powers.dtype), powers], -1)
 
 
+@float32_precision
 def householder_product(A, tau):
     """Q = H_1 ... H_k (first n columns), H_i = I - tau_i v_i v_i^T with v_i the i-th column of
     A's strict lower triangle and a 1 at i: a composition, so differentiable (twice)."""

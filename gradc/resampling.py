@@ -198,6 +198,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     return _adaptive_max_pool(input, sizes, return_indices, 2)
 
 
+@float32_precision
 @grad_fn_named("AdaptiveMaxPool3DBackward0")
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     sizes = _check_adaptive("adaptive_max_pool3d", input, output_size, 3)
@@ -604,6 +605,7 @@ def _fractional_max_pool(name, input, kernel_size, output_size, output_ratio, re
     return values, table.gather(-1, arg.unsqueeze(-1)).reshape(*lead, *outs)
 
 
+@float32_precision
 @grad_fn_named("FractionalMaxPool2DBackward0")
 def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
                           _random_samples=None):

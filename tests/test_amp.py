@@ -197,6 +197,20 @@ def _op_cases(T):
         "solve": lambda: T.linalg.solve(xh, yh),
         "grid_sample": lambda: F.grid_sample(imgh, T.zeros(1, 2, 2, 2).half(), align_corners=False),
         "max_unpool2d": lambda: F.max_unpool2d(*F.max_pool2d(imgh, 2, return_indices=True), 2, output_size=(5, 5)),
+        "reflect-pad1d": lambda: F.pad(imgh[0], (1, 1), mode="reflect"),
+        "reflect-pad2d": lambda: F.pad(imgh, (1, 1, 2, 0), mode="reflect"),
+        "replicate-pad3d": lambda: F.pad(imgh[None], (1, 1, 1, 1, 1, 0), mode="replicate"),
+        "ReplicationPad2d": lambda: T.nn.ReplicationPad2d(1)(imgh),
+        "reflect-pad3d (not listed)": lambda: F.pad(imgh[None], (1, 1, 1, 1, 0, 0), mode="reflect"),
+        "circular-pad (not listed)": lambda: F.pad(imgh, (1, 1, 1, 1), mode="circular"),
+        "qr": lambda: T.linalg.qr(xh)[1], "eigh": lambda: T.linalg.eigh((x @ x.T).half())[0],
+        "svdvals": lambda: T.linalg.svdvals(xh), "matrix_rank": lambda: T.linalg.matrix_rank(xh).float(),
+        "lstsq": lambda: T.linalg.lstsq((x @ x.T + T.eye(4)).half(), yh).solution,
+        "cond": lambda: T.linalg.cond((x @ x.T + T.eye(4)).half()),
+        "householder_product": lambda: T.linalg.householder_product(xh, xh[0, :2]),
+        "adaptive_max_pool3d": lambda: F.adaptive_max_pool3d(imgh, 1),
+        "fractional_max_pool2d": lambda: F.fractional_max_pool2d(imgh, 2, output_size=2,
+                                                                 _random_samples=T.full((1, 2, 2), 0.5).half()),
     }
 
 
