@@ -511,6 +511,33 @@ def test_scaler_state_dict_round_trip_and_pickling():
                             "_growth_tracker": 3}
 
 
+def test_a_scaler_around_a_compiled_loss_steps_as_around_the_eager_one():
+    runs = []
+    for compiled in (False, True):
+        gradc.manual_seed(0)
+        model = gradc.nn.Linear(4, 2)
+        opt = gradc.optim.SGD(model.parameters(), lr=0.1)
+        scaler = gradc.amp.GradScaler("cpu", init_scale=2.0 ** 10, growth_interval=2)
+        x, y = gradc.randn(8, 4), gradc.randn(8, 2)
+
+        def loss_fn(inp, target):
+            return gradc.nn.functional.mse_loss(model(inp), target)
+        loss_fn = gradc.compile(loss_fn) if compiled else loss_fn
+        record = []
+        for step in range(5):
+            opt.zero_grad()
+            scaler.scale(loss_fn(x, y)).backward()
+            if step == 2:
+                model.bias.grad[0] = float("inf")
+            scaler.step(opt)
+            scaler.update()
+            record.append((scaler.get_scale(), model.weight.detach().numpy().copy()))
+        runs.append(record)
+    assert [r[0] for r in runs[0]] == [r[0] for r in runs[1]] == [1024.0, 2048.0, 1024.0, 1024.0, 2048.0]
+    for (_, a), (_, b) in zip(*runs):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
 def test_fp16_gradients_are_refused_by_unscale():
     for lib in (gradc, torch):
         p = lib.nn.Parameter(lib.ones(2).half())
