@@ -773,8 +773,8 @@ class CompiledFunction:
                 tensors.append(a)
             else:
                 statics.append(_static_key(a))
-        return ((tuple(keys), tuple(statics), grad_mode._state.enabled, dtypes.default_float, autocast_state.guard_key()),
-                tensors)
+        key = (tuple(keys), tuple(statics), grad_mode._state.enabled, dtypes.default_float, autocast_state.guard_key())
+        return key, tensors
 
     def _why(self, key) -> str:
         if self._last_key is None:

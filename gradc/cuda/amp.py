@@ -29,14 +29,16 @@ class autocast(autocast_mode.autocast):
 def custom_fwd(fwd=None, *, cast_inputs=None):
     """``gradc.amp.custom_fwd(..., device_type='cuda')`` under its deprecated name."""
     warnings.warn("`torch.cuda.amp.custom_fwd(args...)` is deprecated. "
-                  "Please use `torch.amp.custom_fwd(args..., device_type='cuda')` instead.", FutureWarning, stacklevel=2)
+                  "Please use `torch.amp.custom_fwd(args..., device_type='cuda')` instead.",
+                  FutureWarning, stacklevel=2)
     return functools.partial(autocast_mode.custom_fwd, device_type="cuda")(fwd=fwd, cast_inputs=cast_inputs)
 
 
 def custom_bwd(bwd):
     """``gradc.amp.custom_bwd(..., device_type='cuda')`` under its deprecated name."""
     warnings.warn("`torch.cuda.amp.custom_bwd(args...)` is deprecated. "
-                  "Please use `torch.amp.custom_bwd(args..., device_type='cuda')` instead.", FutureWarning, stacklevel=2)
+                  "Please use `torch.amp.custom_bwd(args..., device_type='cuda')` instead.",
+                  FutureWarning, stacklevel=2)
     return functools.partial(autocast_mode.custom_bwd, device_type="cuda")(bwd)
 
 
