@@ -223,8 +223,9 @@ def cast_value(value, device_type, dtype):
 
 
 def _target(policy, device_type):
+    """The dtype ``policy`` casts to on ``device_type`` (the CPU's unset default, bfloat16: an error)."""
     from . import dtypes
-    return raw_autocast_dtype(device_type) if policy == "lower" else dtypes.float32
+    return get_autocast_dtype(device_type) if policy == "lower" else dtypes.float32
 
 
 def _run(fn, policy, args, kwargs):

@@ -115,6 +115,12 @@ def test_cpu_without_a_dtype_names_the_missing_bfloat16():
     assert not hasattr(gradc, "bfloat16")
     with gradc.autocast("cpu", enabled=False):        # turned off, the dtype does not matter
         assert gradc.mm(gradc.ones(2, 2), gradc.ones(2, 2)).dtype is gradc.float32
+    gradc.set_autocast_enabled("cpu", True)              # switched on by hand, without a dtype
+    try:
+        with pytest.raises(RuntimeError, match="gradc has no bfloat16"):
+            gradc.mm(gradc.ones(2, 2), gradc.ones(2, 2))
+    finally:
+        gradc.set_autocast_enabled("cpu", False)
     gradc.set_autocast_dtype("cpu", gradc.float16)
     try:
         with gradc.autocast("cpu"):
