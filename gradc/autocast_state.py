@@ -23,6 +23,9 @@ of leaf tensors that require grad, made once per outermost autocast region).
 
 gradc has no bfloat16 (NumPy has none): PyTorch's default CPU autocast dtype is bfloat16, so
 ``autocast("cpu")`` with no dtype raises an error naming it rather than computing in float16.
+
+Under ``@gradc.compile`` (whose guard key holds ``guard_key()``) the IR has no float16: a cast to it
+is emulated (``ir/tracer.emulated_half``: float32 values rounded to float16 after every op).
 """
 from __future__ import annotations
 
@@ -174,15 +177,6 @@ DEPRECATED = {
 
 # --- casting -----------------------------------------------------------------------------------
 
-def _refuse_in_trace(dtype):
-    """A float16 cast in a function being traced: the IR has no float16 tensors."""
-    from .ir.errors import TraceTypeError
-    from .ir.tracer import user_location
-    raise TraceTypeError(f"autocast to {dtype} cannot be compiled: gradc's compiler (the IR, @gradc.compile) has no "
-                         f"{dtype} tensors (at {user_location()}); run the autocast region eagerly (outside the "
-                         "compiled function, or with @gradc.compile(fallback=True))")
-
-
 def _cast_tensor(x, device_type, dtype):
     """``x`` cast to ``dtype`` if autocast may (a floating tensor of the device, not float64)."""
     from . import dtypes
@@ -195,7 +189,8 @@ def _cast_tensor(x, device_type, dtype):
     if (device.type if device is not None else "cpu") != device_type:
         return x
     if dtype not in dtypes.COMPILED and (capturing or not isinstance(x, Tensor)):
-        _refuse_in_trace(dtype)
+        from .ir.tracer import emulated_half       # (traced: the IR has no float16, it is emulated)
+        return emulated_half(x)
     cacheable = (_state.cache_enabled and dtype is raw_autocast_dtype(device_type) and x.dtype is dtypes.float32
                  and x.requires_grad and x.is_leaf and getattr(x, "_base", None) is None and is_grad_enabled())
     if not cacheable:

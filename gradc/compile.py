@@ -118,6 +118,7 @@ class _Specialization:
     _frees_cache = None          # outputs given a gradient -> double_backward_reads_saved
     output_deps = None   # per output position, the positions in ``wrt`` it depends on (None: all)
     repeats = {}         # output position -> an earlier position returning the same tensor
+    half_outputs = ()    # output positions of emulated float16 values (autocast), returned as float16
     graph_outputs = ()   # output positions whose tensors get the node as grad_fn
     internal_outputs = {}  # output position -> the other outputs computed from it (differentiably)
     requires_grad_args = ()  # argument positions the function calls requires_grad_() on (set at each call)
@@ -890,6 +891,7 @@ class CompiledFunction:
         spec.constant_paths = (capture_paths.find_paths(self.fn, [t for t, _ in spec.constants], Tensor, args)
                                if self.fn is not None else [])
         spec.tree = tree
+        spec.half_outputs = func.meta.get("half_outputs", ())
         spec.device = next((t.device for t in args if isinstance(t, Tensor)), CPU)
         spec.total_seconds = time.perf_counter() - t0
         return spec
@@ -995,6 +997,8 @@ class CompiledFunction:
                 t._grad_fn, t._output_nr, t._requires_grad = inner, k, True
         for k, first in spec.repeats.items():     # return (y, y): the same tensor twice, as eagerly
             result[k] = result[first]
+        for k in spec.half_outputs:       # (float16 emulated in the IR: autocast's outputs, as eagerly)
+            result[k] = result[k].to(dtypes.float16)
         if state_values is not None:      # after the node took the versions, as eager code's order
             _write_state(spec, tensors, state_values)
             if spec.wrt:

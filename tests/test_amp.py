@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import gradc
-from gradc.ir.errors import TraceTypeError
 
 torch = pytest.importorskip("torch")
 
@@ -377,26 +376,21 @@ def test_custom_fwd_and_bwd_as_pytorch(cast_inputs):
 
 # ---- @gradc.compile ---------------------------------------------------------------------------------------
 def test_compiled_functions_are_guarded_on_the_autocast_state():
-    """Compiled code traced without autocast is not run under it (it would miss the casts); the IR has no
-    float16, so a region under autocast raises a clear error, or runs eagerly with fallback=True."""
+    """Compiled code traced without autocast is not run under it (it would miss the casts): the state is
+    part of the guard key, and a call under autocast traces the casts."""
     x, w = gradc.randn(4, 4), gradc.randn(4, 4, requires_grad=True)
 
     def f(a, b):
         return (a @ b).tanh().sum()
     compiled = gradc.compile(f)
-    compiled(x, w)
+    assert compiled(x, w).dtype is gradc.float32
     with gradc.autocast("cpu", dtype=gradc.float16):
-        eager = f(x, w)
-        with pytest.raises(TraceTypeError, match=r"autocast to torch.float16 cannot be compiled.*fallback=True"):
-            compiled(x, w)
-    assert "autocast changed from off to" in compiled.explain()
-    falls_back = gradc.compile(f, fallback=True)
-    with gradc.autocast("cpu", dtype=gradc.float16), pytest.warns(UserWarning, match="fell back to eager mode"):
-        out = falls_back(x, w)
+        eager, out = f(x, w), compiled(x, w)
     assert out.dtype is eager.dtype is gradc.float16 and out.item() == eager.item()
+    assert "autocast changed from off to" in compiled.explain()
     assert compiled(x, w).dtype is gradc.float32            # off again: the first specialisation
 
-    gradc.set_autocast_enabled("cuda", True)             # (another device's autocast: CPU tensors compile)
+    gradc.set_autocast_enabled("cuda", True)             # (another device's autocast: no CPU casts)
     try:
         assert compiled(x, w).dtype is gradc.float32
     finally:
@@ -404,10 +398,78 @@ def test_compiled_functions_are_guarded_on_the_autocast_state():
 
     @gradc.compile
     def g(a, b):
-        with gradc.autocast("cpu", enabled=False):   # a region turned off inside compiles
+        with gradc.autocast("cpu", enabled=False):   # a region turned off inside
             return (a @ b).sum()
     with gradc.autocast("cpu", dtype=gradc.float16):
         assert g(x, w).dtype is gradc.float32
+
+
+def _autocast_step(net, compiled):
+    def step(x, t):
+        with gradc.autocast("cpu", dtype=gradc.float16):
+            out = net(x)
+            return out, gradc.nn.functional.cross_entropy(out, t), (out.relu() * 2).sum()
+    return gradc.compile(step) if compiled else step
+
+
+def test_compiled_autocast_regions_equal_eager_ones():
+    """The IR has no float16: under @gradc.compile the casts round float32 values to float16 after each op
+    (``round_half``) and the function returns float16 tensors where eager code does, with eager's values;
+    the gradients are computed in float32 between the casts (eager's are rounded at every float16 op)."""
+    x, t = gradc.randn(2, 2, 5, 5), gradc.tensor([1, 3])
+    runs = []
+    for compiled in (False, True):
+        gradc.manual_seed(0)
+        net = gradc.nn.Sequential(gradc.nn.Conv2d(2, 3, 3), gradc.nn.ReLU(), gradc.nn.Flatten(),
+                                  gradc.nn.Linear(27, 8), gradc.nn.Tanh(), gradc.nn.Linear(8, 4))
+        out, loss, total = _autocast_step(net, compiled)(x, t)
+        (loss + total.float()).backward()
+        runs.append(([str(v.dtype) for v in (out, loss, total)], out.detach().numpy(), loss.item(), total.item(),
+                     [p.grad.numpy().copy() for p in net.parameters()]))
+    (dt_e, out_e, loss_e, total_e, grads_e), (dt_c, out_c, loss_c, total_c, grads_c) = runs
+    assert dt_e == dt_c == ["torch.float16", "torch.float32", "torch.float16"]
+    assert (out_e == out_c).all() and loss_e == loss_c and total_e == total_c
+    for a, b in zip(grads_e, grads_c):
+        np.testing.assert_allclose(b, a, rtol=0, atol=2e-3 * max(1.0, np.abs(a).max()))
+
+
+def test_compiled_autocast_of_tensors_the_function_makes_and_explicit_half_stays_refused():
+    def f(x):
+        m = gradc.ones(4, 4) * 0.3          # made in the function: a constant of the trace, cast there
+        with gradc.autocast("cpu", dtype=gradc.float16):
+            return (x @ m).sum() * 0.1, m @ m
+    x = gradc.randn(4, 4)
+    eager, compiled = f(x), gradc.compile(f)(x)
+    assert [t.dtype for t in compiled] == [t.dtype for t in eager] == [gradc.float16, gradc.float16]
+    assert compiled[0].item() == eager[0].item() and compiled[1].tolist() == eager[1].tolist()
+    with pytest.raises(TypeError, match="not torch.float16"):    # only autocast's casts are emulated
+        gradc.compile(lambda a: a.half() * 2)(x)
+
+
+def test_a_compiled_amp_training_step_gives_eagers_losses():
+    losses = []
+    for compiled in (False, True):
+        gradc.manual_seed(0)
+        model = gradc.nn.Sequential(gradc.nn.Linear(6, 16), gradc.nn.ReLU(), gradc.nn.Linear(16, 3))
+        opt = gradc.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        scaler = gradc.amp.GradScaler("cpu", init_scale=2.0 ** 17, growth_interval=3)
+        x, target = gradc.randn(32, 6), gradc.randint(0, 3, (32,))
+
+        def loss_fn(inp, tgt):
+            with gradc.autocast("cpu", dtype=gradc.float16):
+                return gradc.nn.functional.cross_entropy(model(inp), tgt)
+        loss_fn = gradc.compile(loss_fn) if compiled else loss_fn
+        run = []
+        for _ in range(8):
+            opt.zero_grad()
+            loss = loss_fn(x, target)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            run.append((loss.item(), scaler.get_scale()))
+        losses.append(run)
+    assert [s for _, s in losses[0]] == [s for _, s in losses[1]]
+    np.testing.assert_allclose([v for v, _ in losses[1]], [v for v, _ in losses[0]], rtol=1e-3)
 
 
 # ---- GradScaler -------------------------------------------------------------------------------------------

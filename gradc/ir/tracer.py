@@ -60,7 +60,7 @@ import numpy as np
 from .. import dtypes
 from ..arg_parser import bool_arg, parses
 from ..autograd import grad_mode
-from ..ops import dispatch
+from ..ops import dispatch, registry
 from ..ops.registry import NONDIFF, VIEW, ShapeError
 from ..tensor import (CPU, NON_LEAF_REQUIRES_GRAD, ONLY_FLOAT_REQUIRES_GRAD, Tensor, _InternalCounter, pop_counter,
                       push_counter)
@@ -316,7 +316,16 @@ class Proxy(IRTensor):
         self._stale: str | None = None      # where the base was modified in place
         self._arg: Value | None = None      # the function argument this proxy was made for
 
+    # float16 emulated (autocast under @gradc.compile: the IR has no float16): the IR value is float32,
+    # rounded to float16 after every op, and the proxy says float16, so the traced code promotes and
+    # checks dtypes as eager code does; the compiled function returns such outputs as float16 tensors
+    _half = False
+
     # ---- metadata ------------------------------------------------------------------------
+    @property
+    def dtype(self):
+        return dtypes.float16 if self._half else self.value.type.dtype
+
     @property
     def device(self):
         return CPU
@@ -363,6 +372,10 @@ class Proxy(IRTensor):
         operands = [trace.operand(x) for x in inputs]
         created = trace.emit(op.name, operands, attrs)
         results = created.results
+        half = op.name != "cast" and _half_inputs(inputs)
+        if half and not _is_view(op, attrs):        # (a view's values are its base's: rounded already)
+            results = [trace.emit("round_half", [r], {}).results[0] if r.type.dtype is dtypes.float32 else r
+                       for r in results]
         grad_on = grad_mode.is_grad_enabled()
         needs = grad_on and not op.has(NONDIFF) and any(
             isinstance(x, (Proxy, Tensor)) and x.requires_grad and op.input_is_differentiable(i)
@@ -379,6 +392,7 @@ class Proxy(IRTensor):
         for k, r in enumerate(results):
             rg = needs and k in op.differentiable_outputs and r.type.dtype.is_floating_point
             outs.append(Proxy(r, trace, requires_grad=rg))
+            outs[-1]._half = half and r.type.dtype is dtypes.float32
         if _is_view(op, attrs) and isinstance(inputs[0], Proxy):
             strides = _view_strides(inputs[0], op.name, attrs)
             if strides is not False:    # (a reshape that eagerly copies is no view)
@@ -391,6 +405,13 @@ class Proxy(IRTensor):
 
     def _constant(self, array: np.ndarray) -> Value:
         return self._trace.constant(array, dtypes.from_numpy(array.dtype))   # with the user's location
+
+    def _scalar(self, value, dtype):
+        if dtypes.as_dtype(dtype) is not dtypes.float16:
+            return super()._scalar(value, dtype)
+        number = self._wrap(self._constant(np.asarray(np.float16(value), dtype=np.float32)))
+        number._half = True          # (a number with an emulated float16 tensor: float16, as eagerly)
+        return number
 
     def _assign_inplace(self, result):
         if self._base is not None:
@@ -738,6 +759,30 @@ def module_scalars(module) -> tuple:
     return tuple((k, v) for k, v in module.__dict__.items() if type(v) in _SCALARS)
 
 
+def _half_inputs(inputs) -> bool:
+    """Whether an op's floating traced inputs are all emulated float16 ones (and there is one)."""
+    floats = [x for x in inputs if isinstance(x, Proxy) and x.value.type.dtype.is_floating_point]
+    return bool(floats) and all(x._half for x in floats)
+
+
+def emulated_half(x) -> "Proxy":
+    """Autocast's cast of float32 ``x`` to float16 in a trace: its values rounded to float16, held as
+    float32 (``Proxy._half``); an eager tensor from outside the function (a parameter) is captured.
+    (An explicit ``.half()`` in a compiled function stays an error: only autocast's casts emulate.)"""
+    round_half = registry.get("round_half")
+    if isinstance(x, Proxy):
+        if x._half:
+            return x
+        out = Proxy._apply(round_half, [x], {})
+    elif dispatch._outside(x):
+        out = dispatch.capturing[-1].apply_captured(round_half, [x], {})
+    else:                       # made by the function itself: a constant of the trace, as its eager ops
+        trace = dispatch.capturing[-1]
+        out = Proxy._apply(round_half, [Proxy(trace.constant(np.asarray(x._data), x.dtype), trace)], {})
+    out._half = True
+    return out
+
+
 def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_ids=frozenset(),
           source=None) -> Function:
     """Record ``fn(*args)`` as a Function; ``specs`` gives one entry per positional argument.
@@ -805,6 +850,7 @@ def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_
                     raise TraceTypeError(f"{_returns(source or fn)} {what}, got {_kind(o)} as output {k}")
         raise TraceTypeError(f"{_returns(source or fn)} {what}, got {_kind(out)}")
     func.set_outputs([tr.operand(o) for o in outs])
+    func.meta["half_outputs"] = [k for k, o in enumerate(outs) if isinstance(o, Proxy) and o._half]
     func.loc = _definition_location(fn)
     func.meta["output_structure"] = structure
     func.meta["tensor_arg_positions"] = positions

@@ -535,6 +535,17 @@ defop("cast", infer=_cast_infer, forward=quiet(lambda x, dtype: x.astype(dtypes.
       vjp=_cast_vjp, traits=EW, attr_names=("dtype",), node_name="ToCopyBackward0")
 
 
+def _round_half_vjp(ctx, g):
+    from .dispatch import apply
+    return [apply("round_half", g[0])]
+
+
+# float16 emulated in compiled code (autocast under @gradc.compile, ``ir/tracer.py``): float32 values
+# rounded to the nearest float16, where eager code would hold a float16 tensor
+defop("round_half", infer=elementwise_rule(float_only=True)("round_half"),
+      forward=quiet(lambda x: x.astype(np.float16).astype(x.dtype)), vjp=_round_half_vjp, traits=EW, num_inputs=1)
+
+
 def _fill_infer(types, attrs):
     return [types[0]]
 
