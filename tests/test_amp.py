@@ -146,6 +146,29 @@ def test_cuda_without_cuda_warns_and_disables_as_pytorch(no_cuda):
             getattr(gradc.cuda.amp, name)(lambda ctx, x: x)
 
 
+def test_cuda_autocast_with_a_gpu_says_gradc_cannot(cuda):
+    """gradc's CUDA tensors run as compiled kernels, which have no float16: an error, not float32 numbers."""
+    with pytest.raises(RuntimeError, match="gradc cannot autocast on CUDA"):
+        gradc.autocast("cuda")
+    with gradc.autocast("cuda", enabled=False):
+        x = gradc.ones(2, 2, device=cuda)
+        assert (x @ x).dtype is gradc.float32
+    p = gradc.nn.Parameter(gradc.tensor([3.0, 4.0], device=cuda))     # float32 gradients: the scaler works
+    opt = gradc.optim.SGD([p], lr=0.5)
+    scaler = gradc.amp.GradScaler(init_scale=4.0)
+    scaler.scale((p * p).sum() / 2).backward()
+    assert p.grad.tolist() == [12.0, 16.0]
+    scaler.step(opt)
+    scaler.update()
+    assert p.tolist() == [1.5, 2.0] and scaler.get_scale() == 4.0 and scaler._scale.device.type == "cuda"
+    opt.zero_grad()
+    scaler.scale((p * p).sum()).backward()
+    p.grad[0] = float("inf")
+    scaler.step(opt)
+    scaler.update()
+    assert p.tolist() == [1.5, 2.0] and scaler.get_scale() == 2.0
+
+
 # ---- the ops' casts --------------------------------------------------------------------------------------
 def _op_cases(T):
     F = T.nn.functional

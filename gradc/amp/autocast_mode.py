@@ -4,7 +4,8 @@ A context manager and decorator that switches the per-thread autocast state of
 ``gradc/autocast_state.py`` (which ops cast their inputs, and to what, is said there), plus
 ``custom_fwd``/``custom_bwd`` for ``autograd.Function``s. CPU autocast needs ``dtype=gradc.float16``:
 PyTorch's default there is bfloat16, which gradc lacks, so leaving it out is an error when enabled.
-``device_type="cuda"`` without a CUDA device warns and disables, as PyTorch does without one.
+``device_type="cuda"`` without a CUDA device warns and disables, as PyTorch does without one; with
+one it is an error (gradc's CUDA kernels have no float16).
 """
 from __future__ import annotations
 
@@ -69,6 +70,10 @@ class autocast:
         if device_type == "cuda" and _cuda_unavailable():
             warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", stacklevel=3)
             return False
+        if device_type == "cuda":
+            raise RuntimeError("gradc cannot autocast on CUDA: its CUDA tensors run as compiled kernels, which have "
+                               "no float16 (float32, float64, int64 and bool only); autocast on the CPU "
+                               "(device_type='cpu', dtype=gradc.float16) or pass enabled=False")
         if self.fast_dtype is None:
             raise RuntimeError(state.NO_BFLOAT16)
         if device_type != "cuda" and self.fast_dtype is not dtypes.float16:

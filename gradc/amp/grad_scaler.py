@@ -4,7 +4,8 @@
 reciprocal taken in float64, as PyTorch), skips ``optimizer.step()`` when one holds an inf or NaN;
 ``update()`` backs the scale off after a skipped step and grows it after ``growth_interval`` clean
 ones. ``enabled=False``, or ``device="cuda"`` without CUDA (with PyTorch's warning), passes through.
-The scale is a float32 tensor and the growth tracker an int32 one, made at the first ``scale``.
+The scale is a float32 tensor and the growth tracker an int32 one (int64 on CUDA), made at the first
+``scale``, on the device of what it scales.
 """
 from __future__ import annotations
 
@@ -91,7 +92,9 @@ class GradScaler:
     def _lazy_init_scale_growth_tracker(self, dev) -> None:
         from ..factories import full
         self._scale = full((), self._init_scale, dtype=dtypes.float32, device=dev)
-        self._growth_tracker = full((), self._init_growth_tracker, dtype=dtypes.int32, device=dev)
+        # (int32 as PyTorch's; int64 on CUDA, whose compiled kernels have no int32)
+        tracker = dtypes.int32 if getattr(dev, "type", dev) == "cpu" else dtypes.int64
+        self._growth_tracker = full((), self._init_growth_tracker, dtype=tracker, device=dev)
 
     def scale(self, outputs):
         """``outputs`` (a tensor, or lists and tuples of them) times the scale; unchanged when disabled."""
