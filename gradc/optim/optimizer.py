@@ -30,6 +30,14 @@ def _check_betas(betas):
             raise ValueError(f"Invalid beta parameter at index {k}: {betas[k]}")
 
 
+def _copied(value):
+    """A state value as state_dict/load_state_dict hand it over: tensors cloned, lists (LBFGS's
+    history) copied element by element, anything else as is."""
+    if isinstance(value, list):
+        return [_copied(v) for v in value]
+    return value.clone() if hasattr(value, "clone") else value
+
+
 class Optimizer:
     def __init__(self, params, defaults):
         from ..tensor_api import is_tensor_like
@@ -58,7 +66,7 @@ class Optimizer:
             packed["params"] = [index.setdefault(id(p), len(index)) for p in g["params"]]
             groups.append(packed)
         params = {id(p): p for g in self.param_groups for p in g["params"]}
-        state = {index[pid]: {k: (v.clone() if hasattr(v, "clone") else v) for k, v in st.items()}
+        state = {index[pid]: {k: _copied(v) for k, v in st.items()}
                  for pid, st in self.state.items() if pid in params}
         return {"state": state, "param_groups": groups}
 
@@ -74,8 +82,7 @@ class Optimizer:
         for mine, saved in zip(self.param_groups, groups):
             for p, i in zip(mine["params"], saved["params"]):
                 if i in state_dict["state"]:
-                    self.state[id(p)] = {k: (v.clone() if hasattr(v, "clone") else v)
-                                         for k, v in state_dict["state"][i].items()}
+                    self.state[id(p)] = {k: _copied(v) for k, v in state_dict["state"][i].items()}
             mine.update({k: v for k, v in saved.items() if k != "params"})
 
     def add_param_group(self, param_group):
@@ -109,6 +116,15 @@ class Optimizer:
                 elif p._grad is not None:
                     p._grad.zero_()
 
+    @staticmethod
+    def _closure_loss(closure):
+        """PyTorch's optional ``closure``: called with gradients enabled before the update, its
+        loss returned by ``step``."""
+        if closure is None:
+            return None
+        with grad_mode.enable_grad():
+            return closure()
+
     def _params_with_grad(self):
         for g in self.param_groups:
             for p in g["params"]:
@@ -135,7 +151,8 @@ class SGD(Optimizer):
                                       nesterov=nesterov, maximize=maximize))
 
     @grad_mode.no_grad()
-    def step(self):
+    def step(self, closure=None):
+        loss = self._closure_loss(closure)
         for g, p in self._params_with_grad():
             d = self._gradient(g, p)
             if g["momentum"]:
@@ -147,6 +164,7 @@ class SGD(Optimizer):
                     buf.mul_(g["momentum"]).add_(d, alpha=1 - g["dampening"])
                 d = d + buf * g["momentum"] if g["nesterov"] else buf
             p.sub_(d * g["lr"])
+        return loss
 
 
 class Adam(Optimizer):
@@ -161,7 +179,8 @@ class Adam(Optimizer):
                                       maximize=maximize))
 
     @grad_mode.no_grad()
-    def step(self):
+    def step(self, closure=None):
+        loss = self._closure_loss(closure)
         for g, p in self._params_with_grad():
             grad = self._gradient(g, p, coupled_decay=not self._decoupled)
             if g["weight_decay"] and self._decoupled:
@@ -189,6 +208,7 @@ class Adam(Optimizer):
             else:
                 denom = (v.sqrt() / math.sqrt(bias2)) + g["eps"]
             p.sub_((m / denom) * (g["lr"] / bias1))
+        return loss
 
 
 class AdamW(Adam):
@@ -208,7 +228,8 @@ class RMSprop(Optimizer):
                                       centered=centered, maximize=maximize))
 
     @grad_mode.no_grad()
-    def step(self):
+    def step(self, closure=None):
+        loss = self._closure_loss(closure)
         from ..factories import zeros_like
         for g, p in self._params_with_grad():
             grad = self._gradient(g, p)
@@ -236,6 +257,7 @@ class RMSprop(Optimizer):
                 p.sub_(buf * g["lr"])
             else:
                 p.sub_((grad / avg) * g["lr"])
+        return loss
 
 
 class Adagrad(Optimizer):
@@ -251,7 +273,8 @@ class Adagrad(Optimizer):
                 self.state[id(p)] = {"step": 0, "sum": full_like(p, group["initial_accumulator_value"])}
 
     @grad_mode.no_grad()
-    def step(self):
+    def step(self, closure=None):
+        loss = self._closure_loss(closure)
         for g, p in self._params_with_grad():
             grad = self._gradient(g, p)
             state = self.state[id(p)]
@@ -259,3 +282,4 @@ class Adagrad(Optimizer):
             clr = g["lr"] / (1 + (state["step"] - 1) * g["lr_decay"])
             state["sum"].add_(grad * grad)
             p.sub_((grad / (state["sum"].sqrt() + g["eps"])) * clr)
+        return loss
