@@ -1119,7 +1119,7 @@ PROPERTIES = {
     "layout": lambda self: strided,
     "is_cpu": lambda self: self.device.type == "cpu",
     "output_nr": _output_nr,
-    "name": lambda self: None,
+    "name": lambda self: getattr(self, "_variable_name", None),     # (set by autograd.Variable(name=))
     "real": real,
     "imag": imag,
     "H": _H,

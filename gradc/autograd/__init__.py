@@ -18,7 +18,7 @@ from .grad_mode import grad_mode_setting as is_grad_enabled     # (the setting; 
 from .gradcheck import gradcheck, gradgradcheck
 from .node import AccumulateGrad, Node
 
-__all__ = ["backward", "grad", "Function", "gradcheck", "gradgradcheck", "no_grad", "enable_grad", "inference_mode",
+__all__ = ["backward", "grad", "Function", "Variable", "profiler", "gradcheck", "gradgradcheck", "no_grad", "enable_grad", "inference_mode",
            "set_grad_enabled", "is_grad_enabled", "functional", "graph", "forward_ad", "Node", "AccumulateGrad",
            "detect_anomaly", "set_detect_anomaly"]
 
@@ -259,3 +259,7 @@ def _grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, mate
             g = g.detach()
         result.append(g)
     return tuple(result)
+
+
+from .variable import Variable  # noqa: E402  (uses _flag, defined above)
+from . import profiler  # noqa: E402,F401
