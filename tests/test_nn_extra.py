@@ -803,7 +803,9 @@ def test_parametrize_cached_computes_once():
             return x * 2
 
     lin = gradc.nn.Linear(3, 2)
+    original = lin.weight
     parametrize.register_parametrization(lin, "weight", Double())
+    assert len(calls) == 1 and lin.parametrizations.weight.original is original    # (PyTorch's check call)
     a = lin.weight
     with parametrize.cached():
         b, c = lin.weight, lin.weight
@@ -812,10 +814,10 @@ def test_parametrize_cached_computes_once():
         e = lin.weight
     f = lin.weight
     assert b is c is d is e and a is not b and f is not b
-    assert len(calls) == 3
+    assert len(calls) == 4
     with parametrize.cached():
         y = lin(gradc.ones(4, 3)) + lin(gradc.ones(4, 3))
-    assert len(calls) == 4
+    assert len(calls) == 5
     y.sum().backward()
     np.testing.assert_allclose(lin.parametrizations.weight.original.grad.numpy(), np.full((2, 3), 16.0))
 

@@ -25,18 +25,27 @@ class ParametrizationList(ModuleList):
             new = original
             for module in reversed(list(self)):
                 if hasattr(module, "right_inverse"):
-                    new = module.right_inverse(new)
+                    try:
+                        new = module.right_inverse(new)
+                    except NotImplementedError:
+                        pass
         wrap = (lambda t: Parameter(t.detach(), original.requires_grad)) if isinstance(original, Parameter) else (
             lambda t: t.detach())
         register = self.register_parameter if isinstance(original, Parameter) else self.register_buffer
         self.is_tensor = isinstance(new, Tensor)
         if self.is_tensor:
-            register("original", wrap(new))
+            if new is not original:             # (PyTorch's _maybe_set: the original keeps its identity)
+                with no_grad():
+                    original.data = new.detach()
+            register("original", original)
             self.ntensors = 1
         else:
             self.ntensors = len(new)
             for i, t in enumerate(new):
                 register(f"original{i}", wrap(t))
+        if not unsafe:
+            _check_same("Registering a parametrization may not change the {} of the tensor, unless `unsafe` flag is "
+                        "enabled.\nunparametrized {}: {}\nparametrized {}: {}", original, self())
 
     def originals(self):
         return (self.original,) if self.is_tensor else tuple(getattr(self, f"original{i}") for i in range(self.ntensors))
@@ -56,6 +65,16 @@ class ParametrizationList(ModuleList):
             values = (value,) if self.is_tensor else tuple(value)
             for original, v in zip(self.originals(), values):
                 original.copy_(v)
+
+
+def _check_same(template, before, after):
+    """PyTorch's checks that a parametrization keeps a tensor's dtype and shape: ``template``
+    formatted with the attribute's name, then the name and value before and after, twice."""
+    if not isinstance(after, Tensor):
+        raise ValueError(f"A parametrization must return a tensor. Got {type(after).__name__}.")
+    for attr in ("dtype", "shape"):
+        if getattr(after, attr) != getattr(before, attr):
+            raise ValueError(template.format(attr, attr, getattr(before, attr), attr, getattr(after, attr)))
 
 
 _cache_enabled = 0
@@ -106,9 +125,17 @@ def _inject_property(module, name):
 
 
 def register_parametrization(module, tensor_name, parametrization, *, unsafe=False):
-    """Make ``module.<tensor_name>`` the output of ``parametrization`` (several calls chain)."""
+    """Make ``module.<tensor_name>`` the output of ``parametrization`` (several calls chain);
+    unless ``unsafe``, the parametrization is run once to check it keeps the dtype and shape."""
+    parametrization.train(module.training)
     if is_parametrized(module, tensor_name):
+        if not unsafe:
+            value = getattr(module, tensor_name)
+            _check_same(f"Registering a parametrization may not change the {{}} of the tensor, unless the `unsafe` "
+                        f"flag is enabled.\nmodule.{tensor_name}.{{}}: {{}}\nparametrization(module.{tensor_name})"
+                        ".{}: {}", value, parametrization(value))
         module.parametrizations[tensor_name].append(parametrization)
+        module.parametrizations[tensor_name].unsafe |= unsafe
         return module
     original = getattr(module, tensor_name)
     if not isinstance(original, Tensor):
