@@ -218,3 +218,29 @@ def test_stateless_functional_call_warns_and_calls():
                 warnings.simplefilter("ignore")
                 m.nn.utils.stateless.functional_call(lin, {"w": m.ones(1)}, (m.ones(1, 2),), strict=True)
     assert got == [11.5, 11.5]
+
+
+@pytest.mark.skipif(gradc.cuda.is_available(), reason="PyTorch's CPU-only behaviour (device_ids == [])")
+def test_data_parallel_without_cuda_calls_the_module_as_pytorch():
+    torch = pytest.importorskip("torch")
+    got = []
+    for m in (torch, gradc):
+        m.manual_seed(0)
+        lin = m.nn.Linear(2, 3)
+        dp = m.nn.DataParallel(lin)
+        assert dp.module is lin and dp.device_ids == [] and not hasattr(dp, "output_device")
+        assert [n for n, _ in dp.named_parameters()] == ["module.weight", "module.bias"]
+        assert list(dp.state_dict()) == ["module.weight", "module.bias"]
+        y = dp(m.ones(4, 2))
+        y.sum().backward()
+        assert type(y.grad_fn).__name__ == "AddmmBackward0"
+        got.append((repr(dp), y.detach().numpy(), lin.weight.grad.numpy()))
+        with pytest.raises(RuntimeError, match="^device type could not be determined$"):
+            m.nn.parallel.data_parallel(lin, m.ones(1, 2))
+    assert got[0][0] == got[1][0]
+    np.testing.assert_array_equal(got[1][1], got[0][1])
+    np.testing.assert_array_equal(got[1][2], got[0][2])
+    dp, x = gradc.nn.DataParallel(gradc.nn.Linear(2, 1)), gradc.ones(1, 2)
+    with gradc.autograd.profiler.profile() as prof:
+        dp(x)
+    assert prof.function_events[0].name == "DataParallel.forward"

@@ -47,3 +47,8 @@ __all__ = ["Module", "Parameter", "Linear", "Sequential", "ReLU", "Tanh", "Sigmo
            "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
            "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "UninitializedParameter",
            "UninitializedBuffer", "functional", "init", "utils"]
+
+from . import parallel  # noqa: E402
+from .parallel import DataParallel  # noqa: E402
+
+__all__ += ["DataParallel", "parallel"]
