@@ -244,3 +244,92 @@ def test_data_parallel_without_cuda_calls_the_module_as_pytorch():
     with gradc.autograd.profiler.profile() as prof:
         dp(x)
     assert prof.function_events[0].name == "DataParallel.forward"
+
+
+def _ctc_case(seed=0, T=12, N=4, C=5, S=4):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((T, N, C))
+    targets = rng.integers(1, C, (N, S))
+    targets[1, 1] = targets[1, 2]                       # a repeated label needs a blank between
+    return x, targets, [T, T - 2, 7, 3], [S, 3, 0, 2]   # (sample 2 has an empty target)
+
+
+CTC_VARIANTS = {
+    "padded": lambda m, t, il, tl: (m.tensor(t), m.tensor(il), m.tensor(tl)),
+    "concatenated": lambda m, t, il, tl: (m.tensor(np.concatenate([r[:n] for r, n in zip(t, tl)])), tuple(il),
+                                          tuple(tl)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("variant", list(CTC_VARIANTS))
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("blank,zero_infinity", [(0, False), (0, True), (4, True)])
+def test_ctc_loss_matches_pytorch(reduction, variant, blank, zero_infinity, dtype):
+    torch = pytest.importorskip("torch")
+    x, targets, il, tl = _ctc_case()
+    if blank == 4:
+        targets = targets - 1                           # labels 0..3, blank last
+    il[3], tl[3], targets[3, :3] = 2, 3, [1, 1, 2]      # impossible in 2 steps: an infinite loss
+    got = []
+    for m in (torch, gradc):
+        a = m.tensor(x, dtype=getattr(m, dtype), requires_grad=True)
+        loss = m.nn.functional.ctc_loss(a.log_softmax(2), *CTC_VARIANTS[variant](m, targets, il, tl), blank=blank,
+                                        reduction=reduction, zero_infinity=zero_infinity)
+        if zero_infinity:
+            (loss * m.arange(1, loss.numel() + 1, dtype=loss.dtype).reshape(loss.shape)).sum().backward()
+            grad = a.grad.numpy()
+        else:
+            grad = None                                 # (PyTorch's is NaN for the infinite sample)
+        got.append((loss.detach().numpy(), grad, type(loss.grad_fn).__name__, loss.dtype))
+    (v_t, g_t, n_t, d_t), (v_g, g_g, n_g, d_g) = got
+    assert n_g == n_t and str(d_g) == str(d_t)
+    tol = dict(rtol=1e-12, atol=1e-12) if dtype == "float64" else dict(rtol=2e-6, atol=2e-5)
+    np.testing.assert_allclose(v_g, v_t, **tol)
+    if zero_infinity:
+        np.testing.assert_allclose(g_g, g_t, **tol)
+
+
+def test_ctc_loss_gradient_of_finite_losses_and_unbatched_input():
+    torch = pytest.importorskip("torch")
+    x, targets, il, tl = _ctc_case(seed=3)
+    got = []
+    for m in (torch, gradc):
+        a = m.tensor(x, requires_grad=True)
+        lp = a.log_softmax(2)
+        loss = m.nn.CTCLoss()(lp, m.tensor(targets), m.tensor(il), m.tensor(tl))
+        single = m.nn.functional.ctc_loss(lp[:, 1], m.tensor(targets[1, :tl[1]]), m.tensor(il[1]), m.tensor(tl[1]),
+                                          reduction="none")
+        (loss + 0.5 * single).backward()
+        got.append((loss.item(), single.detach().numpy(), single.shape, a.grad.numpy()))
+    (l_t, s_t, sh_t, g_t), (l_g, s_g, sh_g, g_g) = got
+    assert sh_g == sh_t == ()
+    assert l_g == pytest.approx(l_t, rel=1e-12)
+    np.testing.assert_allclose(s_g, s_t, rtol=1e-12)
+    np.testing.assert_allclose(g_g, g_t, rtol=1e-10, atol=1e-13)
+
+
+def test_ctc_loss_module_and_errors_are_pytorchs():
+    torch = pytest.importorskip("torch")
+    for m in (torch, gradc):
+        assert repr(m.nn.CTCLoss(blank=2, zero_infinity=True)) == "CTCLoss()"
+        lp = m.randn(6, 2, 4).log_softmax(2)
+        t = m.tensor([[1, 2], [3, 1]])
+        with pytest.raises(RuntimeError, match="^blank must be in label range$"):
+            m.nn.functional.ctc_loss(lp, t, [6, 6], [2, 2], blank=4)
+        with pytest.raises(RuntimeError, match="^input_lengths must be of size batch_size$"):
+            m.nn.functional.ctc_loss(lp, t, [6], [2, 2])
+        with pytest.raises(RuntimeError, match="^target_lengths must be of size batch_size$"):
+            m.nn.functional.ctc_loss(lp, t, [6, 6], [2])
+        with pytest.raises(RuntimeError, match=r"^Expected tensor to have size at least 3 at dimension 1, but got "
+                                               r"size 2 for argument #2 'targets' \(while checking arguments for "
+                                               r"ctc_loss_allocate_outputs\)$"):
+            m.nn.functional.ctc_loss(lp, t, [6, 6], [3, 2])
+        with pytest.raises(RuntimeError, match=r"^Expected target_lengths to have value at least 0, but got value -1"):
+            m.nn.functional.ctc_loss(lp, t, [6, 6], [-1, 2])
+        with pytest.raises(RuntimeError, match=r"^Expected tensor to have size 5 at dimension 0, but got size 4"):
+            m.nn.functional.ctc_loss(lp, t.flatten(), [6, 6], [2, 3])
+        with pytest.raises(RuntimeError, match=r"^Expected tensor to have size 1 at dimension 0, but got size 2"):
+            m.nn.functional.ctc_loss(lp[:, 0], t[0], m.tensor(6), m.tensor(1))
+        with pytest.raises(RuntimeError, match=r"^Expected input_lengths to have value at most 6, but got value 7"):
+            m.nn.functional.ctc_loss(lp, t, [7, 6], [2, 2])

@@ -10,7 +10,7 @@ from .extra import (AlphaDropout, Bilinear, ChannelShuffle, CircularPad1d, Circu
                     FeatureAlphaDropout, FractionalMaxPool2d, FractionalMaxPool3d, GaussianNLLLoss, HingeEmbeddingLoss, InstanceNorm1d, InstanceNorm2d,
                     InstanceNorm3d,
                     LocalResponseNorm, LPPool1d, LPPool2d, LPPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, MultiLabelMarginLoss,
-                    MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, ReflectionPad1d, ReflectionPad2d,
+                    MultiLabelSoftMarginLoss, MultiMarginLoss, CTCLoss, PoissonNLLLoss, ReflectionPad1d, ReflectionPad2d,
                     ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, RReLU, Softmax2d, SoftMarginLoss, TripletMarginWithDistanceLoss,
                     Unflatten, ZeroPad1d, ZeroPad2d, ZeroPad3d)
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
@@ -39,7 +39,7 @@ __all__ = ["Module", "Parameter", "Linear", "Sequential", "ReLU", "Tanh", "Sigmo
            "Softmax2d", "Unflatten", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d",
            "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d",
            "CircularPad1d", "CircularPad2d", "RReLU", "MaxUnpool1d", "MaxUnpool2d", "HingeEmbeddingLoss",
-           "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiLabelMarginLoss", "MultiMarginLoss", "PoissonNLLLoss",
+           "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiLabelMarginLoss", "MultiMarginLoss", "CTCLoss", "PoissonNLLLoss",
            "GaussianNLLLoss", "CosineEmbeddingLoss", "TripletMarginWithDistanceLoss",
            "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "Conv3d", "ConvTranspose3d", "MaxPool3d",
            "UpsamplingBilinear2d", "UpsamplingNearest2d", "InstanceNorm3d", "EmbeddingBag", "Buffer", "ReflectionPad3d", "ReplicationPad3d", "CircularPad3d", "LPPool3d",

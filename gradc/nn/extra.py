@@ -428,6 +428,18 @@ class MultiMarginLoss(_Loss):
         self.p, self.margin = p, margin
 
 
+class CTCLoss(_Loss):
+    _fn = staticmethod(F.ctc_loss)
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction, blank=blank, zero_infinity=zero_infinity)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
+
+
 class PoissonNLLLoss(_Loss):
     _fn = staticmethod(F.poisson_nll_loss)
 

@@ -1666,3 +1666,6 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     if swap:
         d_neg = d_neg.minimum(dist(positive, negative))
     return _reduce((margin + d_pos - d_neg).clamp(min=0), reduction)
+
+
+from .ctc_loss import ctc_loss  # noqa: E402,F401  (its own module: NumPy alpha-beta recursion)
