@@ -164,3 +164,47 @@ def test_lbfgs_errors_are_pytorchs():
 def test_differentiable_is_refused():
     with pytest.raises(NotImplementedError, match="differentiable=True"):
         gradc.optim.RAdam([gradc.nn.Parameter(gradc.ones(2))], differentiable=True)
+
+
+@pytest.mark.parametrize("name", ["SGD", "AdamW", "NAdam", "LBFGS"])
+def test_step_hooks_and_profile_names_are_pytorchs(name):
+    """Global and per-optimizer pre/post step hooks run in PyTorch's order with (optimizer,)
+    as args, a pre hook may replace the arguments (the closure here), handles remove them, and a
+    profile shows the ``Optimizer.step#<class>.step`` and ``zero_grad`` blocks."""
+    torch = pytest.importorskip("torch")
+    import importlib
+    seen = []
+    for m in (torch, gradc):
+        module = importlib.import_module(f"{m.__name__}.optim.optimizer")
+        p = m.nn.Parameter(m.ones(2))
+        opt = getattr(m.optim, name)([p], lr=0.1)
+
+        def closure():
+            opt.zero_grad()
+            loss = (p * p).sum()
+            loss.backward()
+            return loss
+        calls = []
+        handles = [module.register_optimizer_step_pre_hook(lambda o, a, k: calls.append(("global pre", a[0] is o))),
+                   opt.register_step_pre_hook(lambda o, a, k: calls.append(("pre", len(a), sorted(k)))),
+                   opt.register_step_pre_hook(lambda o, a, k: ((o,), {"closure": closure})),
+                   opt.register_step_post_hook(lambda o, a, k: calls.append(("post", sorted(k)))),
+                   module.register_optimizer_step_post_hook(lambda o, a, k: calls.append(("global post",)))]
+        loss = opt.step()
+        calls.append(loss.item())
+        for h in handles:
+            h.remove()
+        closure()
+        with m.autograd.profiler.profile() as prof:
+            opt.step(closure) if name == "LBFGS" else opt.step()
+            opt.zero_grad()
+        names = [e.key for e in prof.key_averages() if e.key.startswith("Optimizer.")]
+        handle = opt.register_step_pre_hook(lambda o, a, k: 5)
+        with pytest.raises(RuntimeError, match="must return None or a tuple of \\(new_args, new_kwargs\\), but got 5"):
+            opt.step(closure)
+        handle.remove()
+        seen.append((calls, names, p.detach().numpy()))
+    assert seen[0][1] == [f"Optimizer.step#{name}.step", f"Optimizer.zero_grad#{name}.zero_grad"]
+    assert seen[0][0][:2] == [("global pre", True), ("pre", 1, [])]
+    assert seen[1][0] == seen[0][0] and seen[1][1] == seen[0][1]
+    np.testing.assert_allclose(seen[1][2], seen[0][2], rtol=1e-6)

@@ -3,8 +3,56 @@ from __future__ import annotations
 
 import math
 
+import functools
+from collections import OrderedDict
+
 from .._warnings import warn_at_user_code
 from ..autograd import grad_mode
+from ..autograd.profiler import record_function
+from ..nn.modules import RemovableHandle
+
+_global_pre_hooks: OrderedDict = OrderedDict()
+_global_post_hooks: OrderedDict = OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook):
+    """``hook(optimizer, args, kwargs)`` before every optimizer's ``step``; it may return
+    ``(new_args, new_kwargs)`` (``args`` starts with the optimizer)."""
+    return RemovableHandle(_global_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook):
+    """``hook(optimizer, args, kwargs)`` after every optimizer's ``step``."""
+    return RemovableHandle(_global_post_hooks, hook)
+
+
+def _hooked_step(step):
+    """``step`` run as PyTorch runs it: in a ``record_function("Optimizer.step#SGD.step")`` block,
+    between the global and the optimizer's own pre and post hooks. A subclass's step calling its
+    base's (AdamW's is Adam's) runs the hooks once, for the outer call."""
+    @functools.wraps(step)
+    def wrapper(*args, **kwargs):
+        self = args[0]
+        if self.__dict__.get("_stepping"):
+            return step(*args, **kwargs)
+        with record_function(f"Optimizer.step#{type(self).__name__}.step"):
+            for hook in list(_global_pre_hooks.values()) + list(self._optimizer_step_pre_hooks.values()):
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError(f"{step} must return None or a tuple of (new_args, new_kwargs), but got "
+                                           f"{result}.")
+                    args, kwargs = result
+            self._stepping = True
+            try:
+                out = step(*args, **kwargs)
+            finally:
+                self._stepping = False
+            for hook in list(self._optimizer_step_post_hooks.values()) + list(_global_post_hooks.values()):
+                hook(self, args, kwargs)
+            return out
+    wrapper.hooked = True
+    return wrapper
 
 
 def _check_nonnegative(**values):
@@ -39,7 +87,24 @@ def _copied(value):
 
 
 class Optimizer:
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "hooked", False):
+            cls.step = _hooked_step(step)
+
+    def register_step_pre_hook(self, hook):
+        """``hook(optimizer, args, kwargs)`` before this optimizer's ``step``; it may return
+        ``(new_args, new_kwargs)``."""
+        return RemovableHandle(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook):
+        """``hook(optimizer, args, kwargs)`` after this optimizer's ``step``."""
+        return RemovableHandle(self._optimizer_step_post_hooks, hook)
+
     def __init__(self, params, defaults):
+        self._optimizer_step_pre_hooks: OrderedDict = OrderedDict()
+        self._optimizer_step_post_hooks: OrderedDict = OrderedDict()
         from ..tensor_api import is_tensor_like
         if is_tensor_like(params):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, but "
@@ -109,6 +174,10 @@ class Optimizer:
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none=True):
+        with record_function(f"Optimizer.zero_grad#{type(self).__name__}.zero_grad"):
+            self._zero_grad(set_to_none)
+
+    def _zero_grad(self, set_to_none):
         for g in self.param_groups:
             for p in g["params"]:
                 if set_to_none:
