@@ -83,6 +83,10 @@ def test_profile_times_each_op_and_block(api):
     avg = {e.key: e for e in prof.key_averages()}
     assert {"block", "aten::matmul", "aten::relu", "aten::sum"} <= set(avg)
     assert avg["aten::matmul"].count == 3          # forward and the two backward products
+    mm_backward = [e for e in prof.events() if e.name == "autograd::engine::evaluate_function: MmBackward0"]
+    assert len(mm_backward) == 1 and [c.name for c in mm_backward[0].cpu_children].count("aten::matmul") == 2
+    assert {"autograd::engine::evaluate_function: ReluBackward0",
+            "autograd::engine::evaluate_function: SumBackward0"} <= set(avg)
     block = avg["block"]
     inner = [e for e in prof.events() if e.parent is not None and e.parent.name == "block"]
     assert [e.name for e in inner] == ["aten::matmul", "aten::relu", "aten::sum"]
@@ -121,7 +125,8 @@ def test_profiler_is_off_outside_and_record_function_decorates():
         f(gradc.zeros(2, 3))
     events = prof.function_events
     assert [e.name for e in events] == ["fn", "aten::exp"] and events[1].input_shapes == [[2, 3]]
-    assert gradc.Tensor.__dict__["_apply"] is original     # the timing wrapper is gone
+    assert gradc.Tensor.__dict__["_apply"] is original     # the timing wrappers are gone
+    assert gradc.autograd.engine._run_node.__qualname__ == "_run_node"
     with gradc.autograd.profiler.profile(enabled=False) as off:
         f(gradc.zeros(1))
     assert list(off.function_events) == []

@@ -6,10 +6,11 @@ eager ops run, wrapped for the profile's duration only, so nothing is paid other
 its gradc op name (``aten::matmul``, ``aten::relu``; the backward pass's ops appear as theirs);
 ops run inside a block count towards the block's total but not its self time, as in PyTorch.
 ``key_averages().table()`` prints PyTorch's CPU columns (Self CPU %, Self CPU, CPU total %,
-CPU total, CPU time avg, # of Calls). Compiled functions (``@gradc.compile``) run as one native
-call and show up only through the eager ops around them. There are no CUDA, memory, FLOP or
-stack columns and no ``autograd::engine::evaluate_function`` events for the backward nodes:
-those arguments are accepted and ignored.
+CPU total, CPU time avg, # of Calls). Each backward node run by the engine is an
+``autograd::engine::evaluate_function: MulBackward0`` event around its ops, as in PyTorch.
+Compiled functions (``@gradc.compile``) run as one native call and show up only through the
+eager ops around them; factories (``ones``, ``randn``) are not table ops and are not timed.
+There are no CUDA, memory, FLOP or stack columns: those arguments are accepted and ignored.
 """
 from __future__ import annotations
 
@@ -160,6 +161,20 @@ def _end(event):
     _open.remove(event)
 
 
+def _timed_run_node(original):
+    """The engine's ``_run_node`` recording PyTorch's ``autograd::engine::evaluate_function: <node>``
+    event around each backward node (its ops nest inside)."""
+    def _run_node(node, grads, retain_graph):
+        if not _active or not _active[-1]._running:
+            return original(node, grads, retain_graph)
+        event = _begin(f"autograd::engine::evaluate_function: {node.name()}")
+        try:
+            return original(node, grads, retain_graph)
+        finally:
+            _end(event)
+    return _run_node
+
+
 def _timed_apply(original):
     """``Tensor._apply`` recording one event per op application."""
     def _apply(cls, op, inputs, attrs, node_name=None):
@@ -190,9 +205,11 @@ class profile:
         if not self.enabled:
             return self
         from ..tensor import Tensor
+        from . import engine
         if not _active:
-            self._original = Tensor.__dict__["_apply"]
+            self._original = (Tensor.__dict__["_apply"], engine._run_node)
             Tensor._apply = _timed_apply(Tensor._apply)
+            engine._run_node = _timed_run_node(engine._run_node)
         _active.append(self)
         self._running = True
         return self
@@ -201,10 +218,11 @@ class profile:
         if not self.enabled:
             return False
         from ..tensor import Tensor
+        from . import engine
         self._running = False
         _active.remove(self)
         if self._original is not None:
-            Tensor._apply = self._original
+            Tensor._apply, engine._run_node = self._original
             self._original = None
         return False
 
