@@ -73,8 +73,15 @@ def check_device_type(device_type) -> str:
     return kind
 
 
+# whether any thread has ever turned autocast on: until then ``@gradc.compile``'s guard key
+# takes None without reading the thread-local state (a compiled call's overhead is microseconds)
+ever_active = [False]
+
+
 def _refresh():
     _state.active = _state.excluded == 0 and any(_state.enabled.values())
+    if _state.active:
+        ever_active[0] = True
 
 
 def guard_key():

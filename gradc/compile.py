@@ -766,7 +766,8 @@ class CompiledFunction:
             else:
                 break
         else:                   # tensors only: the common call
-            return (tuple(keys), (), grad_mode._state.enabled, dtypes.default_float, autocast_state.guard_key()), args
+            return (tuple(keys), (), grad_mode._state.enabled, dtypes.default_float,
+                    autocast_state.guard_key() if autocast_state.ever_active[0] else None), args
         keys, statics, tensors = [], [], []
         for a in args:
             if isinstance(a, Tensor):
@@ -774,7 +775,8 @@ class CompiledFunction:
                 tensors.append(a)
             else:
                 statics.append(_static_key(a))
-        key = (tuple(keys), tuple(statics), grad_mode._state.enabled, dtypes.default_float, autocast_state.guard_key())
+        key = (tuple(keys), tuple(statics), grad_mode._state.enabled, dtypes.default_float,
+               autocast_state.guard_key() if autocast_state.ever_active[0] else None)
         return key, tensors
 
     def _why(self, key) -> str:
@@ -893,6 +895,10 @@ class CompiledFunction:
         spec.tree = tree
         spec.half_outputs = func.meta.get("half_outputs", ())
         spec.device = next((t.device for t in args if isinstance(t, Tensor)), CPU)
+        spec.single = tree == ("leaf", 0)
+        spec.plain_tuple = tree == leaf_tree(n_user)
+        spec.post_outputs = bool(spec.view_outputs or spec.leaf_outputs or spec.leaf_graph_outputs or spec.repeats
+                                 or spec.half_outputs)
         spec.total_seconds = time.perf_counter() - t0
         return spec
 
@@ -956,8 +962,9 @@ class CompiledFunction:
             tensors = [*tensors, *captured]
         if spec.arg_writes:
             _check_argument_writes(self.__name__, spec, tensors)
-        for pos in spec.requires_grad_args:       # x.requires_grad_() in the function: the caller's x
-            tensors[pos].requires_grad_()
+        if spec.requires_grad_args:
+            for pos in spec.requires_grad_args:       # x.requires_grad_() in the function: the caller's x
+                tensors[pos].requires_grad_()
         if _inference_seen[0] and spec.wrt and spec.eager_saved and grad_mode._state.enabled:
             _check_no_inference_saved(spec, tensors)
         arrays = [t._data for t in tensors]
@@ -983,29 +990,17 @@ class CompiledFunction:
                 node._saved_outputs = [_SavedOutput(result[k], name, nr)
                                        for k, (name, nr) in spec.eager_saved_outputs.items()
                                        if k in spec.float_outputs]
-        for k, (pos, chain) in spec.view_outputs.items():     # views of inputs, as eagerly
-            t = tensors[pos]
-            for name, attrs in chain:     # (Tensor.detach: shares the version counter, as eagerly)
-                t = t.detach() if name == "detach" else _dispatch.apply(name, t, **attrs)
-            result[k] = t
-        for k in spec.leaf_outputs:       # (after the views: a.detach().requires_grad_() is one)
-            result[k]._requires_grad = True
-        if spec.leaf_graph_outputs:
-            inner = _InnerLeavesBackward(spec.n_outputs, spec.freed_outputs)
-            for k in spec.leaf_graph_outputs:
-                t = result[k]
-                t._grad_fn, t._output_nr, t._requires_grad = inner, k, True
-        for k, first in spec.repeats.items():     # return (y, y): the same tensor twice, as eagerly
-            result[k] = result[first]
-        for k in spec.half_outputs:       # (float16 emulated in the IR: autocast's outputs, as eagerly)
-            result[k] = result[k].to(dtypes.float16)
+        if spec.post_outputs:
+            _post_outputs(spec, tensors, result)
         if state_values is not None:      # after the node took the versions, as eager code's order
             _write_state(spec, tensors, state_values)
             if spec.wrt:
                 for pos, k in spec.grad_writes:     # a written argument's new value comes from the node
                     t = tensors[pos]
                     t._grad_fn, t._output_nr, t._requires_grad = node, k, True
-        return unflatten_output(spec.tree, result)
+        if spec.single:
+            return result[0]
+        return tuple(result) if spec.plain_tuple else unflatten_output(spec.tree, result)
 
     def _current_captured(self, spec, args=()) -> list:
         """The captured tensors this call reads: what each one's access path (``capture_paths``)
@@ -1166,6 +1161,27 @@ def _scalar_getter(scalars) -> _ScalarGetter:
 def _scalar_values(scalars):
     values = tuple(v for _, v in scalars)
     return values[0] if len(values) == 1 else values
+
+
+def _post_outputs(spec, tensors, result) -> None:
+    """The outputs a compiled call does not take from its kernels as they are: views of its
+    inputs, leaves the function made, repeated outputs, autocast's float16 values."""
+    for k, (pos, chain) in spec.view_outputs.items():     # views of inputs, as eagerly
+        t = tensors[pos]
+        for name, attrs in chain:     # (Tensor.detach: shares the version counter, as eagerly)
+            t = t.detach() if name == "detach" else _dispatch.apply(name, t, **attrs)
+        result[k] = t
+    for k in spec.leaf_outputs:       # (after the views: a.detach().requires_grad_() is one)
+        result[k]._requires_grad = True
+    if spec.leaf_graph_outputs:
+        inner = _InnerLeavesBackward(spec.n_outputs, spec.freed_outputs)
+        for k in spec.leaf_graph_outputs:
+            t = result[k]
+            t._grad_fn, t._output_nr, t._requires_grad = inner, k, True
+    for k, first in spec.repeats.items():     # return (y, y): the same tensor twice, as eagerly
+        result[k] = result[first]
+    for k in spec.half_outputs:       # (float16 emulated in the IR: autocast's outputs, as eagerly)
+        result[k] = result[k].to(dtypes.float16)
 
 
 def _static_key(a):
