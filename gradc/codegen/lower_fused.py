@@ -92,8 +92,35 @@ def lower_fused(op: Operation, name: str = "fused") -> Kernel:
                 out = kb.output(f"out{k}", v.type.dtype, v.type.shape)
                 kb.store(out, val, index=_load_index(v.type.shape, _stored_map(v.type.shape, amap, space), space))
             break
-        env[o.results[0]] = (*_lower_op(kb, o, get, space), None)
+        if o.short_name == "reshape" and o.operands[0] in block.args:
+            env[o.results[0]] = _reshaped_argument(o, env[o.operands[0]][2], space)
+            continue
+        val, amap = _lower_op(kb, o, get, space)
+        env[o.results[0]] = (val, _distinct(amap), None)
     return kb.build()
+
+
+def _distinct(amap):
+    """``amap``, after checking that no two of its dims run along one iteration axis: a value is
+    one scalar per iteration point, so such a value (a per-row vector reshaped into a column and
+    broadcast against its row) has no kernel form."""
+    axes = [a for a in amap if a is not None]
+    if len(axes) != len(set(axes)):
+        raise Unlowerable(f"two dims of a value run along one iteration axis ({list(amap)})")
+    return amap
+
+
+def _reshaped_argument(o, buf, space):
+    """A reshape of a region argument, loaded lazily from the argument's buffer with the new shape
+    (the buffer is row-major, so its elements keep their order) broadcast into the space; the
+    argument's own axis map moved onto the new dims when the new shape does not fit the space."""
+    shape = tuple(o.results[0].type.shape)
+    try:
+        return None, _right_aligned(shape, space), buf
+    except Unlowerable:
+        src = o.operands[0].type.shape
+        mapped = iter([a for a, s in zip(_right_aligned(src, space), src) if s != 1])
+        return None, _distinct(tuple(None if s == 1 else next(mapped) for s in shape)), buf
 
 
 def _stored_map(shape, amap, space):
@@ -103,7 +130,7 @@ def _stored_map(shape, amap, space):
     if all(a is not None or s == 1 for a, s in zip(amap, shape)):
         return amap
     aligned = _right_aligned(shape, space)
-    return tuple(a if a is not None or s == 1 else aligned[d] for d, (a, s) in enumerate(zip(amap, shape)))
+    return _distinct(tuple(a if a is not None or s == 1 else aligned[d] for d, (a, s) in enumerate(zip(amap, shape))))
 
 
 def _load_index(shape, amap, space):
