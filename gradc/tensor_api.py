@@ -1573,8 +1573,8 @@ class TensorAPI(TensorLikeMeta):
             bool(value) if self.dtype is dtypes.bool_ else dtypes.unsigned_wrap(int(value), self.dtype))
         view_of = getattr(self, "_view_of", None)
         data = getattr(self, "_data", None)
-        if (view_of is not None and view_of[1].name == "expand" and isinstance(data, np.ndarray)
-                and not data.flags.writeable):
+        if (isinstance(data, np.ndarray) and not data.flags.writeable and view_of is not None
+                and view_of[1].name == "expand"):
             # every element of an expanded view gets the same value: PyTorch fills the memory it repeats
             view_of[0]._fill(value, name)
             return self

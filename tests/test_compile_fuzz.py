@@ -27,6 +27,13 @@ CASES = {
             t0 = p0.logsumexp(-1)
             return (p0 / t0,)
         """),
+    # zero_() of an index view of an intermediate read the traced view record as an eager one's
+    "zero_through_an_index_view": ([([1.343], "float64", True)], """
+        def f(p0):
+            t1 = p0 % 1.5
+            t1[0].zero_()
+            return (t1,)
+        """),
 }
 
 
