@@ -52,6 +52,8 @@ class Size(tuple):
 
 T_0D_WARNING = ("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases. "
                 "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4321.)")
+MT_0D_WARNING = ("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases. "
+                 "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4373.)")
 T_ND_WARNING = ("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated and it "
                 "will throw an error in a future release. Consider `x.mT` to transpose batches of matrices or "
                 "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor. (Triggered "
@@ -1015,6 +1017,9 @@ class TensorAPI(TensorLikeMeta):
 
     @property
     def mT(self):
+        if self.ndim == 0:
+            warnings.warn(MT_0D_WARNING, UserWarning, stacklevel=2)
+            return self
         if self.ndim < 2:
             raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
         return self.transpose(-2, -1)

@@ -34,6 +34,12 @@ CASES = {
             t1[0].zero_()
             return (t1,)
         """),
+    # mT of a 0-d tensor is PyTorch's identity (with a deprecation warning), not an error
+    "mT_of_a_0d_tensor": ([(-0.801, "float64", True)], """
+        def f(p0):
+            t1 = p0 * 2.5
+            return (t1.mT * 2, t1.mH)
+        """),
 }
 
 
@@ -43,3 +49,18 @@ def test_minimised_programs_compile_as_eagerly_and_as_pytorch(name):
         warnings.simplefilter("ignore")
         res = check(_program(*CASES[name]), torch)
     assert res is None, f"{res[0]} differ at {res[1][1][:2]} || {res[1][2][:2]}"
+
+
+@pytest.mark.parametrize("attr", ["mT", "mH"])
+def test_mT_and_mH_of_a_0d_tensor_return_it_with_pytorchs_warning(attr):
+    import gradc
+    seen = []
+    for m in (torch, gradc):
+        x = m.tensor(1.5, requires_grad=True)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            assert getattr(x, attr) is x
+        seen.append([str(v.message) for v in w])
+    # (PyTorch warns once per process: only the first call shows its message)
+    assert len(seen[1]) == 1 and seen[1][0].startswith(f"Tensor.{attr} is deprecated on 0-D tensors.")
+    assert seen[0] in ([], seen[1])
