@@ -156,10 +156,12 @@ class _Specialization:
         if backward == "precompute" and self.wrt and not self.precompute:
             raise ValueError(f"@gradc.compile(backward='precompute'): {func.name} must return one 0-d "
                              "floating point tensor" + (" and draw no random numbers" if self.random else ""))
+        joint = optimize(differentiate(func, self.wrt)) if self.wrt else None
+        if self.precompute and _raises_in_backward(joint):
+            self.precompute = False     # (the gradient's error comes at backward, as eagerly)
         if self.precompute:
             # One pass computes the loss and its gradients for a cotangent of 1; backward
             # scales them by the real cotangent (a scalar: the gradient is linear in it).
-            joint = optimize(differentiate(func, self.wrt))
             self.joint = joint
             self.unread_inputs = _unread_arguments(joint, len(func.args))
             self.unchecked_inputs = self.unread_inputs | self.written
@@ -170,7 +172,6 @@ class _Specialization:
             self.forward = Executor(fwd, backend)
             fwd_func, grads_func, grads = fwd, fwd, fwd.outputs[n_outputs:]
         elif self.wrt:
-            joint = optimize(differentiate(func, self.wrt))
             self.joint = joint
             self.unread_inputs = _unread_arguments(joint, len(func.args))
             self.unchecked_inputs = self.unread_inputs | self.written
@@ -1110,6 +1111,12 @@ def _without_detach(func: Function) -> Function:
             op.results[0].replace_all_uses_with(op.operands[0])
             op.erase()
     return func
+
+
+def _raises_in_backward(joint: Function) -> bool:
+    """Whether a gradient of ``joint`` is an op with no derivative (``no_derivative``, which raises):
+    it must not be precomputed in the forward."""
+    return any(op.name == "gradc.no_derivative" for op in joint.body.ops)
 
 
 def _unread_arguments(joint: Function, n_primals: int) -> frozenset:

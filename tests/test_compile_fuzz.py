@@ -45,6 +45,20 @@ CASES = {
         def f(p0):
             return (p0.exp().expand(2, -1),)
         """),
+    # an op PyTorch has no derivative for fails at backward, not when the call compiles (also a
+    # scalar loss, whose gradients are otherwise precomputed in the forward)
+    "floor_divide_then_backward": ([([1.09, -1.636], "float64", True), (-0.984, "float64", True)], """
+        def f(p1, p2):
+            return (p2 // p1, p1.cos())
+        """),
+    "heaviside_in_a_scalar_loss": ([([1.09, -1.636, 0.0], "float64", True)], """
+        def f(p0):
+            return ((T.heaviside(p0, p0 * 0.5) * p0).sum(),)
+        """),
+    "remainder_of_a_number": ([([1.09, -1.636], "float32", True)], """
+        def f(p0):
+            return (T.remainder(3.0, p0), p0 * 2)
+        """),
 }
 
 

@@ -8,7 +8,7 @@ import numpy as np
 from .. import dtypes
 from .dispatch import apply
 from .quiet import quiet
-from .registry import ELEMENTWISE, NONDIFF, PURE, ShapeError, TypeInfo, defop
+from .registry import ELEMENTWISE, NONDIFF, PURE, NoDerivative, ShapeError, TypeInfo, defop
 from .rules import (backward_op, broadcast_shapes, elementwise_rule, same_dtype, scalar_add, scalar_mul, scalar_rsub,
                     not_implemented_for, scalar_sub, unbroadcast, zero_grad)
 
@@ -416,7 +416,7 @@ def _remainder_vjp(ctx, g):
     constant, so its own gradient is zero, but under create_graph=True it requires grad);
     PyTorch's remainder(Scalar, Tensor) has no derivative."""
     if ctx.attrs.get("scalar_self"):
-        raise RuntimeError("derivative for aten::remainder is not implemented")
+        raise NoDerivative("derivative for aten::remainder is not implemented")
     return _rounded_quotient_vjp(ctx, g, "floor")
 
 
@@ -434,7 +434,7 @@ def _rounded_quotient_vjp(ctx, g, mode):
 
 
 def _floor_divide_vjp(ctx, g):
-    raise RuntimeError("derivative for aten::floor_divide is not implemented")
+    raise NoDerivative("derivative for aten::floor_divide is not implemented")
 
 
 def _div_rounding_forward(a, b, mode):
@@ -646,7 +646,7 @@ def _nextafter_vjp(ctx, g):
 
 
 def _heaviside_vjp(ctx, g):
-    raise RuntimeError("derivative for aten::heaviside is not implemented")
+    raise NoDerivative("derivative for aten::heaviside is not implemented")
 
 
 def _heaviside_forward(x, values):
@@ -704,6 +704,21 @@ def _constant_forward(value, shape, dtype):
 
 defop("constant", infer=_constant_infer, forward=_constant_forward,
       traits=frozenset({PURE, NONDIFF, "constant"}), num_inputs=0, attr_names=("value", "shape", "dtype"))
+
+
+# ---- no_derivative: the gradient of an op PyTorch cannot differentiate (IR only) -----------------
+# The autodiff pass emits it where a VJP raised NoDerivative: its operand is the cotangent, so it
+# runs only in the backward (as eagerly, where the error comes when backward reaches the node).
+def _no_derivative_infer(types, attrs):
+    return [TypeInfo(tuple(attrs["shape"]), dtypes.from_name(attrs["dtype"]))]
+
+
+def _no_derivative_forward(g, shape, dtype, message):
+    raise NoDerivative(message)
+
+
+defop("no_derivative", infer=_no_derivative_infer, forward=_no_derivative_forward, traits=frozenset({PURE, NONDIFF}),
+      attr_names=("shape", "dtype", "message"))
 
 
 # ---- iota: the index along one dim (IR only; the decompose pass builds one-hot masks with it) --

@@ -26,6 +26,16 @@ class ShapeError(RuntimeError):
     """A shape or dtype rule rejected its operands; the message names op and shapes."""
 
 
+class NoDerivative(RuntimeError):
+    """Raised by the VJP of an op PyTorch has no derivative for (floor_divide, heaviside): eagerly
+    when backward reaches the op's node; the autodiff pass emits a ``no_derivative`` op instead,
+    which raises it when the compiled backward runs. A traceback names it RuntimeError, as PyTorch's."""
+
+
+NoDerivative.__name__ = NoDerivative.__qualname__ = "RuntimeError"
+NoDerivative.__module__ = "builtins"
+
+
 class KernelDtypeError(ShapeError, NotImplementedError):
     """An op PyTorch has no kernel for in the operands' dtype (``"pow" not implemented for 'Bool'``)."""
 

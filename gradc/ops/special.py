@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from .elementwise import _binary, _unary
+from .registry import NoDerivative
 from .rules import scalar_mul, unbroadcast
 
 _INV_SQRT_PI = 0.5641895835477563
@@ -206,7 +207,7 @@ def _zeta_vjp(ctx, g):
     """d/dq zeta(s, q) = -s zeta(s + 1, q); PyTorch has no derivative in s either."""
     from ..tensor_api import apply
     if ctx.needs_input_grad[0]:
-        raise RuntimeError("the derivative for 'zeta' is not implemented.")
+        raise NoDerivative("the derivative for 'zeta' is not implemented.")
     s, q = ctx.input(0), ctx.input(1)
     return [None, unbroadcast(g[0] * (-s * apply("zeta", s + 1, q)), ctx.input_types[1].shape)]
 

@@ -15,7 +15,7 @@ second and higher derivatives are this pass run again.
 from __future__ import annotations
 
 from ..autocast_state import no_casts
-from ..ops.registry import NONDIFF, VJPContext, vjp_rule
+from ..ops.registry import NONDIFF, NoDerivative, VJPContext, vjp_rule
 from ..ir.core import RETURN, Builder, Function
 from ..ir.emitter import IRTensor
 
@@ -95,6 +95,8 @@ def backpropagate(ops, active: set, adjoint: dict, builder: Builder, on_vjp=None
             grads_in = vjp_rule(d)(ctx, grads_out)
         except NotImplementedError as e:
             raise AutodiffError(f"autodiff: {e} (at {op.loc or 'unknown location'})") from None
+        except NoDerivative as e:
+            grads_in = _raising_gradients(builder, op, needs, grads_out, str(e))
         for i, (v, g) in enumerate(zip(op.operands, grads_in)):
             if needs[i] and g is not None:
                 if g.dtype is not v.type.dtype:
@@ -146,6 +148,14 @@ def _differentiate(func: Function, wrt, name) -> Function:
     for k, a in enumerate(joint.arg_attrs):
         a.pop(REQUIRES_GRAD, None)
     return joint
+
+
+def _raising_gradients(builder, op, needs, grads_out, message):
+    """For an op with no derivative, gradients that raise ``message`` when the backward computes them."""
+    g = next(g for g in grads_out if g is not None)
+    return [IRTensor(builder.op("no_derivative", g.value, shape=list(v.type.shape), dtype=v.type.dtype.name,
+                                message=message), builder) if need else None
+            for v, need in zip(op.operands, needs)]
 
 
 from .manager import Pass, PassError, register_pass  # noqa: E402
