@@ -59,6 +59,11 @@ CASES = {
         def f(p0):
             return (T.remainder(3.0, p0), p0 * 2)
         """),
+    # the create_graph gradient of a 0-d prod is the incoming gradient (no grad_fn), as PyTorch's
+    "prod_of_a_0d_tensor": ([(-0.928, "float64", True)], """
+        def f(p0):
+            return (p0.prod(), (p0 * 2).prod(0))
+        """),
 }
 
 

@@ -68,6 +68,8 @@ def _mean_vjp(ctx, g):
 def _prod_vjp(ctx, g):
     from ..tensor_api import where
     dims, keep, shape = _dims(ctx)
+    if not shape:           # PyTorch's prod_backward passes a 0-d input's gradient through
+        return [g[0]]
     x = ctx.input(0)
     out = keep_reduced(ctx.output(0), shape, dims, keep)
     gg = expand_reduced(g[0], shape, dims, keep)
