@@ -64,6 +64,16 @@ CASES = {
         def f(p0):
             return (p0.prod(), (p0 * 2).prod(0))
         """),
+    # the gradient of a 0-d (log_)softmax is PyTorch's formula, which reads the output: under
+    # create_graph it requires grad (compiled too) and a NaN output gives a NaN gradient
+    "softmax_of_a_0d_tensor": ([(1.743, "float32", True)], """
+        def f(p2):
+            return (p2.log_softmax(0), p2.softmax(0) * 2)
+        """),
+    "log_softmax_of_a_0d_infinity": ([(1.5, "float64", True)], """
+        def f(p0):
+            return ((p0 / 0).log_softmax(0),)
+        """),
 }
 
 

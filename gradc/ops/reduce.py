@@ -341,8 +341,8 @@ def _softmax_infer(name):
 
 
 def _softmax_forward(x, dim):
-    if x.ndim == 0:
-        return np.ones_like(x)
+    if x.ndim == 0:         # as a one-element row: 1, NaN for a non-finite x
+        return _softmax_forward(x.reshape(1), 0).reshape(())
     if x.size == 0:
         return x.copy()
     with np.errstate(all="ignore"):
@@ -351,8 +351,8 @@ def _softmax_forward(x, dim):
 
 
 def _log_softmax_forward(x, dim):
-    if x.ndim == 0:
-        return np.zeros_like(x)
+    if x.ndim == 0:         # as a one-element row: 0, NaN for a non-finite x
+        return _log_softmax_forward(x.reshape(1), 0).reshape(())
     if x.size == 0:
         return x.copy()
     with np.errstate(all="ignore"):
@@ -365,10 +365,9 @@ def _softmax_vjp(ctx, g):
     dim = ctx.attrs["dim"]
 
     def softmax_backward(g, y):
-        if not ctx.input_types[0].shape:
-            return g * 0
         gy = g * y
-        return gy - y * gy.sum(dim, keepdim=True)
+        # (a 0-d input: its sum over dim is itself, as PyTorch's kernel reads it)
+        return gy - y * (gy.sum(dim, keepdim=True) if ctx.input_types[0].shape else gy)
     return [backward_op(ctx, "SoftmaxBackwardDataBackward0", softmax_backward, g[0], ctx.output(0))]
 
 
@@ -377,9 +376,7 @@ def _log_softmax_vjp(ctx, g):
     dim = ctx.attrs["dim"]
 
     def log_softmax_backward(g, y):
-        if not ctx.input_types[0].shape:
-            return g * 0
-        return g - y.exp() * g.sum(dim, keepdim=True)
+        return g - y.exp() * (g.sum(dim, keepdim=True) if ctx.input_types[0].shape else g)
     return [backward_op(ctx, "LogSoftmaxBackwardDataBackward0", log_softmax_backward, g[0], ctx.output(0))]
 
 
