@@ -74,6 +74,11 @@ CASES = {
         def f(p0):
             return ((p0 / 0).log_softmax(0),)
         """),
+    # a legacy empty (0,) input of cat gets an empty gradient, as PyTorch's (eagerly it got None)
+    "cat_with_a_legacy_empty_input": ([([], "float32", True), ([1.159], "float32", True)], """
+        def f(p0, p1):
+            return (T.cat([p1, p0], 0).log1p(), T.cat([p1[None], p0, p1[None]], 1))
+        """),
 }
 
 

@@ -156,8 +156,8 @@ def zero_grad(g):
     ``g * 0`` would turn an inf or nan incoming gradient into nan); like PyTorch's, it does not
     require grad, even in a gradient taken with create_graph=True."""
     from ..autograd import grad_mode
-    with grad_mode.no_grad():
-        return apply("fill", g, value=0.0)
+    with grad_mode.no_grad():       # (detached too: the autodiff pass's emitter has no grad mode)
+        return apply("fill", apply("detach", g), value=0.0)
 
 
 def expand_reduced(g, in_shape, dims, keepdim, *, from_scalar=False):

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from .registry import PURE, VIEW, ShapeError, TypeInfo, defop
-from .rules import fmt_shape, same_dtype
+from .rules import fmt_shape, same_dtype, zero_grad
 
 VIEWS = frozenset({PURE, VIEW})
 
@@ -153,8 +153,8 @@ def _cat_vjp(ctx, g):
     d = ctx.attrs["dim"]
     grads, start = [], 0
     for t in ctx.input_types:
-        if t.shape == (0,):
-            grads.append(None)
+        if t.shape == (0,):     # (a legacy empty input: PyTorch's zeros({0}), no grad_fn)
+            grads.append(zero_grad(g[0].reshape(-1).narrow(0, 0, 0)))
             continue
         n = t.shape[d]
         grads.append(g[0].narrow(d, start, n))
