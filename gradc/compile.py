@@ -1114,9 +1114,9 @@ def _without_detach(func: Function) -> Function:
 
 
 def _raises_in_backward(joint: Function) -> bool:
-    """Whether a gradient of ``joint`` is an op with no derivative (``no_derivative``, which raises):
+    """Whether a gradient of ``joint`` is an error eager backward would raise (``backward_error``):
     it must not be precomputed in the forward."""
-    return any(op.name == "gradc.no_derivative" for op in joint.body.ops)
+    return any(op.name == "gradc.backward_error" for op in joint.body.ops)
 
 
 def _unread_arguments(joint: Function, n_primals: int) -> frozenset:

@@ -79,6 +79,38 @@ CASES = {
         def f(p0, p1):
             return (T.cat([p1, p0], 0).log1p(), T.cat([p1[None], p0, p1[None]], 1))
         """),
+    # a tensor an op saved for backward, then modified in place in the function: backward raises
+    # eager autograd's error (the compiled gradient was computable, PyTorch's is not)
+    "saved_output_modified_in_place": ([(0.516, "float64", True)], """
+        def f(p0):
+            t3 = (p0 * 1).log_softmax(-1)
+            t3.neg_()
+            return (t3,)
+        """),
+    "saved_input_modified_through_a_view": ([([0.3, -1.2, 0.7], "float32", True)], """
+        def f(p0):
+            t0 = p0 * 2
+            t1 = t0.sin()
+            t0[1:].mul_(3)
+            return (t1, t0)
+        """),
+    # an in-place op's own saved self is the value before the write, its saved output the tensor
+    # after it: no error (and b.mul_(b) saved b as other too, which the write changes: an error)
+    "in_place_ops_own_saves": ([([0.3, -1.2, 0.7], "float64", True)], """
+        def f(p0):
+            a = p0 * 1
+            a.exp_()
+            a.mul_(p0)
+            b = p0 + 1
+            b.mul_(b)
+            return (a, b)
+        """),
+    "in_place_op_saving_self_twice": ([([0.3, -1.2, 0.7], "float64", True)], """
+        def f(p0):
+            b = p0 + 1
+            b.mul_(b)
+            return (b,)
+        """),
 }
 
 

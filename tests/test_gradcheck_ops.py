@@ -919,7 +919,7 @@ def _nondiff_cases():
 
 
 # 'constant' only appears in traced IR (eager tensors hold their data): it has no eager spelling.
-IR_ONLY = {"constant", "iota", "check_index", "no_derivative"}   # created by compiler passes, not by the tensor API
+IR_ONLY = {"constant", "iota", "check_index", "backward_error"}   # created by compiler passes, not by the tensor API
 
 
 def test_every_nondiff_op_is_listed():

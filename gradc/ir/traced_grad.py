@@ -63,10 +63,13 @@ def traced_grad(outputs, inputs, root_grads, retain_graph: bool, create_graph: b
         if g is not None and value in active:
             contribute(adjoint, value, IRTensor(trace.operand(g), builder))
     ran = []
+    stale = trace.saved_versions.stale()      # saved tensors modified in place: eager's error, now
 
     def run(op):
         if op in trace.freed:
             raise RuntimeError(FREED_MESSAGE)
+        if op in stale:
+            raise RuntimeError(stale[op])
         ran.append(op)
     backpropagate(list(trace.func.body.ops), active, adjoint, builder, on_vjp=run)
     if not retain_graph:      # (eager nodes that save no tensor run again without error)

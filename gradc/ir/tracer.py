@@ -68,6 +68,7 @@ from .pytree import flatten_output
 from .core import Builder, Function, Value
 from .emitter import IRTensor
 from .errors import TraceError, TraceTypeError, add_location
+from .saved_versions import SavedVersions
 from .types import TensorType
 
 _tracing = threading.local()     # .depth: traces running in this thread
@@ -184,6 +185,7 @@ class _Trace:
         self.grad_leaves: list = []             # the values made leaves that require grad by requires_grad_()
         self.requires_grad_args: list = []      # positions of the arguments requires_grad_() was called on
         self.freed: set = set()                 # ops whose saved tensors a grad without retain_graph freed
+        self.saved_versions = SavedVersions()   # what eager autograd would save, at which versions
 
     def emit(self, name: str, operands, attrs):
         loc = user_location()
@@ -315,6 +317,9 @@ class Proxy(IRTensor):
         self._views: list = []              # weak references to views of this tensor
         self._stale: str | None = None      # where the base was modified in place
         self._arg: Value | None = None      # the function argument this proxy was made for
+        self._version = 0                   # (of a base) its in-place writes, as eager's version counter
+        self._made_by = None                # the op that computed it, when recorded for backward
+        self._node_name = None              # the grad_fn name it would have eagerly (saved_versions)
 
     # float16 emulated (autocast under @gradc.compile: the IR has no float16): the IR value is float32,
     # rounded to float16 after every op, and the proxy says float16, so the traced code promotes and
@@ -393,6 +398,8 @@ class Proxy(IRTensor):
             rg = needs and k in op.differentiable_outputs and r.type.dtype.is_floating_point
             outs.append(Proxy(r, trace, requires_grad=rg))
             outs[-1]._half = half and r.type.dtype is dtypes.float32
+        if needs:
+            trace.saved_versions.record(created, op, inputs, outs, node_name or op.grad_fn_name(attrs))
         if _is_view(op, attrs) and isinstance(inputs[0], Proxy):
             strides = _view_strides(inputs[0], op.name, attrs)
             if strides is not False:    # (a reshape that eagerly copies is no view)
@@ -414,6 +421,12 @@ class Proxy(IRTensor):
         return number
 
     def _assign_inplace(self, result):
+        saved = self._trace.saved_versions
+        saved.before_write(self, result)
+        self._write(result)
+        saved.after_write(self, result)
+
+    def _write(self, result):
         if self._base is not None:
             self._write_through_view(result)
             return
@@ -426,6 +439,7 @@ class Proxy(IRTensor):
         if self.value in self._trace.grad_leaves:    # (written under no_grad: still the leaf, with new data)
             self._trace.grad_leaves.append(value)
         self.value = value
+        self._version += 1
         if self._arg is not None and self._trace.lift:      # the caller's tensor: written after the call
             self._trace.state_writes[("argument", self._arg)] = (self._arg, value)
         self._requires_grad = self._requires_grad or bool(getattr(result, "requires_grad", False))
@@ -486,6 +500,7 @@ class Proxy(IRTensor):
             raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                                "single memory location. Please clone() the tensor before performing the operation.")
         parent._assign_inplace(whole)
+        base._node_name = "torch::autograd::CopySlices"      # (its grad_fn eagerly: saved_versions' errors)
 
     # ---- conversions that need data --------------------------------------------------------
     # (where eager code would fail whatever the values, the eager error: a tensor of several
@@ -862,6 +877,7 @@ def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_
     func.meta["requires_grad_args"] = tr.requires_grad_args
     func.meta["freed"] = tr.freed
     func.meta["grad_leaves"] = tr.grad_leaves
+    func.meta["stale_saves"] = tr.saved_versions.stale()
     # the in-place writes' new values are extra outputs after the function's own: @gradc.compile
     # writes them back after each call (``gradc dump-ir`` shows them so)
     if tr.state_writes:

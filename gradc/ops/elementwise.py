@@ -706,19 +706,21 @@ defop("constant", infer=_constant_infer, forward=_constant_forward,
       traits=frozenset({PURE, NONDIFF, "constant"}), num_inputs=0, attr_names=("value", "shape", "dtype"))
 
 
-# ---- no_derivative: the gradient of an op PyTorch cannot differentiate (IR only) -----------------
-# The autodiff pass emits it where a VJP raised NoDerivative: its operand is the cotangent, so it
-# runs only in the backward (as eagerly, where the error comes when backward reaches the node).
-def _no_derivative_infer(types, attrs):
+# ---- backward_error: a gradient eager autograd could not compute (IR only) --------------------
+# The autodiff pass emits it as the gradient of an op PyTorch has no derivative for (its VJP raised
+# NoDerivative) or whose saved tensor the function modified in place (ir.saved_versions). Its
+# operand is the cotangent, so it runs only in the backward: the error comes when backward
+# reaches the op, as eagerly.
+def _backward_error_infer(types, attrs):
     return [TypeInfo(tuple(attrs["shape"]), dtypes.from_name(attrs["dtype"]))]
 
 
-def _no_derivative_forward(g, shape, dtype, message):
-    raise NoDerivative(message)
+def _backward_error_forward(g, shape, dtype, message):
+    raise RuntimeError(message)
 
 
-defop("no_derivative", infer=_no_derivative_infer, forward=_no_derivative_forward, traits=frozenset({PURE, NONDIFF}),
-      attr_names=("shape", "dtype", "message"))
+defop("backward_error", infer=_backward_error_infer, forward=_backward_error_forward,
+      traits=frozenset({PURE, NONDIFF}), attr_names=("shape", "dtype", "message"))
 
 
 # ---- iota: the index along one dim (IR only; the decompose pass builds one-hot masks with it) --

@@ -28,7 +28,7 @@ class ShapeError(RuntimeError):
 
 class NoDerivative(RuntimeError):
     """Raised by the VJP of an op PyTorch has no derivative for (floor_divide, heaviside): eagerly
-    when backward reaches the op's node; the autodiff pass emits a ``no_derivative`` op instead,
+    when backward reaches the op's node; the autodiff pass emits a ``backward_error`` op instead,
     which raises it when the compiled backward runs. A traceback names it RuntimeError, as PyTorch's."""
 
 

@@ -66,12 +66,15 @@ def contribute(adjoint: dict, value, g) -> None:
     adjoint[value] = g if prev is None else prev + g
 
 
-def backpropagate(ops, active: set, adjoint: dict, builder: Builder, on_vjp=None) -> dict:
+def backpropagate(ops, active: set, adjoint: dict, builder: Builder, on_vjp=None, stale=None) -> dict:
     """The reverse walk: run the VJP rule of each of ``ops`` (in program order; walked backwards)
     that has an adjoint for a result and an ``active`` operand, adding the operands' gradients
     into ``adjoint`` (Value -> IRTensor, seeded with the outputs' cotangents). The adjoint ops are
     emitted through ``builder``, each with its forward op's location; ``on_vjp(op)`` is called
-    before each op's rule runs. Returns ``adjoint``."""
+    before each op's rule runs. ``stale``: {op: message} for the ops whose saved tensors the
+    function modified in place (``ir.saved_versions``): their gradients raise eager autograd's
+    error when the backward computes them. Returns ``adjoint``."""
+    stale = stale or {}
     for op in reversed(ops):
         grads_out = [adjoint.get(r) for r in op.results]
         if all(g is None for g in grads_out):
@@ -92,6 +95,8 @@ def backpropagate(ops, active: set, adjoint: dict, builder: Builder, on_vjp=None
                 grads_out[k] = IRTensor(builder.constant(0.0, r.type.shape, r.type.dtype), builder)
         ctx = VJPContext(wrap, results, op.attrs, needs, [v.type for v in op.operands])
         try:
+            if op in stale:
+                raise NoDerivative(stale[op])
             grads_in = vjp_rule(d)(ctx, grads_out)
         except NotImplementedError as e:
             raise AutodiffError(f"autodiff: {e} (at {op.loc or 'unknown location'})") from None
@@ -122,6 +127,8 @@ def _differentiate(func: Function, wrt, name) -> Function:
                                 "floating point arguments can be differentiated")
     joint = func.clone()
     joint.name = name or f"{func.name}_joint"
+    stale = getattr(func, "meta", {}).get("stale_saves") or {}
+    stale = {j: stale[o] for o, j in zip(func.body.ops, joint.body.ops) if o in stale}
     outputs = list(joint.outputs)
     active = active_values(joint, wrt)
     ret = joint.return_op
@@ -135,7 +142,7 @@ def _differentiate(func: Function, wrt, name) -> Function:
         if outputs[k] in active:
             contribute(adjoint, outputs[k], IRTensor(ct, builder))
 
-    backpropagate([op for op in joint.body.ops if op is not ret], active, adjoint, builder)
+    backpropagate([op for op in joint.body.ops if op is not ret], active, adjoint, builder, stale=stale)
     grads = []
     for i in wrt:
         a = joint.args[i]
@@ -151,9 +158,10 @@ def _differentiate(func: Function, wrt, name) -> Function:
 
 
 def _raising_gradients(builder, op, needs, grads_out, message):
-    """For an op with no derivative, gradients that raise ``message`` when the backward computes them."""
+    """For an op with no derivative (or a modified saved tensor), gradients that raise ``message``
+    when the backward computes them."""
     g = next(g for g in grads_out if g is not None)
-    return [IRTensor(builder.op("no_derivative", g.value, shape=list(v.type.shape), dtype=v.type.dtype.name,
+    return [IRTensor(builder.op("backward_error", g.value, shape=list(v.type.shape), dtype=v.type.dtype.name,
                                 message=message), builder) if need else None
             for v, need in zip(op.operands, needs)]
 
