@@ -105,6 +105,15 @@ CASES = {
             b.mul_(b)
             return (a, b)
         """),
+    # pow saves its output but reads it only for a tensor exponent: writing into x ** 2 is no error
+    "saved_but_unread_output_modified": ([([[-0.541, 1.391]], "float64", True)], """
+        def f(p0):
+            t0 = p0 ** 2
+            t0.add_(3 - p0)
+            t1 = p0 ** p0
+            t1.mul_(2)
+            return (t0[1:3:2], t1)
+        """),
     "in_place_op_saving_self_twice": ([([0.3, -1.2, 0.7], "float64", True)], """
         def f(p0):
             b = p0 + 1

@@ -6,16 +6,18 @@ backward raise PyTorch's "modified by an inplace operation" error. ``SavedVersio
 eager rules through a trace: each recorded op saves the inputs and outputs its ``saves`` names
 (``autograd.node._save_plan``) at their tensors' versions (a base and its views share one); an
 in-place op's own saved ``self`` is the value before the write (PyTorch's ``original_self``) and
-its saved output is the written tensor after it. ``stale()`` gives, for each op whose saved
-tensor changed by the end of the function, the error its backward raises; the autodiff pass
-emits that error as the op's gradient (``backward_error``), so it comes when backward reaches
-the op, as eagerly.
+its saved output is the written tensor after it. ``stale()`` gives, for each saved tensor changed
+by the end of the function, the error its op's backward raises if it reads it (eagerly saved
+tensors are checked when unpacked: pow saves its output but reads it only for some exponents);
+the autodiff pass emits that error as the op's gradients (``backward_error``), so it comes when
+backward reaches the op, as eagerly.
 """
 from __future__ import annotations
 
 from types import SimpleNamespace
 
 from ..autograd.node import _save_plan, version_error
+from ..ops.registry import NoDerivative
 
 
 class _Saved:
@@ -67,12 +69,29 @@ class SavedVersions:
         target._node_name = result._node_name
 
     def stale(self) -> dict:
-        """{op: the error its backward raises} for the ops whose saved tensors were modified."""
+        """{op: {(kind, index): the error}} for the saved tensors modified since: eagerly the op's
+        backward raises it when it reads that tensor (``StaleSaved``)."""
         found = {}
         for s in self._saved:
             version = _base(s.proxy)._version
-            if version != s.version and s.op not in found:
+            if version != s.version:
                 t = SimpleNamespace(dtype=s.proxy.dtype, shape=tuple(s.proxy.shape), grad_fn=s.proxy._node_name,
                                     _output_nr=0, _version_counter=SimpleNamespace(value=version))
-                found[s.op] = str(version_error(t, s.version, s.node, s.index))
+                found.setdefault(s.op, {})[(s.kind, s.index)] = str(version_error(t, s.version, s.node, s.index))
         return found
+
+
+class StaleSaved(list):
+    """The inputs or outputs (``kind``) a VJP rule reads in the autodiff pass; reading one that
+    ``stale`` lists raises its error (``NoDerivative``: the autodiff pass makes the op's gradients
+    raise it), as eagerly unpacking a modified saved tensor does."""
+
+    def __init__(self, items, kind, stale):
+        super().__init__(items)
+        self._kind, self._stale = kind, stale
+
+    def __getitem__(self, i):
+        message = self._stale.get((self._kind, i))
+        if message is not None:
+            raise NoDerivative(message)
+        return super().__getitem__(i)

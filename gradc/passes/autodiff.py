@@ -18,6 +18,7 @@ from ..autocast_state import no_casts
 from ..ops.registry import NONDIFF, NoDerivative, VJPContext, vjp_rule
 from ..ir.core import RETURN, Builder, Function
 from ..ir.emitter import IRTensor
+from ..ir.saved_versions import StaleSaved
 
 # Function attributes recording the joint function's layout.
 NUM_OUTPUTS = "gradc.num_outputs"
@@ -93,10 +94,10 @@ def backpropagate(ops, active: set, adjoint: dict, builder: Builder, on_vjp=None
         for k, r in enumerate(op.results):
             if grads_out[k] is None and k in d.differentiable_outputs:
                 grads_out[k] = IRTensor(builder.constant(0.0, r.type.shape, r.type.dtype), builder)
+        if op in stale:
+            wrap, results = StaleSaved(wrap, "in", stale[op]), StaleSaved(results, "out", stale[op])
         ctx = VJPContext(wrap, results, op.attrs, needs, [v.type for v in op.operands])
         try:
-            if op in stale:
-                raise NoDerivative(stale[op])
             grads_in = vjp_rule(d)(ctx, grads_out)
         except NotImplementedError as e:
             raise AutodiffError(f"autodiff: {e} (at {op.loc or 'unknown location'})") from None
