@@ -120,6 +120,15 @@ CASES = {
             b.mul_(b)
             return (b,)
         """),
+    # two kernels reducing a 0-d value (no dims) beside each other: the fuse pass asked for the
+    # largest of no reduced dims (ValueError)
+    "reductions_of_0d_values_in_two_kernels": ([(0.062, "float64", True)], """
+        def f(p0):
+            t0 = p0.prod(-1)
+            t1 = t0.double()
+            t2 = t0.norm(float('inf'))
+            return (t2 / t1, t1.tanh())
+        """),
 }
 
 

@@ -362,8 +362,9 @@ def _computes_with_reductions(op: Operation) -> bool:
 
 
 def _leading(dims) -> bool:
-    """The reduced dims are 0, 1, ..., k (column sums, not row statistics)."""
-    return dims == frozenset(range(max(dims) + 1))
+    """The reduced dims are 0, 1, ..., k (column sums, not row statistics; a reduction of a 0-d
+    value reduces none)."""
+    return bool(dims) and dims == frozenset(range(max(dims) + 1))
 
 
 def merge_accumulations(func: Function) -> bool:
