@@ -707,7 +707,8 @@ def _einsum_pair(a, la, b, lb, keep):
             if size.get(c, 1) != 1 and n not in (1, size[c]):
                 raise RuntimeError(f"einsum(): operands do not broadcast with remapped shapes (original->remapped): "
                                    f"subscript {c} has sizes {size[c]} and {n}")
-            size[c] = max(size.get(c, 1), n)
+            if size.get(c, 1) == 1:       # (a size-1 dim broadcasts, to 0 too)
+                size[c] = n
 
     layout = batch + a_free + b_free
     if not contract:            # an outer or elementwise product: a broadcast multiply

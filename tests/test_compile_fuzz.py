@@ -129,6 +129,13 @@ CASES = {
             t2 = t0.norm(float('inf'))
             return (t2 / t1, t1.tanh())
         """),
+    # einsum broadcasting a size-1 contracted dim against an empty one (eager too: the size was 1)
+    "einsum_of_empty_contractions": ([([], "float64", True), ([0.823], "float64", True),
+                                      ([[[0.5, 1.0]], [[2.0, -1.0]]], "float64", True)], """
+        def f(p1, p2, p3):
+            t1 = T.maximum(p2, p1)
+            return (T.einsum('...i,...i->...', p1, t1), T.einsum('...i,...i->...', p3[..., :0], p2), p3 * 2)
+        """),
 }
 
 
