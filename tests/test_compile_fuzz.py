@@ -136,6 +136,13 @@ CASES = {
             t1 = T.maximum(p2, p1)
             return (T.einsum('...i,...i->...', p1, t1), T.einsum('...i,...i->...', p3[..., :0], p2), p3 * 2)
         """),
+    # a row of softmax with +inf (or only -inf) is NaN, as eagerly: the compiled kernel shifted by
+    # zero instead of an infinite maximum, as logsumexp does
+    "softmax_of_rows_with_infinities": ([([[1.0, 2.0, 1.0], [0.5, -1.0, 2.0]], "float32", True)], """
+        def f(p0):
+            t = p0 / (p0 - 1).abs().floor()
+            return (t.softmax(-1), t.log_softmax(1), ((p0 * 0 - 1) / 0).log_softmax(-1), t.logsumexp(-1))
+        """),
 }
 
 

@@ -10,7 +10,7 @@ autodiff, so gradients still come from the compact rules.
     softmax(x, d)       = e / sum(e, d)                        e = exp(x - amax(x, d))
     log_softmax(x, d)   = (x - m) - log(sum(exp(x - m), d))
 The max shift is treated as a constant (no gradient flows through it), as in the
-numerically stable definitions; a row of -inf keeps NumPy's answer via where().
+numerically stable definitions; logsumexp of a row of -inf keeps NumPy's answer via where().
 
 Picking one element per row (cross-entropy's ``x.gather(1, labels)`` and its
 adjoint ``scatter_add``) becomes a one-hot mask built from ``gradc.iota``, so it
@@ -27,12 +27,16 @@ from .manager import Pass, register_pass
 from .rewrite import RewritePattern, apply_patterns_greedily
 
 
-def _shifted(x, dims):
+def _shifted(x, dims, finite_only=True):
+    """(x - m, m) for the row maxima m; ``finite_only``: an infinite maximum shifts by 0 (logsumexp
+    of a row of -inf is -inf, with a +inf it is +inf). softmax and log_softmax shift by it all the
+    same: a row with +inf (or only -inf) gives NaN, as NumPy's and PyTorch's kernels do."""
     from ..ops.dispatch import apply
     from ..tensor_api import where
     m = apply("amax", x, dims=list(dims), keepdim=True)     # (an empty dim gives -inf: no shift)
-    finite = m.abs() < float("inf")
-    return x - where(finite, m, 0.0), where(finite, m, 0.0)
+    if finite_only:
+        m = where(m.abs() < float("inf"), m, 0.0)
+    return x - m, m
 
 
 class _Decompose(RewritePattern):
@@ -52,13 +56,13 @@ class _Decompose(RewritePattern):
             if not x.shape:
                 return False
             d = op.attrs["dim"]
-            e = _shifted(x, [d])[0].exp()
+            e = _shifted(x, [d], finite_only=False)[0].exp()
             out = e / e.sum(d, keepdim=True)
         else:
             if not x.shape:
                 return False
             d = op.attrs["dim"]
-            s = _shifted(x, [d])[0]
+            s = _shifted(x, [d], finite_only=False)[0]
             out = s - s.exp().sum(d, keepdim=True).log()
         rw.replace_op(op, out.value)
         return True
