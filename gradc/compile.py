@@ -618,7 +618,7 @@ class CompiledFunctionBackward(Node):
                 raise RuntimeError(f"backward(create_graph=True) through @gradc.compile({spec.traced.name}), which "
                                    "draws random numbers (dropout), is not supported: the differentiated backward "
                                    "would draw new ones; compute higher derivatives eagerly or without dropout")
-            if spec.written:
+            if spec.written & spec.grad_reads:     # (a written input the gradients do not read is no matter)
                 raise RuntimeError(f"backward(create_graph=True) through @gradc.compile({spec.traced.name}), which "
                                    "writes into tensors in place (running statistics, an argument), is not "
                                    "supported: the differentiated backward would read the written values")

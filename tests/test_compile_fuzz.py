@@ -143,6 +143,15 @@ CASES = {
             t = p0 / (p0 - 1).abs().floor()
             return (t.softmax(-1), t.log_softmax(1), ((p0 * 0 - 1) / 0).log_softmax(-1), t.logsumexp(-1))
         """),
+    # create_graph through a function that writes into an argument its gradients do not read
+    "create_graph_beside_a_write_into_an_unread_argument": ([([[0.4, -1.2]], "float64", True),
+                                                            ([True, False], "bool", False),
+                                                            ([0.9, 1.991], "float64", False)], """
+        def f(p0, p1, p2):
+            p1.zero_()
+            p2.exp_()
+            return (p0.erf(), T.sub(p2, p0, alpha=0.5))
+        """),
 }
 
 
@@ -167,3 +176,16 @@ def test_mT_and_mH_of_a_0d_tensor_return_it_with_pytorchs_warning(attr):
     # (PyTorch warns once per process: only the first call shows its message)
     assert len(seen[1]) == 1 and seen[1][0].startswith(f"Tensor.{attr} is deprecated on 0-D tensors.")
     assert seen[0] in ([], seen[1])
+
+
+def test_create_graph_through_a_write_into_an_argument_the_gradients_read_is_refused_clearly():
+    import gradc
+
+    def f(x, buf):
+        buf.mul_(2)
+        return (buf * x.sin()).sum()
+    x = gradc.tensor([0.5, -1.0], dtype=gradc.float64, requires_grad=True)
+    out = gradc.compile(f)(x, gradc.ones(2, dtype=gradc.float64))
+    with pytest.raises(RuntimeError, match=r"writes into tensors in place .* the differentiated backward would "
+                                           r"read the written values"):
+        gradc.autograd.grad(out, x, create_graph=True)
