@@ -150,9 +150,10 @@ def _unpacks(obj) -> bool:
 
 
 def _is_number(obj) -> bool:
+    """THPUtils_checkScalar, or a 0-d tensor that does not require grad (python_arg_parser's SCALAR)."""
     if isinstance(obj, (int, float, complex, np.number, np.bool_)):
         return True
-    return _is_tensor(obj) and obj.ndim == 0
+    return _is_tensor(obj) and obj.ndim == 0 and not obj.requires_grad
 
 
 def _is_float(obj) -> bool:

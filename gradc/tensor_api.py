@@ -220,14 +220,28 @@ def result_dtype(operands, *, float_only=False):
 
 def _clamp_bounds(min, max):
     """clamp's bounds as PyTorch's parser takes them: both tensors or both numbers, where a 0-d
-    tensor beside a number is its number (so it must fit self's dtype); a tensor with dimensions
-    beside a number fits no signature."""
+    tensor beside a number is its number (so it must fit self's dtype); a tensor with dimensions,
+    or one that requires grad, beside a number fits no signature."""
     if not ((is_tensor_like(min) or is_tensor_like(max)) and (_is_scalar(min) or _is_scalar(max))):
         return min, max
     for b in (min, max):
-        if is_tensor_like(b) and (b.ndim or not _holds_values(b)):
+        if is_tensor_like(b) and (b.ndim or b.requires_grad):     # (PyTorch's Scalar takes neither)
             raise ArgumentError("clamp(): a tensor bound beside a number")
-    return tuple(b.item() if is_tensor_like(b) else b for b in (min, max))
+    if all(_holds_values(b) for b in (min, max) if is_tensor_like(b)):
+        return tuple(b.item() if is_tensor_like(b) else b for b in (min, max))
+    # traced (no value to take): the 0-d tensor stays a tensor, promoting as the number it
+    # stands for and taking no gradient, and the number becomes one beside it
+    like = next(b for b in (min, max) if is_tensor_like(b))
+    return tuple(_as_number_operand(b, like) for b in (min, max))
+
+
+def _as_number_operand(b, like):
+    """A clamp bound as a 0-d tensor that promotes as a Python number (a wrapped number)."""
+    if b is None:
+        return None
+    t = b.detach() if is_tensor_like(b) else like._scalar(b, dtypes.scalar_dtype(b))
+    t._wrapped_number = True
+    return t
 
 
 def promote_operands(operands, *, float_only=False, wrap_integers=True):

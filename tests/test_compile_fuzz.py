@@ -162,6 +162,13 @@ CASES = {
             t2.view(-1).pow_(2)
             return (t1, t2)
         """),
+    # clamp with a 0-d tensor bound beside a number: PyTorch takes the tensor as its number (no
+    # gradient, promoting as a number); traced, there is no number to take (was an ArgumentError)
+    "clamp_with_a_0d_tensor_beside_a_number": ([([0.048, -0.825], "float32", True), (0.738, "float64", True),
+                                                (-1, "int64", False)], """
+        def f(p0, p1, p2):
+            return (T.clamp(p0, True, p1), T.clamp(p1 * 2, -0.5, p1), T.clamp(p2, 0.5, p2), p0.clamp(p1, None))
+        """),
 }
 
 
