@@ -169,6 +169,15 @@ CASES = {
         def f(p0, p1, p2):
             return (T.clamp(p0, True, p1), T.clamp(p1 * 2, -0.5, p1), T.clamp(p2, 0.5, p2), p0.clamp(p1, None))
         """),
+    # the inf norm of an empty tensor is PyTorch's error (eagerly NumPy's ValueError; compiled, a value)
+    "inf_norm_of_an_empty_tensor": ([([], "float64", True)], """
+        def f(p0):
+            return (p0.expm1().norm(float('inf')),)
+        """),
+    "inf_norm_over_an_empty_dim": ([([[], []], "float64", True)], """
+        def f(p0):
+            return (T.linalg.vector_norm(p0, float('-inf'), 0), p0.norm(float('inf'), 1))
+        """),
 }
 
 

@@ -244,7 +244,24 @@ def _norm_vjp(ctx, g):
     return [x * x.abs() ** (p - 2) * scale]
 
 
-defop("norm", infer=_reduce_infer("norm", float_only=True), forward=_norm_forward, vjp=_norm_vjp,
+def _norm_infer(types, attrs):
+    """The reduction's rule; an inf or -inf norm over an empty dim has no identity (PyTorch's error)."""
+    out = _reduce_infer("norm", float_only=True)(types, attrs)
+    shape, p = types[0].shape, attrs["p"]
+    if p in (float("inf"), float("-inf")):
+        dims = [d % len(shape) for d in attrs["dims"]] if shape else []
+        empty = [d for d in dims if shape[d] == 0]
+        name = "inf" if p > 0 else "-inf"
+        if empty and len(set(dims)) == len(shape):
+            raise ShapeError(f"linalg.vector_norm cannot compute the {name} norm on an empty tensor because the "
+                             "operation does not have an identity")
+        if empty:
+            raise ShapeError(f"linalg.vector_norm cannot compute the {name} norm on the dimension {empty[0]}because "
+                             "this dimension is empty and the operation does not have an identity")
+    return out
+
+
+defop("norm", infer=_norm_infer, forward=_norm_forward, vjp=_norm_vjp,
       saves=("in0", "out0"), traits=RED, attr_names=("p", "dims", "keepdim"),
       node_name="LinalgVectorNormBackward0")
 
