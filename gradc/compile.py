@@ -109,6 +109,7 @@ class _Specialization:
     n_state_outputs = 0  # the forward's last outputs: the new values of the tensors it writes in place,
     state_slots = ()     # and for each, the argument position (user tensors, then captured) it writes
     arg_writes = ()      # the positions among them of the user's tensor arguments
+    view_writes = frozenset()   # those of them written through a view (the leaf error names the view)
     view_outputs = {}    # outputs that are views of arguments: replayed on the caller's tensors
     grad_writes = ()     # (position, output) of each written argument whose new value carries gradients
     copied_inputs = frozenset()   # inputs saved for backward as a copy taken at the call
@@ -248,7 +249,8 @@ def _check_argument_writes(name, spec, tensors):
                                    "at the call, so the write would not be seen through the other: pass separate "
                                    "tensors (clone() one)")
         if enabled and t._requires_grad and t._grad_fn is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+            raise RuntimeError(("a view of a leaf Variable" if pos in spec.view_writes else "a leaf Variable")
+                               + " that requires grad is being used in an in-place operation.")
         if enabled and pos in carrying and t._base is not None:
             raise RuntimeError(f"@gradc.compile({name}): an in-place write into argument {pos}, a view of another "
                                "tensor, with a value that requires grad is not supported (eager autograd would "
@@ -872,6 +874,7 @@ class CompiledFunction:
         spec.float_outputs = [k for k in grad_outputs if k < n_user and k not in spec.view_outputs]
         spec.state_slots = [pos for pos, _ in writes]
         spec.arg_writes = [pos for pos, _ in writes if pos < n_args]
+        spec.view_writes = frozenset(func.meta.get("view_written", ()))
         spec.grad_writes = [(spec.state_slots[k - n_user], k) for k in grad_outputs if k >= n_user]
         spec.output_deps = output_dependencies(func, spec.wrt, n_out)
         spec.repeats = repeated_outputs(func, n_user)

@@ -178,6 +178,12 @@ CASES = {
         def f(p0):
             return (T.linalg.vector_norm(p0, float('-inf'), 0), p0.norm(float('inf'), 1))
         """),
+    # a write through a view of a leaf argument that requires grad: the error names the view
+    "write_through_a_view_of_a_leaf_argument": ([([0.5, -1.5, 2.0], "float64", True)], """
+        def f(p0):
+            p0[1:].clamp_(-0.3, 0.4)
+            return (p0 * 2,)
+        """),
 }
 
 

@@ -186,6 +186,7 @@ class _Trace:
         self.requires_grad_args: list = []      # positions of the arguments requires_grad_() was called on
         self.freed: set = set()                 # ops whose saved tensors a grad without retain_graph freed
         self.saved_versions = SavedVersions()   # what eager autograd would save, at which versions
+        self.view_written: set = set()          # the arguments written through a view of them
 
     def emit(self, name: str, operands, attrs):
         loc = user_location()
@@ -480,6 +481,8 @@ class Proxy(IRTensor):
                              "in-place modification of this view is not supported under @gradc.compile; clone() "
                              f"the view or write into its base tensor, at {user_location()}")
         base = self._base
+        if base._arg is not None and self._trace.lift:   # (its leaf check at each call names the view)
+            self._trace.view_written.add(base._arg)
         if base._leaf and base._requires_grad and grad_mode.is_grad_enabled() and not (
                 base._arg is not None and self._trace.lift):
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
@@ -878,6 +881,7 @@ def trace(fn, specs, name: str | None = None, lift_captured: bool = False, lift_
     func.meta["freed"] = tr.freed
     func.meta["grad_leaves"] = tr.grad_leaves
     func.meta["stale_saves"] = tr.saved_versions.stale()
+    func.meta["view_written"] = {func.args.index(arg) for arg in tr.view_written}
     # the in-place writes' new values are extra outputs after the function's own: @gradc.compile
     # writes them back after each call (``gradc dump-ir`` shows them so)
     if tr.state_writes:
