@@ -348,14 +348,14 @@ def input_tied_gradients(func: Function, wrt) -> dict:
     (hardtanh, the pools, the pads: several table ops) by the name the tracer noted for their
     results (``func.meta["takes_input"]``)."""
     from .autograd.node import _TAKES_INPUT
-    from .ops.registry import NONDIFF, _TABLE
+    from .ops.registry import NONDIFF, PIECEWISE_CONSTANT, _TABLE
     deps = {func.args[i]: frozenset([n]) for n, i in enumerate(wrt)}
     live = _run_by_backward(func.outputs)      # (not an op that only computes an index: argmax's input)
     composed = func.meta.get("takes_input", {})      # results of compositions so named (hardtanh, pools, pads)
     tied = {}
     for op in func.body.ops:
         opdef = _TABLE.get(op.name[len("gradc."):]) if op.name.startswith("gradc.") else None
-        if opdef is None or opdef.has(NONDIFF):
+        if opdef is None or opdef.has(NONDIFF) or opdef.has(PIECEWISE_CONSTANT):   # (no gradient reaches back)
             continue
         reached = frozenset().union(*[deps.get(v, frozenset()) for v in op.operands])
         if not reached:

@@ -184,6 +184,14 @@ CASES = {
             p0[1:].clamp_(-0.3, 0.4)
             return (p0 * 2,)
         """),
+    # a gradient that eagerly runs back through leaky_relu/relu (their backward takes the input) only
+    # requires grad under create_graph when it reaches an input: round/sign/floor stop it
+    "tied_gradient_behind_a_piecewise_constant_op": ([([[1.287, -0.497, -0.894, -0.731]], "float64", True),
+                                                      (1.391, "float32", True)], """
+        def f(p2, p1):
+            return (T.nn.functional.leaky_relu(p2.flip(0).round(), 0.1), T.nn.functional.leaky_relu(p1.sign(), 0.1),
+                    p2.floor().square().relu(), T.nn.functional.leaky_relu(p2.trunc() * p2, 0.1))
+        """),
 }
 
 

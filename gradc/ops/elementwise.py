@@ -8,7 +8,7 @@ import numpy as np
 from .. import dtypes
 from .dispatch import apply
 from .quiet import quiet
-from .registry import ELEMENTWISE, NONDIFF, PURE, NoDerivative, ShapeError, TypeInfo, defop
+from .registry import ELEMENTWISE, NONDIFF, PIECEWISE_CONSTANT, PURE, NoDerivative, ShapeError, TypeInfo, defop
 from .rules import (backward_op, broadcast_shapes, elementwise_rule, same_dtype, scalar_add, scalar_mul, scalar_rsub,
                     not_implemented_for, scalar_sub, unbroadcast, zero_grad)
 
@@ -20,9 +20,9 @@ def _binary(name, forward, vjp, saves=(), bool_kernel=None, **kw):
                  saves=saves, traits=EW, num_inputs=2, **kw)
 
 
-def _unary(name, forward, vjp, saves=(), float_only=True, **kw):
+def _unary(name, forward, vjp, saves=(), float_only=True, traits=EW, **kw):
     return defop(name, infer=elementwise_rule(float_only=float_only)(name), forward=quiet(forward),
-                 vjp=vjp, saves=saves, traits=EW, num_inputs=1, **kw)
+                 vjp=vjp, saves=saves, traits=traits, num_inputs=1, **kw)
 
 
 def _shapes(ctx):
@@ -350,14 +350,14 @@ def _sign_forward(x):
     return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
 
 
-_unary("sign", _sign_forward, lambda ctx, g: [zero_grad(g[0])], float_only=False)
+_unary("sign", _sign_forward, lambda ctx, g: [zero_grad(g[0])], float_only=False, traits=EW | {PIECEWISE_CONSTANT})
 
 
 # ---- rounding: piecewise constant, so a zero gradient (PyTorch's FloorBackward0, ...); an
 # integer tensor is returned as it is (as a copy); round is half to even, as PyTorch's
 def _rounding(name, fn):
     _unary(name, lambda x: fn(x) if x.dtype.kind == "f" else x.copy(), lambda ctx, g: [zero_grad(g[0])],
-           float_only=False)
+           float_only=False, traits=EW | {PIECEWISE_CONSTANT})
 
 
 _rounding("floor", np.floor)
@@ -376,7 +376,8 @@ def _round_forward(x, decimals=0):
     return np.rint(x * scale) / scale if decimals > 0 else np.rint(x / scale) * scale
 
 
-_unary("round", _round_forward, lambda ctx, g: [zero_grad(g[0])], float_only=False, attr_names=("decimals",),
+_unary("round", _round_forward, lambda ctx, g: [zero_grad(g[0])], float_only=False,
+       traits=EW | {PIECEWISE_CONSTANT}, attr_names=("decimals",),
        node_name=lambda a: "RoundBackward1" if a.get("decimals") else "RoundBackward0")
 _unary("frac", lambda x: x - np.trunc(x), lambda ctx, g: [g[0]])
 
@@ -466,7 +467,7 @@ defop("floor_divide", infer=elementwise_rule(bool_kernel="div_floor_cpu")("floor
       forward=quiet(_floor_divide_forward), vjp=_floor_divide_vjp, traits=_DIVISION, num_inputs=2,
       node_name="NotImplemented")
 defop("div_rounding", infer=elementwise_rule(bool_kernel=lambda a: f"div_{a['mode']}_cpu")("div_rounding"),
-      forward=quiet(_div_rounding_forward), vjp=_div_rounding_vjp, traits=_DIVISION, num_inputs=2, attr_names=("mode",),
+      forward=quiet(_div_rounding_forward), vjp=_div_rounding_vjp, traits=_DIVISION | {PIECEWISE_CONSTANT}, num_inputs=2, attr_names=("mode",),
       node_name="DivBackward2")
 
 

@@ -18,6 +18,7 @@ ELEMENTWISE = "elementwise"  # output[i] depends on broadcast inputs[i] only
 REDUCTION = "reduction"      # reduces over attrs['dims']
 VIEW = "view"                # a pure reshaping of memory (reshape, transpose, expand, ...)
 NONDIFF = "nondiff"          # has no gradient (comparisons, argmax, ...)
+PIECEWISE_CONSTANT = "piecewise_constant"   # its gradient is zeros carrying no graph (floor, sign: zero_grad)
 CONSTANT = "constant"        # materialises attrs['value']
 RANDOM = "random"            # draws random numbers each run (ops/random.py): not PURE, never recomputed
 
