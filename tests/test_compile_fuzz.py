@@ -192,6 +192,12 @@ CASES = {
             return (T.nn.functional.leaky_relu(p2.flip(0).round(), 0.1), T.nn.functional.leaky_relu(p1.sign(), 0.1),
                     p2.floor().square().relu(), T.nn.functional.leaky_relu(p2.trunc() * p2, 0.1))
         """),
+    # mse_loss with a bool target computes in the promoted type, as PyTorch's kernel (gradc's `-`
+    # refused the bool)
+    "mse_loss_with_a_bool_target": ([([-1.464, 0.5, 2.0], "float64", True)], """
+        def f(p0):
+            return (T.nn.functional.mse_loss(p0, p0 != 0.5), T.nn.functional.mse_loss(p0 > 0, p0, reduction='sum'))
+        """),
 }
 
 

@@ -778,7 +778,13 @@ def _reduce(loss, reduction):
 @float32_precision
 @grad_fn_named("MseLossBackward0", edges=_input_target)
 def mse_loss(input, target, reduction="mean"):
+    from .. import dtypes
+    from ..tensor_api import result_dtype
     _warn_size_mismatch(input, target)
+    if (input.dtype is dtypes.bool_) != (target.dtype is dtypes.bool_):
+        # (PyTorch's kernel computes in the promoted type, where `-` refuses a bool operand)
+        dt = result_dtype([input, target])
+        input, target = input.to(dt), target.to(dt)
     d = input - target
     return _reduce(d * d, reduction)
 
