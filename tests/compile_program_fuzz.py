@@ -305,11 +305,17 @@ def compare(la, lb, tol, messages=True):
     return None
 
 
+# what makes a float64 program compute in float32: a cast, or a bool or integer value (a comparison,
+# an index) that a Python float or a float op promotes to the default float32
+_NARROWING = re.compile(r"\.float\(\)|[<>]|[=!]=|\.bool\(\)|\.long\(\)|logical|\.any\(|\.all\(|arg(max|min)|"
+                        r"indices|count_nonzero|//|[&|~]")
+
+
 def tolerance(prog, logs):
-    """1e-9 for float64 programs; 1e-4 where float32 is computed (a float32 input or output, a
-    cast, or an integer or bool input that a Python float promotes to the default float32)."""
-    src = "\n".join(prog.src)
-    wide = all(dt == "float64" for _, dt, _ in prog.ins) and ".float()" not in src
+    """1e-9 for float64 programs; 1e-4 where float32 may be computed (a float32 input or output,
+    an integer or bool input, or a line that makes a bool or integer value)."""
+    wide = all(dt == "float64" for _, dt, _ in prog.ins) and not any(
+        _NARROWING.search(line) for line in prog.src[1:-1])
     return 1e-9 if wide and "float32" not in repr([e[:2] for e in logs]) else 1e-4
 
 
