@@ -198,6 +198,15 @@ CASES = {
         def f(p0):
             return (T.nn.functional.mse_loss(p0, p0 != 0.5), T.nn.functional.mse_loss(p0 > 0, p0, reduction='sum'))
         """),
+    # mse/l1/smooth_l1 losses broadcast input and target first, so a float64 0-d target makes a
+    # float64 loss of a float32 input, as PyTorch's
+    # (no gradients: PyTorch's backward of these mixed dtypes fails, "Found dtype Double but expected Float")
+    "losses_broadcast_before_promoting": ([([-0.832, 0.4], "float32", False), (1.969, "float64", False)], """
+        def f(p0, p2):
+            F = T.nn.functional
+            return (F.mse_loss(p0, p2), F.l1_loss(p2, p0, reduction='none'), F.smooth_l1_loss(p0, p2),
+                    F.huber_loss(p0, p2))
+        """),
 }
 
 

@@ -780,7 +780,7 @@ def _reduce(loss, reduction):
 def mse_loss(input, target, reduction="mean"):
     from .. import dtypes
     from ..tensor_api import result_dtype
-    _warn_size_mismatch(input, target)
+    input, target = _broadcast_pair(input, target)
     if (input.dtype is dtypes.bool_) != (target.dtype is dtypes.bool_):
         # (PyTorch's kernel computes in the promoted type, where `-` refuses a bool operand)
         dt = result_dtype([input, target])
@@ -796,9 +796,19 @@ def _warn_size_mismatch(input, target):
                           "Please ensure they have the same size.", UserWarning)
 
 
+def _broadcast_pair(input, target):
+    """PyTorch's mse/l1/smooth_l1 losses broadcast input and target first (with the warning), so a
+    0-d operand promotes as a tensor with dims: mse_loss(float32 [n], float64 0-d) is float64."""
+    _warn_size_mismatch(input, target)
+    if tuple(input.shape) == tuple(target.shape):
+        return input, target
+    from ..aliases import broadcast_tensors
+    return broadcast_tensors(input, target)
+
+
 @float32_precision
 def l1_loss(input, target, reduction="mean"):
-    _warn_size_mismatch(input, target)
+    input, target = _broadcast_pair(input, target)
     return _reduce((input - target).abs(), reduction)
 
 
@@ -807,7 +817,7 @@ def l1_loss(input, target, reduction="mean"):
                edges=_input_target)
 def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (beta = 0: l1_loss)."""
-    _warn_size_mismatch(input, target)
+    input, target = _broadcast_pair(input, target)
     _native("smooth_l1_loss", "(Tensor input, Tensor target, int reduction = 1, float beta = 1.0)",
             (input, target, 1, beta), _is_float(beta))
     if beta < 0:
