@@ -474,6 +474,8 @@ def roll(x, shifts, dims=None):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
     source = x
     for s, d in zip(shifts, dims):
+        if not x.ndim:
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
         d = norm_dim(d, x.ndim)
         n = x.shape[d]
         if n == 0:

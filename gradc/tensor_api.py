@@ -1284,6 +1284,8 @@ class TensorAPI(TensorLikeMeta):
 
     @parses("select", "(int dim, int index)")
     def select(self, dim, index):
+        if not self.ndim:
+            raise IndexError("select() cannot be applied to a 0-dim tensor.")
         d, index = norm_dim(dim, self.ndim), int_arg(index)
         size = self.shape[d]
         if not -size <= index < size:
