@@ -249,7 +249,6 @@ def test_create_graph_through_a_write_into_an_argument_the_gradients_read_is_ref
 # Seeds whose program shows a divergence of eager gradc from PyTorch that is not the compiler's:
 # the compiled run must then agree with the one reference named here.
 KNOWN_EAGER_DIVERGENCES = {
-    166: ("eager", "indexing a 0-d tensor with -1: PyTorch says 'index -1 is out of bounds for dimension 0'"),
     279: ("eager", "norm(0)'s gradient is undefined in PyTorch (None at the leaf), zeros in gradc"),
 }
 

@@ -194,7 +194,7 @@ SAME = [
     lambda m: m.matrix_exp(m.ones(2, 3)), lambda m: m.matrix_exp(m.ones(2, 2, dtype=m.int64)),
     lambda m: m.matrix_exp(m.zeros(0, 0)), lambda m: m.ones(()).H, lambda m: m.ones(()).mT,
     lambda m: m.ones(()).mH, lambda m: m.ones(0).mT,
-    lambda m: m.ones(()).select(-1, 0), lambda m: m.tensor(1.5).roll(1, 0), lambda m: m.tensor(1.5).roll(1), lambda m: m.nuclear_norm(m.ones(3)),
+    lambda m: m.tensor(1.5)[-1], lambda m: m.tensor(1.5)[2], lambda m: m.tensor(1.5)[0], lambda m: m.ones(()).select(-1, 0), lambda m: m.tensor(1.5).roll(1, 0), lambda m: m.tensor(1.5).roll(1), lambda m: m.nuclear_norm(m.ones(3)),
     lambda m: m.gradient(m.tensor([1, 2, 4, 8])), lambda m: m.gradient(m.ones(2, 3), edge_order=2),
     lambda m: m.gradient(m.ones(3), edge_order=3), lambda m: m.gradient(m.tensor([1.0, 4, 9]), spacing=[1.0, 2.0]),
     lambda m: m.svd(m.ones(3, 2), compute_uv=False).U, lambda m: m.adaptive_max_pool1d(m.ones(1, 2, 4), 2)[1],
