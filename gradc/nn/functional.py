@@ -67,8 +67,11 @@ def linear(x, weight, bias=None):
     from ..ops.dispatch import apply
     _native("linear", "(Tensor input, Tensor weight, Tensor? bias = None)", (x, weight, bias),
             _optional_tensor(weight) and weight is not None and _optional_tensor(bias))
+    if x.ndim == 0 or weight.ndim == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are {x.ndim}D and "
+                           f"{weight.ndim}D")
     wt = weight.t()
-    if x.ndim == 0 or weight.ndim != 2:
+    if weight.ndim != 2:
         y = x @ wt
         return y if bias is None else _add_bias(y, bias, x, weight)
     if x.ndim == 2:
