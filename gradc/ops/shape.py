@@ -130,9 +130,10 @@ defop("expand", infer=_expand_infer, forward=_expand_forward,
 def _cat_infer(types, attrs):
     d = attrs["dim"]
     dt = same_dtype("cat", types)
+    zero_d = next((i for i, t in enumerate(types) if t.ndim == 0), None)
+    if zero_d is not None:
+        raise ShapeError(f"zero-dimensional tensor (at position {zero_d}) cannot be concatenated")
     ref = next((t for t in types if t.shape != (0,)), types[0])
-    if ref.ndim == 0:
-        raise ShapeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     total = 0
     for i, t in enumerate(types):
         if t.shape == (0,):
