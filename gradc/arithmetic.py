@@ -13,7 +13,7 @@ from .compositions import beta_scaled, bind_methods, check_broadcast, rounded_on
 from .arg_parser import ArgumentError, bool_arg, int_arg, number_arg, parses
 from .ops.registry import EmptyReductionError
 from .ops.rules import not_implemented_for
-from .tensor_api import _named_return, cat, is_tensor_like, norm_dim, promote_operands, where
+from .tensor_api import _named_return, _tensor_argument, cat, is_tensor_like, norm_dim, promote_operands, where
 from .autocast_state import autocast_excluded, lower_precision
 
 
@@ -208,6 +208,8 @@ def _lower_median(x, dim, skip_nan=False):
 
 @autocast_excluded
 def mv(mat, vec):
+    _tensor_argument("mv", mat, 1, "input")
+    _tensor_argument("mv", vec, 2, "vec")
     if mat.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {mat.ndim}, {mat.ndim}, {vec.ndim}")
     return mat @ vec

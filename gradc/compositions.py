@@ -277,6 +277,9 @@ def trace(x):
 
 
 def outer(a, b):
+    from .tensor_api import _tensor_argument
+    _tensor_argument("outer", a, 1, "input")
+    _tensor_argument("outer", b, 2, "vec2")
     for name, t in (("self", a), ("vec2", b)):
         if t.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.ndim}-D")
