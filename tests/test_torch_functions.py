@@ -198,6 +198,8 @@ SAME = [
     lambda m: m.nn.functional.linear(m.ones(()), m.ones(2, 3)), lambda m: m.nn.functional.linear(m.ones(3), m.ones(3)),
     lambda m: m.cat([m.ones(2), m.tensor(1.0)]), lambda m: m.cat([m.zeros(0), m.ones(()), m.ones(2)]),
     lambda m: m.outer(m.ones(3), 0.5), lambda m: m.mv(m.ones(2, 3), 2.0),
+    lambda m: m.nn.functional.linear(m.ones(2, 2, 2), m.ones(3, 2), m.ones(2, 1, 3)),
+    lambda m: m.nn.functional.linear(m.ones(2, 2, 2), m.ones(3, 2), m.ones(5, 2, 2, 3)),
     lambda m: m.tensor(1.5)[-1], lambda m: m.tensor(1.5)[2], lambda m: m.tensor(1.5)[0], lambda m: m.ones(()).select(-1, 0), lambda m: m.tensor(1.5).roll(1, 0), lambda m: m.tensor(1.5).roll(1), lambda m: m.nuclear_norm(m.ones(3)),
     lambda m: m.gradient(m.tensor([1, 2, 4, 8])), lambda m: m.gradient(m.ones(2, 3), edge_order=2),
     lambda m: m.gradient(m.ones(3), edge_order=3), lambda m: m.gradient(m.tensor([1.0, 4, 9]), spacing=[1.0, 2.0]),

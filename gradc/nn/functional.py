@@ -64,6 +64,7 @@ def linear(x, weight, bias=None):
     weight.t()) for a matrix with a bias, MmBackward0 without; other ranks folded to a matrix and
     viewed back (ViewBackward0 with a bias; UnsafeViewBackward0 without, SqueezeBackward4 for a
     vector)."""
+    from ..aliases import broadcast_shapes
     from ..ops.dispatch import apply
     _native("linear", "(Tensor input, Tensor weight, Tensor? bias = None)", (x, weight, bias),
             _optional_tensor(weight) and weight is not None and _optional_tensor(bias))
@@ -77,6 +78,12 @@ def linear(x, weight, bias=None):
     if x.ndim == 2:
         return x.mm(wt) if bias is None else _addmm_bias(bias, x, wt, weight)
     shape = list(x.shape[:-1]) + [weight.shape[0]]
+    if bias is not None and bias.ndim != 1:     # PyTorch: matmul, then an in-place add of the bias
+        y = x @ wt
+        if tuple(broadcast_shapes(y.shape, bias.shape)) != tuple(y.shape):
+            raise RuntimeError(f"output with shape {list(y.shape)} doesn't match the broadcast shape "
+                               f"{list(broadcast_shapes(y.shape, bias.shape))}")
+        return y + bias
     if bias is not None:
         return _addmm_bias(bias, x.reshape(-1, x.shape[-1]), wt, weight).view(shape)
     if x.ndim == 1:
