@@ -207,6 +207,17 @@ CASES = {
             return (F.mse_loss(p0, p2), F.l1_loss(p2, p0, reduction='none'), F.smooth_l1_loss(p0, p2),
                     F.huber_loss(p0, p2))
         """),
+    # F.linear of a 3-d input with a bias of several dims (PyTorch: matmul, then add the bias); the
+    # in-place error after copy_ names PyTorch's C++ node torch::autograd::CopyBackwards
+    "linear_with_a_3d_bias_then_a_copy": ([([[0.513, 1.323], [0.038, 0.585]], "float64", True)], """
+        def f(p0):
+            t0 = T.stack([p0, p0 * 2], 0)
+            t3 = T.nn.functional.linear(t0, p0, t0)
+            t4 = t0 * 1
+            t4.copy_(p0)
+            t4.mul_(t4)
+            return (t3, t4)
+        """),
 }
 
 

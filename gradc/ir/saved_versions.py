@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from ..autograd.node import _save_plan, version_error
+from ..autograd.node import CPP_NODES, _save_plan, version_error
 from ..ops.registry import NoDerivative
 
 
@@ -39,6 +39,8 @@ class SavedVersions:
     def record(self, created, opdef, inputs, outs, node_name):
         """The op ``created`` was recorded for backward (some input requires grad): what it saves."""
         from .tracer import Proxy
+        if node_name in CPP_NODES:       # (named as Node.name() names it: torch::autograd::CopyBackwards)
+            node_name = f"torch::autograd::{node_name}"
         for o in outs:
             o._made_by, o._node_name = created, node_name
         for kind, k in _save_plan(opdef, len(inputs)):
