@@ -1032,7 +1032,7 @@ class TensorAPI(TensorLikeMeta):
     @property
     def mT(self):
         if self.ndim == 0:
-            warnings.warn(MT_0D_WARNING, UserWarning, stacklevel=2)
+            warn_at_user_code(MT_0D_WARNING, UserWarning)
             return self
         if self.ndim < 2:
             raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
