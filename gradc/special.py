@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import math
 
-from .aliases import sinc, two_operand_op, xlogy  # noqa: F401  (special.sinc, special.xlogy)
+from .aliases import float_operands, sinc, two_operand_op, xlogy  # noqa: F401  (special.sinc, special.xlogy)
 from .arithmetic import logit  # noqa: F401  (special.logit is torch.logit)
 from .autograd.node import grad_fn_named
 from .ops.dispatch import apply
+from .ops.bessel import FUNCTIONS as BESSEL_FUNCTIONS
+from .ops.polynomials import POLYNOMIALS
 
 
 def _float(x):
@@ -92,6 +94,29 @@ def ndtr(x):
     """The standard normal CDF, spelled as PyTorch's: (1 + erf(x / sqrt 2)) / 2."""
     x = _float(x)
     return (1 + (x * 0.7071067811865476).erf()) * 0.5
+
+
+def _polynomial(name):
+    """``torch.special.{name}(input, n)``: either operand may be a Python number; no gradient."""
+    def polynomial(input, n):
+        x, degree = float_operands(input, n)
+        return apply(name, x, degree)
+    polynomial.__name__ = polynomial.__qualname__ = name
+    return polynomial
+
+
+def _bessel(name):
+    """``torch.special.{name}(input)``: integer inputs as the default float dtype; no gradient."""
+    def function(input):
+        return apply(name, _float(input))
+    function.__name__ = function.__qualname__ = name
+    return function
+
+
+for _name in POLYNOMIALS:
+    globals()[_name] = _polynomial(_name)
+for _name in BESSEL_FUNCTIONS:
+    globals()[_name] = _bessel(_name)
 
 
 def _install():

@@ -21,6 +21,8 @@ import pytest
 import gradc
 from gradc.autograd import gradcheck, gradgradcheck
 from gradc.ops import all_ops
+from gradc.ops.bessel import FUNCTIONS as BESSEL_FUNCTIONS
+from gradc.ops.polynomials import POLYNOMIALS
 from gradc.ops.registry import NONDIFF
 from gradc.tensor import Tensor
 
@@ -915,6 +917,8 @@ def _nondiff_cases():
         "bitwise_left_shift": lambda: i << 2, "bitwise_right_shift": lambda: i >> 1,
         "bitwise_not": lambda: ~i,
         "gcd": lambda: gradc.gcd(i, i * 2 + 1), "lcm": lambda: i.lcm(i + 1),
+        **{name: (lambda name=name: getattr(gradc.special, name)(x)) for name in BESSEL_FUNCTIONS},
+        **{name: (lambda name=name: getattr(gradc.special, name)(x, x * 3)) for name in POLYNOMIALS},
     }
 
 
