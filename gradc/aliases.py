@@ -125,6 +125,27 @@ def nextafter(input, other):
     return apply("nextafter", x, y)
 
 
+def _incomplete_gamma(op, input, other):
+    """The regularized incomplete gamma ``op`` of two tensors, in their common floating dtype
+    (PyTorch has no integer kernel: ``"igamma_cpu" not implemented for 'Long'``)."""
+    if not is_tensor_like(other):
+        raise ArgumentError(f"{op}(): other")
+    a, x, _ = floating_operands(f"{op}_cpu", input, other)
+    return apply(op, a, x)
+
+
+@parses("igamma", "(Tensor other)")
+def igamma(input, other):
+    """The regularized lower incomplete gamma function P(input, other)."""
+    return _incomplete_gamma("igamma", input, other)
+
+
+@parses("igammac", "(Tensor other)")
+def igammac(input, other):
+    """The regularized upper incomplete gamma function Q(input, other) = 1 - P(input, other)."""
+    return _incomplete_gamma("igammac", input, other)
+
+
 @parses("heaviside", "(Tensor values)")
 def heaviside(input, values):
     """0 below zero, 1 above, ``values`` at zero; no derivative (PyTorch's error on backward)."""
@@ -449,7 +470,7 @@ def _index_copy_(self, dim, index, source):
 METHODS = ("absolute", "divide", "multiply", "subtract", "not_equal", "positive", "ravel", "ger", "isneginf", "isposinf",
            "isreal", "is_nonzero", "ndimension", "xlogy", "sinc", "fmax", "fmin", "float_power", "logaddexp2", "hsplit",
            "vsplit", "dsplit", "diagflat", "addr", "vdot", "matrix_power", "take", "take_along_dim", "slice_scatter",
-           "select_scatter", "index_copy", "msort", "copysign", "nextafter", "heaviside", "gcd", "lcm", "ldexp",
+           "select_scatter", "index_copy", "msort", "copysign", "nextafter", "igamma", "igammac", "heaviside", "gcd", "lcm", "ldexp",
            "frexp", "greater_equal", "less_equal", "greater", "less")
 FUNCTIONS = tuple(m for m in METHODS if m != "ndimension") + (
     "is_floating_point", "is_complex", "result_type", "broadcast_shapes", "broadcast_tensors", "block_diag",

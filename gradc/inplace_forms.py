@@ -16,7 +16,7 @@ NAMES = (
     "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "clip", "cosh",
     "cumprod", "cumsum", "deg2rad", "digamma", "divide", "eq", "erf", "erfc", "erfinv", "exp2", "expm1", "fix",
     "float_power", "floor_divide", "fmod", "frac", "ge", "copysign", "gcd", "heaviside", "hypot", "lcm", "ldexp",
-    "nextafter", "greater", "greater_equal", "gt", "i0", "le", "less",
+    "nextafter", "greater", "greater_equal", "gt", "i0", "igamma", "igammac", "le", "less",
     "less_equal", "lgamma", "log10", "log1p", "log2", "logical_and", "logical_not", "logical_or", "logical_xor",
     "logit", "lt", "multiply", "mvlgamma", "ne", "negative", "not_equal", "polygamma", "rad2deg", "remainder",
     "sgn", "sinc", "sinh", "subtract", "tan", "tril", "triu", "true_divide", "xlogy",
@@ -29,7 +29,8 @@ BINARY = {"atan2": (True, False), "arctan2": (True, False), "copysign": (True, T
           "true_divide": (True, True), "bitwise_and": (False, True), "bitwise_or": (False, True),
           "bitwise_xor": (False, True), "bitwise_left_shift": (False, True), "bitwise_right_shift": (False, True),
           "floor_divide": (False, True), "fmod": (False, True), "remainder": (False, True), "hypot": (False, False),
-          "multiply": (False, True), "gcd": (False, False), "lcm": (False, False), "nextafter": (False, False)}
+          "multiply": (False, True), "gcd": (False, False), "lcm": (False, False), "nextafter": (False, False),
+          "igamma": (False, False), "igammac": (False, False)}
 
 
 def _inplace_form(name):

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import math
 
-from .aliases import float_operands, sinc, two_operand_op, xlogy  # noqa: F401  (special.sinc, special.xlogy)
+from .aliases import float_operands, igamma, igammac, sinc, two_operand_op, xlogy  # noqa: F401  (special.sinc, special.xlogy)
 from .arithmetic import logit  # noqa: F401  (special.logit is torch.logit)
+from .arg_parser import ArgumentError, parses
 from .autograd.node import grad_fn_named
+from .tensor_api import is_tensor_like
 from .ops.dispatch import apply
 from .ops.bessel import FUNCTIONS as BESSEL_FUNCTIONS
 from .ops.polynomials import POLYNOMIALS
@@ -94,6 +96,22 @@ def ndtr(x):
     """The standard normal CDF, spelled as PyTorch's: (1 + erf(x / sqrt 2)) / 2."""
     x = _float(x)
     return (1 + (x * 0.7071067811865476).erf()) * 0.5
+
+
+@parses("special_gammainc", "(Tensor input, Tensor other)", method=False)
+def gammainc(input, other):
+    """The regularized lower incomplete gamma function (``torch.igamma``)."""
+    if not (is_tensor_like(input) and is_tensor_like(other)):
+        raise ArgumentError("special_gammainc()")
+    return igamma(input, other)
+
+
+@parses("special_gammaincc", "(Tensor input, Tensor other)", method=False)
+def gammaincc(input, other):
+    """The regularized upper incomplete gamma function (``torch.igammac``)."""
+    if not (is_tensor_like(input) and is_tensor_like(other)):
+        raise ArgumentError("special_gammaincc()")
+    return igammac(input, other)
 
 
 def _polynomial(name):

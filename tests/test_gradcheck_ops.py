@@ -236,6 +236,9 @@ unary("digamma", "digamma", lambda a: gradc.digamma(a), values=lambda r, s: away
 unary("polygamma", "polygamma(1)", lambda a: gradc.polygamma(1, a), values=lambda r, s: away(r, s, (0.0, -1.0, -2.0), 0.2))
 unary("polygamma", "polygamma(3)", lambda a: a.polygamma(3), values=positive)
 unary("zeta", "zeta(s, q)", lambda a: gradc.special.zeta(3.0, a), values=positive)
+unary("igamma", "igamma(a, x) in x", lambda x: gradc.igamma(gradc.full(x.shape, 2.5, dtype=x.dtype), x), values=positive)
+unary("igammac", "igammac(a, x) in x", lambda x: gradc.special.gammaincc(gradc.full(x.shape, 0.7, dtype=x.dtype), x),
+      values=positive)
 unary("entr", "entr", lambda a: gradc.special.entr(a), values=positive)
 unary("ndtri", "ndtri", lambda a: gradc.special.ndtri(a), values=lambda r, s: r.uniform(0.05, 0.95, s))
 unary("log_ndtr", "log_ndtr", lambda a: gradc.special.log_ndtr(a * 4))

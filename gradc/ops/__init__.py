@@ -1,5 +1,5 @@
 """The op table (see ``registry``): importing this package registers every op family."""
-from . import bessel, decompositions, elementwise, index, linalg, polynomials, random, reduce, shape, special  # noqa: F401  (registration)
+from . import bessel, decompositions, elementwise, incomplete_gamma, index, linalg, polynomials, random, reduce, shape, special  # noqa: F401  (registration)
 from .dispatch import apply
 from .registry import OpDef, ShapeError, TypeInfo, VJPContext, all_ops, get, vjp_rule
 
