@@ -6,7 +6,7 @@ compiles forward and backward to native code.
 """
 from . import autograd, dtypes, nn, optim  # noqa: F401
 from . import cuda  # noqa: F401
-from . import func, linalg, profiler, return_types, special  # noqa: F401
+from . import func, linalg, profiler, return_types, special, storage  # noqa: F401
 from ._printing import set_printoptions
 from .autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled

@@ -1193,11 +1193,8 @@ class TensorAPI(TensorLikeMeta):
         positions = np.full(size, offset, dtype=np.int64)
         for k, (n, st) in enumerate(zip(size, stride)):
             positions = positions + (np.arange(n, dtype=np.int64) * st).reshape([n] + [1] * (len(size) - k - 1))
-        needed = int(positions.max()) + 1 if positions.size else 0
-        if needed > root.numel():
-            raise RuntimeError(f"setStorage: sizes {size}, strides {stride}, storage offset {offset}, and itemsize "
-                               f"{self.dtype.itemsize} requiring a storage size of {needed * self.dtype.itemsize} are "
-                               f"out of bounds for storage of size {root.numel() * self.dtype.itemsize}")
+        from .storage import check_storage_bounds
+        check_storage_bounds(size, stride, offset, self.dtype.itemsize, root.numel() * self.dtype.itemsize)
         from . import factories
         index = factories.tensor(positions, dtype=dtypes.int64)
         key = [["tensor", 0]]
