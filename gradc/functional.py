@@ -82,11 +82,11 @@ def numel(x) -> int:
 
 
 def _compositions():
-    from . import aliases, arithmetic, arrangement, compositions, counting, scatter, special, statistics
+    from . import aliases, arithmetic, arrangement, compositions, counting, scatter, special, spectral, statistics
     from . import torch_extras, torch_factories, torch_functions
     return {name: _as_function(name, getattr(module, name))
             for module in (compositions, arrangement, arithmetic, scatter, aliases, statistics, special, counting,
-                           torch_functions, torch_extras, torch_factories)
+                           torch_functions, torch_extras, torch_factories, spectral)
             for name in module.FUNCTIONS}
 
 
