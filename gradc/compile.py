@@ -113,6 +113,7 @@ class _Specialization:
     view_outputs = {}    # outputs that are views of arguments: replayed on the caller's tensors
     grad_writes = ()     # (position, output) of each written argument whose new value carries gradients
     copied_inputs = frozenset()   # inputs saved for backward as a copy taken at the call
+    aliased_residuals = frozenset()   # residuals that may share an argument's memory, in a call that writes some
     watched = ()                  # inputs a backward may read again that eager autograd does not save
     grad_reads = frozenset()      # inputs the gradients are computed from (create_graph=True reads them)
     tied_inputs = None            # eager_graph.input_tied_gradients, worked out at the first create_graph
@@ -187,6 +188,10 @@ class _Specialization:
             self.saved_inputs = {k: self._primal_index(k) for k in self.partition.saved_input_indices}
             self.copied_inputs = frozenset(i for i in self.saved_inputs.values()
                                            if i not in self.eager_saved or i in self.written)
+            if self.written:    # (an argument returned as a residual, ``detach(x)`` simplified: written after)
+                residuals = self.partition.forward.outputs[n_outputs:]
+                self.aliased_residuals = frozenset(_maybe_aliasing(self.partition.forward, residuals)
+                                                   - set(self.saved_inputs))
             fwd_func, grads_func = self.partition.forward, self.partition.backward
             grads = grads_func.outputs
         else:
@@ -985,6 +990,8 @@ class CompiledFunction:
             residuals = list(results[n:])
             for k, i in spec.saved_inputs.items():   # read from the (version-checked) input at backward
                 residuals[k] = None if i not in spec.copied_inputs else _snapshot(arrays[i])
+            if spec.aliased_residuals:     # (before the writes below change the arguments' arrays)
+                residuals = _own(residuals, [arrays[i] for i in spec.written], spec.aliased_residuals)
             edges = tuple([tensors[i]._grad_edge() for i in spec.wrt])
             node = CompiledFunctionBackward(spec, tensors, residuals, edges, spec.out_types)
             for k in spec.float_outputs:

@@ -969,6 +969,28 @@ def test_inplace_writes_into_arguments_reach_the_callers_tensors(memory):
         eager.value)
 
 
+@pytest.mark.parametrize("backward", ["auto", "separate"])
+def test_a_residual_that_is_a_written_argument_keeps_the_value_at_the_call(backward):
+    """``g = autograd.grad(loss, w)`` is ``detach(x)``, simplified to the argument itself, and
+    saved for backward; the function then writes ``x`` in place: the gradient is that of the
+    value at the call, as eagerly (the residual is copied before the write)."""
+    torch = pytest.importorskip("torch")
+
+    def make(m):
+        def f(w, x):
+            loss = (x * w).sum()
+            g, = m.autograd.grad(loss, w)
+            x.add_(1)
+            return (g * w).sum()
+        return f
+    got = []
+    for m, fn in ((torch, make(torch)), (gradc, make(gradc)), (gradc, gradc.compile(make(gradc), backward=backward))):
+        w, x = m.tensor([1.0, 2.0, 3.0], requires_grad=True), m.tensor([0.5, -1.0, 2.0])
+        fn(w, x).backward()
+        got.append((w.grad.tolist(), x.tolist()))
+    assert got[0] == got[1] == got[2] == ([0.5, -1.0, 2.0], [1.5, 0.0, 3.0])
+
+
 def test_modules_and_containers_as_arguments():
     """``step(model, batch)`` with a module and a dict of tensors: the module is keyed by identity
     and its parameters read through paths from the argument (an optimizer step needs no
