@@ -51,31 +51,34 @@ def make_runner(ck, kernel, fixed=None, pool_for=Recycler):
     n_in = len(in_specs)
     argv = (ctypes.c_void_p * len(kernel.params))()
     last = [None] * n_in
+    out_ptrs = [None] * len(pools)     # the pointer in each output slot of ``argv``
     if ck.parallel:
         call = functools.partial(ck.run_args, argv)
     else:                                      # the entry point itself, on the whole index space
         call = ck.serial_call(argv)
 
     def run(*arrays):
-        keep = []
+        keep = None
         for i in range(n_in):
             a = arrays[i]
             ref = last[i]
-            if ref is not None and ref() is a:      # the array of the last call: pointer already set
-                continue
-            if not (a.flags.c_contiguous and a.dtype == in_specs[i]):
-                a = np.ascontiguousarray(a, dtype=in_specs[i])
-                keep.append(a)
-                argv[i] = a.ctypes.data
-                last[i] = None
-                continue
-            argv[i] = a.ctypes.data
-            last[i] = weakref.ref(a)
+            if ref is None or ref() is not a:      # (else the array of the last call: pointer already set)
+                if a.flags.c_contiguous and a.dtype == in_specs[i]:
+                    argv[i] = a.ctypes.data
+                    last[i] = weakref.ref(a)
+                else:
+                    a = np.ascontiguousarray(a, dtype=in_specs[i])
+                    keep = [a] if keep is None else [*keep, a]    # alive until the call
+                    argv[i] = a.ctypes.data
+                    last[i] = None
         outs = []
-        for k, pool in enumerate(pools):
+        j = 0
+        for pool in pools:
             e = pool.get()
-            argv[n_in + k] = e[1]
+            if e[1] != out_ptrs[j]:       # (else the buffer of the last call: pointer already set)
+                argv[n_in + j] = out_ptrs[j] = e[1]
             outs.append(e[0])
+            j += 1
         call()
         return tuple(outs)
     return run

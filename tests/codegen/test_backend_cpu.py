@@ -201,6 +201,27 @@ def test_pooled_outputs_start_on_cache_lines_and_views_keep_them_out_of_reuse():
     np.testing.assert_array_equal(first.numpy(), want)
 
 
+def test_runner_writes_each_call_to_the_buffer_it_returns():
+    """The runner sets an output's pointer in its argument vector only when the pool hands out
+    another buffer than the last call's: results held by the caller take the next call to new
+    buffers, released ones are reused, and every result holds its own call's values."""
+    f = gradc.compile(lambda x, y: (x * y + 1.0, x - y))
+    xs = [gradc.tensor(np.full((4, 8), float(i), np.float32)) for i in range(12)]
+    y = gradc.tensor(np.arange(32, dtype=np.float32).reshape(4, 8))
+    held, ptrs = [], []
+    for i, x in enumerate(xs):
+        a, b = f(x, y)
+        ptrs.append(a._data.ctypes.data)
+        np.testing.assert_array_equal(a.numpy(), x.numpy() * y.numpy() + 1.0)
+        np.testing.assert_array_equal(b.numpy(), x.numpy() - y.numpy())
+        if i % 3 == 0:                     # kept: the next calls write elsewhere
+            held.append((i, a, b))
+    assert 1 < len(set(ptrs)) < len(ptrs)        # both new buffers and reused ones
+    for i, a, b in held:                  # untouched by the calls after theirs
+        np.testing.assert_array_equal(a.numpy(), xs[i].numpy() * y.numpy() + 1.0)
+        np.testing.assert_array_equal(b.numpy(), xs[i].numpy() - y.numpy())
+
+
 def test_large_tensor_copies_start_on_cache_lines():
     """gradc.tensor copies large arrays onto a cache line (kernels read them with 64-byte
     vectors), in C order like torch.tensor, with the value cast as asked."""
