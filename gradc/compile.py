@@ -737,6 +737,7 @@ class CompiledFunction:
         self._eager_keys: set = set()   # (fallback=True) the guard keys whose trace failed: run eagerly
         self._compiles = 0
         self._last_key = None
+        self._hit = None                # (spec, grad mode, default dtype, arguments' keys): ``_lookup``
         self.log: list[str] = []
         self._ir = None
         self._backend = None
@@ -911,11 +912,9 @@ class CompiledFunction:
         spec.total_seconds = time.perf_counter() - t0
         return spec
 
-    def __call__(self, *args, **kwargs):
-        if _dispatch.capturing and self.fn is not None:
-            # called while another compiled function is traced: its Python runs inline, so its
-            # ops join the caller's IR (and are fused and differentiated with them)
-            return self.fn(*args, **kwargs)
+    def _lookup(self, args, kwargs):
+        """(specialisation, tensor arguments, captured tensors) of a call, compiled if need be;
+        (None, the function's eager result, None) when ``fallback=True`` ran it eagerly."""
         if kwargs or self._kwonly:    # keyword arguments (and defaults) become positional, as the trace sees them
             args = self._positional(args, kwargs)
         key, tensors = self._key(args)
@@ -936,7 +935,7 @@ class CompiledFunction:
         if spec is None:
             falls_back = self.fallback and self.fn is not None
             if falls_back and key in self._eager_keys:
-                return self._call(args)        # (its trace failed before: no trace, the function runs once)
+                return None, self._call(args), None   # (its trace failed before: no trace, the function runs once)
             reason = stale or self._why(key)
             try:
                 # (with fallback, what the trace prints is held back: dropped if it fails, as the
@@ -949,7 +948,7 @@ class CompiledFunction:
                     out = self._call(args)     # (code that fails eagerly too raises its eager error, no warning)
                     self._eager_keys.add(key)
                     warn_at_user_code(f"@gradc.compile({self.__name__}) fell back to eager mode: {e}", UserWarning)
-                    return out
+                    return None, out, None
                 raise
             self._cache[key] = spec
             if spec.guarded:
@@ -967,6 +966,27 @@ class CompiledFunction:
                                   "function reads, a tensor's shape) makes every call compile: pass it as a tensor "
                                   "argument; fn.explain() lists the reasons", UserWarning)
         self._last_key = key
+        self._hit = None
+        if tensors is args and not spec.guarded and not self._kwonly and key[4] is None:
+            # only the key guards it (all arguments tensors): the next call with the same key
+            # finds it by comparing its arguments with these (``_same_arguments``)
+            self._hit = (spec, key[2], key[3], tuple([(a._data.shape, a._dtype, a._device, a._requires_grad)
+                                                       for a in args]))
+        return spec, tensors, captured
+
+    def __call__(self, *args, **kwargs):
+        if _dispatch.capturing and self.fn is not None:
+            # called while another compiled function is traced: its Python runs inline, so its
+            # ops join the caller's IR (and are fused and differentiated with them)
+            return self.fn(*args, **kwargs)
+        hit = self._hit
+        if (hit is not None and not kwargs and grad_mode._state.enabled is hit[1] and dtypes.default_float is hit[2]
+                and not autocast_state.ever_active[0] and _same_arguments(args, hit[3])):
+            spec, tensors, captured = hit[0], args, None     # the last call's key: none to build and hash
+        else:
+            spec, tensors, captured = self._lookup(args, kwargs)
+            if spec is None:
+                return tensors      # (fallback=True, a trace that failed: the function's eager result)
         if captured:
             tensors = [*tensors, *captured]
         if spec.arg_writes:
@@ -1199,6 +1219,21 @@ def _post_outputs(spec, tensors, result) -> None:
         result[k] = result[first]
     for k in spec.half_outputs:       # (float16 emulated in the IR: autocast's outputs, as eagerly)
         result[k] = result[k].to(dtypes.float16)
+
+
+def _same_arguments(args, keys) -> bool:
+    """``args`` are tensors with the shapes, dtypes, devices and requires_grad of ``keys`` (as
+    ``CompiledFunction._lookup`` took them): the guard key of a call with ``args`` is that call's."""
+    if len(args) != len(keys):
+        return False
+    i = 0
+    for a in args:          # (a plain loop: on Python 3.11 zip and a comprehension cost more)
+        k = keys[i]
+        if not (isinstance(a, Tensor) and a._data.shape == k[0] and a._dtype is k[1] and a._device is k[2]
+                and a._requires_grad is k[3]):
+            return False
+        i += 1
+    return True
 
 
 def _static_key(a):

@@ -152,6 +152,42 @@ def test_recompiles_on_shape_change_with_reason(caplog):
     assert "dtype changed from float32 to float64" in lines[2]
 
 
+def test_the_last_calls_specialisation_is_found_only_for_the_same_key():
+    """A call with the last call's key reuses its specialisation without building the key
+    (``_same_arguments``); any change of shape, dtype, requires_grad, argument count or kind,
+    grad mode or default dtype still finds (or compiles) the right one."""
+    def fn(x, y=None):
+        return (x * 2).sum() if y is None else (x * y).sum()
+    f = gradc.compile(fn)
+    x = gradc.ones(2, 2)
+    calls = [
+        (x,), (x,), (gradc.ones(3, 2),), (gradc.ones(2, 2, dtype=gradc.float64),), (gradc.ones(2, 2, requires_grad=True),),
+        (x, gradc.full((2, 2), 3.0)), (x, 3.0), (x, 4.0), (gradc.nn.Parameter(gradc.ones(2, 2)),), (x,),
+    ]
+    for args in calls * 2:
+        want = fn(*args)
+        got = f(*args)
+        assert got.dtype == want.dtype and got.item() == want.item()
+        assert got.requires_grad == want.requires_grad and (got.grad_fn is None) == (want.grad_fn is None)
+    compiles = len(f.explain().splitlines())
+    with gradc.no_grad():
+        assert not f(gradc.ones(2, 2, requires_grad=True)).requires_grad
+    assert f(gradc.ones(2, 2, requires_grad=True)).requires_grad
+    with gradc.no_grad():
+        assert not f(gradc.ones(2, 2, requires_grad=True)).requires_grad
+    gradc.set_default_dtype(gradc.float64)
+    try:
+        f(x)
+    finally:
+        gradc.set_default_dtype(gradc.float32)
+    f(x)
+    lines = f.explain().splitlines()
+    assert len(lines) == compiles + 2, lines      # one for no_grad, one for the default dtype
+    assert "grad mode changed from True to False" in lines[-2]
+    assert f(x, y=gradc.full((2, 2), 5.0)).item() == 20.0 and f(x, gradc.full((2, 2), 6.0)).item() == 24.0
+    assert len(f.explain().splitlines()) == compiles + 2
+
+
 def test_no_grad_compiles_forward_only():
     f = gradc.compile(lambda x: (x * x).sum())
     x = gradc.ones(3, requires_grad=True)
