@@ -481,8 +481,7 @@ class CompiledFunctionBackward(Node):
             raise RuntimeError(FREED_MESSAGE)
         arrays = self._precomputed_arrays(retain_graph)
         if self._device is CPU:
-            wrap = Tensor._wrap
-            return [wrap(a) for a in arrays], self._spec.fresh_grads
+            return Tensor._wrap_all(arrays), self._spec.fresh_grads
         return [_wrap(a, self._device) for a in arrays], self._spec.fresh_grads
 
     def _check_release_on_double_backward(self, given, grads):
@@ -1005,7 +1004,7 @@ class CompiledFunction:
             m = n - spec.n_state_outputs
             state_values, outs = outs[m:], outs[:m]
         dev = spec.device
-        result = [Tensor._wrap(a) for a in outs] if dev is CPU else [_wrap(a, dev) for a in outs]
+        result = Tensor._wrap_all(outs) if dev is CPU else [_wrap(a, dev) for a in outs]
         if spec.wrt:
             residuals = list(results[n:])
             for k, i in spec.saved_inputs.items():   # read from the (version-checked) input at backward

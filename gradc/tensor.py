@@ -585,6 +585,21 @@ class Tensor(TensorAPI):
         t._version_counter = (_counters.stack[-1] if _pushed[0] else _VersionCounter)()   # (new_counter, inline)
         return t
 
+    @classmethod
+    def _wrap_all(cls, arrays) -> list:
+        """``[cls._wrap(a) for a in arrays]`` in one loop, no call per array (a compiled call's
+        outputs and gradients: a third less time for W5's four gradients)."""
+        new_counter = _counters.stack[-1] if _pushed[0] else _VersionCounter
+        by_numpy = dtypes.BY_NUMPY
+        out = []
+        for array in arrays:
+            t = _new_object(cls)
+            t._data = array
+            t._dtype = by_numpy.get(array.dtype) or dtypes.from_numpy(array.dtype)
+            t._version_counter = new_counter()
+            out.append(t)
+        return out
+
     def _grad_edge(self):
         if self._view_of is not None and self._history_version != self._version_counter.value:
             _refresh_view_history(self)

@@ -377,6 +377,53 @@ def test_version_counter_and_hooks_in_both_modes(mode):
         loss.backward()
 
 
+def test_outputs_and_gradients_are_new_tensors_of_their_own_dtypes_and_versions():
+    """A compiled call's outputs and the gradients its backward hands the leaves are made in one
+    loop (``Tensor._wrap_all``): each has the dtype, version counter and values PyTorch gives."""
+    torch = pytest.importorskip("torch")
+
+    def fn(mod, x, w, v):
+        y = x * w
+        return (y * v).sum(), y > 1.0, mod.argmax(), (v.double() * 2.0)
+
+    def check(got, want):
+        assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1]
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-6)
+
+    arrays = [np.array([3.0, 1.0, 2.0], np.float32), np.array([0.5, 2.0, 1.5], np.float32),
+              np.array(3.0, np.float32), np.array([1.0, -1.0, 2.0], np.float32)]
+    ours = [gradc.tensor(a, requires_grad=i > 1) for i, a in enumerate(arrays)]
+    theirs = [torch.tensor(a, requires_grad=i > 1) for i, a in enumerate(arrays)]
+    f = gradc.compile(fn)
+    for _ in range(2):
+        for t in ours + theirs:
+            t.grad = None
+        got, want = f(*ours), fn(*theirs)
+        for g, w in zip(got, want):
+            check(g, w)
+            assert g.requires_grad == w.requires_grad and g._version == 0
+        got[0].backward()
+        want[0].backward()
+        for a, b in zip(ours[2:], theirs[2:]):
+            check(a.grad, b.grad)
+        got[1].logical_not_()                     # each its own counter
+        ours[2].grad.add_(1.0)
+        assert got[1]._version == 1 and ours[2].grad._version == 1
+        assert all(t._version == 0 for t in (got[0], got[2], got[3], ours[3].grad))
+
+    loss = gradc.compile(lambda a, b: (a * b).sum())       # its gradients computed by the forward
+    a = gradc.tensor([1.0, 2.0], requires_grad=True)
+    b = gradc.tensor([3.0, 4.0], dtype=gradc.float64, requires_grad=True)
+    for _ in range(2):
+        a.grad = b.grad = None
+        loss(a, b).backward()
+        assert next(iter(loss._cache.values())).precompute
+        assert a.grad.dtype == gradc.float32 and b.grad.dtype == gradc.float64
+        assert a.grad.tolist() == [3.0, 4.0] and b.grad.tolist() == [1.0, 2.0]
+        a.grad.mul_(2.0)
+        assert a.grad._version == 1 and b.grad._version == 0
+
+
 def test_precompute_needs_a_scalar_output():
     with pytest.raises(ValueError, match="must return one 0-d"):
         gradc.compile(lambda t: t * 2, backward="precompute")(gradc.ones(2, requires_grad=True))
