@@ -416,6 +416,9 @@ class CompiledFunctionBackward(Node):
                 if refs is None:
                     counter.watchers = [ref]
                     continue
+                if refs and refs[-1]() is None:    # (the last call's node is gone, as in a training loop)
+                    refs[-1] = ref
+                    continue
                 n = len(refs)
                 if n >= 8 and not n & (n - 1):      # (now and then: forget the nodes gone)
                     refs[:] = [r for r in refs if r() is not None]
@@ -1011,7 +1014,7 @@ class CompiledFunction:
                 residuals[k] = None if i not in spec.copied_inputs else _snapshot(arrays[i])
             if spec.aliased_residuals:     # (before the writes below change the arguments' arrays)
                 residuals = _own(residuals, [arrays[i] for i in spec.written], spec.aliased_residuals)
-            edges = tuple([tensors[i]._grad_edge() for i in spec.wrt])
+            edges = _grad_edges(tensors, spec.wrt)
             node = CompiledFunctionBackward(spec, tensors, residuals, edges, spec.out_types)
             for k in spec.float_outputs:
                 t = result[k]
@@ -1218,6 +1221,19 @@ def _post_outputs(spec, tensors, result) -> None:
         result[k] = result[first]
     for k in spec.half_outputs:       # (float16 emulated in the IR: autocast's outputs, as eagerly)
         result[k] = result[k].to(dtypes.float16)
+
+
+def _grad_edges(tensors, positions) -> tuple:
+    """The gradient edges (``Tensor._grad_edge``) of ``tensors[i]`` for ``i`` in ``positions``: a
+    leaf's edge made before is taken without a call (once per argument of every compiled call)."""
+    edges = []
+    for i in positions:
+        t = tensors[i]
+        e = t._leaf_edge
+        if e is None or t._grad_fn is not None or t._view_of is not None:
+            e = t._grad_edge()
+        edges.append(e)
+    return tuple(edges)
 
 
 def _same_arguments(args, keys) -> bool:

@@ -479,6 +479,28 @@ def test_the_nodes_watching_an_input_are_forgotten_when_gone():
     assert x._version_counter.watchers is None
 
 
+def test_live_nodes_watching_an_input_keep_its_value_when_gone_ones_are_replaced():
+    """A call whose last watcher of an input is gone takes that place in the list: the nodes still
+    alive are all told of a later in-place write, and each one's create_graph=True gradient
+    reads the input's value at its call, as eager autograd's saved tensors."""
+    def scenario(m, C):
+        f = C(lambda a, b, c: ((a + b) * (a * c)).mean())      # b: not saved eagerly, read again
+        a, b, c = _x(m), _x(m, (3.0, 1.0, -2.0)), _x(m, (1.5, 2.0, 0.5))
+        kept = []
+        for k in range(6):
+            y = f(a, b, c)
+            if k % 2 == 0:
+                kept.append(y)
+            else:
+                del y            # its node is gone: the next call's replaces it
+        with m.no_grad():
+            b.mul_(10.0)
+        grads = [m.autograd.grad(y, [a, c], create_graph=True) for y in kept]
+        second = [m.autograd.grad(ga.sum() + gc.sum(), [a, c]) for ga, gc in grads]
+        return grads, second
+    _agree(scenario)
+
+
 def test_one_node_serves_every_output_as_pytorchs_compiled_functions():
     """Two outputs, each computed from one input: eagerly each has a node of its own, reaching its
     input only; PyTorch's compiled functions (torch.compile's AOTAutograd, an autograd.Function)
