@@ -25,7 +25,7 @@ from .arg_parser import bool_arg, parses
 from . import autograd as _autograd     # (partly initialized here: its names are read at call time)
 from .autograd import grad_mode
 from .autograd.engine import run_unit_backward
-from .autograd.node import AccumulateGrad, Node, RemovableHandle, node_class, version_error_label
+from .autograd.node import AccumulateGrad, Node, RemovableHandle, leaf_hooks_seen, node_class, version_error_label
 from .codegen import eager_cpu
 from .codegen.cuda_driver import DeviceArray
 from .ops import dispatch as _dispatch
@@ -716,6 +716,7 @@ class Tensor(TensorAPI):
         if self.grad_fn is None:         # (the property: a view written through since raises, as PyTorch's)
             if type(self._hooks) is MappingProxyType:
                 self._hooks = {}
+                leaf_hooks_seen[0] = True
             store = self._hooks
         else:
             store = self._grad_fn._hook_dict("_tensor_pre_hooks").setdefault(self._output_nr, {})

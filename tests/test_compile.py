@@ -1,7 +1,9 @@
 """@gradc.compile: results equal eager and the interpreter; autograd semantics are eager's."""
 import random
 import re
+import subprocess
 import sys
+import textwrap
 import warnings
 
 import numpy as np
@@ -422,6 +424,38 @@ def test_outputs_and_gradients_are_new_tensors_of_their_own_dtypes_and_versions(
         assert a.grad.tolist() == [3.0, 4.0] and b.grad.tolist() == [1.0, 2.0]
         a.grad.mul_(2.0)
         assert a.grad._version == 1 and b.grad._version == 0
+
+
+def test_leaf_hooks_registered_after_compiled_steps_run_in_a_fresh_process():
+    """Until a hook is registered on some leaf, the engine does not look for one on each leaf
+    of a compiled call's node (``node.leaf_hooks_seen``): every way of registering one turns
+    the full check on (in a fresh process, where none was registered before)."""
+    code = textwrap.dedent("""
+        import gradc
+        from gradc.autograd.node import leaf_hooks_seen
+        f = gradc.compile(lambda a, b: (a * b).sum())
+        x, y = gradc.tensor([1.0, 2.0], requires_grad=True), gradc.tensor([3.0, 4.0], requires_grad=True)
+        seen = []
+        def step():
+            x.grad = y.grad = None
+            f(x, y).backward()
+            return x.grad.tolist(), y.grad.tolist()
+        assert step() == ([3.0, 4.0], [1.0, 2.0]) and not leaf_hooks_seen[0]
+        h = x.register_hook(lambda g: g * 10)
+        assert leaf_hooks_seen[0] and step() == ([30.0, 40.0], [1.0, 2.0])
+        h.remove()
+        assert step() == ([3.0, 4.0], [1.0, 2.0])
+        leaf_hooks_seen[0] = False      # (as in a fresh process: the node hooks below turn it on again)
+        y.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.tolist()))
+        assert leaf_hooks_seen[0] and step() == ([3.0, 4.0], [1.0, 2.0]) and seen == [[1.0, 2.0]]
+        leaf_hooks_seen[0] = False
+        called = []
+        x._grad_edge()[0].register_hook(lambda grad_inputs, grad_outputs: called.append(x.grad.tolist()))
+        assert leaf_hooks_seen[0] and step() == ([3.0, 4.0], [1.0, 2.0]) and called == [[3.0, 4.0]]
+        print("ok")
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
 
 
 def test_precompute_needs_a_scalar_output():

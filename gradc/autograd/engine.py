@@ -13,7 +13,7 @@ import numpy as np
 
 from ..ops.quiet import quiet
 from . import anomaly_mode, grad_mode
-from .node import AccumulateGrad, Node
+from .node import AccumulateGrad, Node, leaf_hooks_seen
 
 _add_quietly = quiet(np.add)      # inf + -inf accumulates to nan without a warning, as in PyTorch
 
@@ -167,6 +167,11 @@ def _lone_node(node, flag: str) -> bool:
     if (not getattr(node, flag, False) or node._pre_hooks or node._post_hooks or node._tensor_pre_hooks
             or node._retains_grad):
         return False
+    if not leaf_hooks_seen[0]:            # (no leaf has hooks: only the kinds of the nodes to check)
+        for leaf_node, _ in node._next:
+            if leaf_node is not None and type(leaf_node) is not AccumulateGrad:
+                return False
+        return True
     for leaf_node, _ in node._next:       # (one loop, no call per edge: run at every compiled step)
         if leaf_node is not None and (type(leaf_node) is not AccumulateGrad or leaf_node.variable._hooks
                                       or leaf_node._post_hooks or leaf_node._pre_hooks):

@@ -52,6 +52,10 @@ class RemovableHandle:
 
 _NONE = MappingProxyType({})
 
+# Whether a hook was ever registered on a leaf tensor or its AccumulateGrad (``_hook_dict``,
+# ``Tensor.register_hook``): until then the engine's fast paths need not look at each leaf's.
+leaf_hooks_seen = [False]
+
 
 class Node:
     """Base class of every grad_fn. Subclasses differ only by name."""
@@ -74,6 +78,8 @@ class Node:
         if d is None:
             d = {}
             setattr(self, attr, d)
+            if isinstance(self, AccumulateGrad):
+                leaf_hooks_seen[0] = True
         return d
 
     def _rebind_output(self, old, new):
