@@ -10,7 +10,8 @@ autodiff, so gradients still come from the compact rules.
     softmax(x, d)       = e / sum(e, d)                        e = exp(x - amax(x, d))
     log_softmax(x, d)   = (x - m) - log(sum(exp(x - m), d))
 The max shift is treated as a constant (no gradient flows through it), as in the
-numerically stable definitions; logsumexp of a row of -inf keeps NumPy's answer via where().
+numerically stable definitions; logsumexp of a row of -inf keeps NumPy's answer via where(),
+softmax and log_softmax of a row with an infinite maximum are NaN, as PyTorch's.
 
 Picking one element per row (cross-entropy's ``x.gather(1, labels)`` and its
 adjoint ``scatter_add``) becomes a one-hot mask built from ``gradc.iota``, so it
@@ -27,16 +28,14 @@ from .manager import Pass, register_pass
 from .rewrite import RewritePattern, apply_patterns_greedily
 
 
-def _shifted(x, dims, finite_only=True):
-    """(x - m, m) for the row maxima m; ``finite_only``: an infinite maximum shifts by 0 (logsumexp
-    of a row of -inf is -inf, with a +inf it is +inf). softmax and log_softmax shift by it all the
-    same: a row with +inf (or only -inf) gives NaN, as NumPy's and PyTorch's kernels do."""
+def _shifted(x, dims):
+    """(x - s, s, m) for the row maxima m and the shift s: m where it is finite, else 0
+    (logsumexp of a row of -inf is -inf, with a +inf it is +inf)."""
     from ..ops.dispatch import apply
     from ..tensor_api import where
     m = apply("amax", x, dims=list(dims), keepdim=True)     # (an empty dim gives -inf: no shift)
-    if finite_only:
-        m = where(m.abs() < float("inf"), m, 0.0)
-    return x - m, m
+    s = where(m.abs() < float("inf"), m, 0.0)
+    return x - s, s, m
 
 
 class _Decompose(RewritePattern):
@@ -48,22 +47,25 @@ class _Decompose(RewritePattern):
             dims, keep = list(op.attrs["dims"]), op.attrs["keepdim"]
             if not dims:
                 return False
-            s, m = _shifted(x, dims)
-            out = s.exp().sum(dims, keepdim=True).log() + m
+            s, shift, _ = _shifted(x, dims)
+            out = s.exp().sum(dims, keepdim=True).log() + shift
             if not keep:
                 out = out.reshape(op.results[0].type.shape)
-        elif name == "softmax":
-            if not x.shape:
-                return False
-            d = op.attrs["dim"]
-            e = _shifted(x, [d], finite_only=False)[0].exp()
-            out = e / e.sum(d, keepdim=True)
         else:
+            # softmax and log_softmax shift as logsumexp does (one exp per element where a kernel
+            # computes both, as cross-entropy's loss and gradient: W3's kernel ran a second exp,
+            # 0.48 -> 0.69 ms, while they shifted by the bare maximum); + (m - m), 0 for a finite
+            # maximum, makes a row with +inf, only -inf or NaN all NaN, as PyTorch's kernels give
             if not x.shape:
                 return False
             d = op.attrs["dim"]
-            s = _shifted(x, [d], finite_only=False)[0]
-            out = s - s.exp().sum(d, keepdim=True).log()
+            s, _, m = _shifted(x, [d])
+            nan_if_infinite = m - m
+            if name == "softmax":
+                e = s.exp()
+                out = e / e.sum(d, keepdim=True) + nan_if_infinite
+            else:
+                out = s - s.exp().sum(d, keepdim=True).log() + nan_if_infinite
         rw.replace_op(op, out.value)
         return True
 
