@@ -22,6 +22,7 @@ import sys
 import traceback
 
 import numpy as np
+from autograd_protocol_fuzz import same     # (records agree: floats to a tolerance, NaN equal to NaN)
 
 UN_F = ["{a}.exp()", "{a}.tanh()", "{a}.sigmoid()", "{a}.sin()", "{a}.cos()", "{a}.abs()", "(-{a})",
         "{a}.relu()", "{a}.sqrt()", "{a}.log()", "{a}.rsqrt()", "{a}.square()", "({a} ** 2)", "({a} ** 0.5)",
@@ -276,17 +277,6 @@ def run(prog, mode, torch=None):
     return log
 
 
-def same(a, b, tol):
-    """Whether two records agree (floats to ``tol``, NaN equal to NaN)."""
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) or a.shape != b.shape:
-            return False
-        if a.dtype.kind == "f" or b.dtype.kind == "f":
-            return np.allclose(a, b, rtol=tol, atol=tol, equal_nan=True)
-        return np.array_equal(a, b)
-    if isinstance(a, tuple) and isinstance(b, tuple):
-        return len(a) == len(b) and all(same(x, y, tol) for x, y in zip(a, b))
-    return a == b
 
 
 def compare(la, lb, tol, messages=True):
