@@ -977,7 +977,7 @@ class CompiledFunction:
         return spec, tensors, captured
 
     def __call__(self, *args, **kwargs):
-        if _dispatch.capturing and self.fn is not None:
+        if _dispatch.capturing.items and self.fn is not None:
             # called while another compiled function is traced: its Python runs inline, so its
             # ops join the caller's IR (and are fused and differentiated with them)
             return self.fn(*args, **kwargs)

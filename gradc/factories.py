@@ -421,7 +421,7 @@ def _random(op, sample, size, dtype, requires_grad, device, generator=None):
     dt = dtypes.as_dtype(dtype) if dtype is not None else dtypes.default_float
     if not dt.is_floating_point:
         raise RuntimeError(f"\"{sample.__name__}\" not implemented for '{dt.tensor_type[:-6]}'")
-    if dispatch.capturing and not requires_grad:      # traced by @gradc.compile: a draw at every call
+    if dispatch.capturing.items and not requires_grad:      # traced by @gradc.compile: a draw at every call
         _traced_generator_error(generator)
         return dispatch.capturing[-1].draw(op, shape, dt)
     return _finish(sample(shape, dt.np).astype(dt.np), dt, requires_grad, device)

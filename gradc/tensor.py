@@ -388,7 +388,7 @@ class Tensor(TensorAPI):
 
     @property
     def data(self):
-        if _dispatch.capturing and id(self) in _dispatch.capturing[-1].rewritten:    # (see detach)
+        if _dispatch.capturing.items and id(self) in _dispatch.capturing[-1].rewritten:    # (see detach)
             return _dispatch.apply("detach", self)
         t = Tensor(self._data)
         t._device = self._device
@@ -398,7 +398,7 @@ class Tensor(TensorAPI):
 
     @data.setter
     def data(self, value):
-        if _dispatch.capturing and is_tensor_like(value) and not isinstance(value, Tensor):
+        if _dispatch.capturing.items and is_tensor_like(value) and not isinstance(value, Tensor):
             _dispatch.capturing[-1].write_state(self, value.detach())   # a traced value: traced on
             return
         if not isinstance(value, Tensor):
@@ -734,7 +734,7 @@ class Tensor(TensorAPI):
         self._retains_grad = True
 
     def detach(self):
-        if _dispatch.capturing and id(self) in _dispatch.capturing[-1].rewritten:
+        if _dispatch.capturing.items and id(self) in _dispatch.capturing[-1].rewritten:
             # a traced value was written into it (under @gradc.compile): its data here is stale
             return _dispatch.apply("detach", self)
         t = Tensor(self._data, _version=self._version_counter)

@@ -1528,7 +1528,7 @@ class TensorAPI(TensorLikeMeta):
         from .ops import dispatch
         if self.requires_grad and self.is_leaf and grad_mode.is_grad_enabled():
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        if dispatch.capturing and self.dtype.is_floating_point:
+        if dispatch.capturing.items and self.dtype.is_floating_point:
             factories._traced_generator_error(generator)
             kind, transform = traced
             values = transform(dispatch.capturing[-1].draw(kind, tuple(self.shape), self.dtype))

@@ -6,6 +6,8 @@ proxy records an IR op. The class implements ``_apply(op, inputs, attrs, node_na
 """
 from __future__ import annotations
 
+import threading
+
 from . import registry
 
 
@@ -42,7 +44,32 @@ def grad_fn_name(name: str, edges=None) -> GradFnName:
 # recorded in it too, with its eager inputs captured as function arguments, rather than computed
 # once while tracing: the compiled function then sees their current values at every call, and
 # the parameters' gradients.  Eager ops on tensors the function itself made stay eager.
-capturing: list = []
+# Per thread: a thread that traces records only its own ops (another thread's compiled calls and
+# eager ops, meanwhile, run as they would; with one list for all threads they were recorded in the
+# tracing thread's function).
+class _ThreadStack(threading.local):
+    """A list per thread: ``append``, ``pop``, ``[-1]``, truth and ``len`` act on this thread's."""
+
+    def __init__(self):
+        self.items: list = []
+
+    def append(self, item) -> None:
+        self.items.append(item)
+
+    def pop(self):
+        return self.items.pop()
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+
+capturing = _ThreadStack()
 
 
 def _outside(x) -> bool:
@@ -64,7 +91,7 @@ def apply(name: str, *inputs, _name: str | None = None, **attrs):
     if owner is None:
         raise TypeError(f"gradc.{name}: expected at least one tensor input, got "
                         + ", ".join(type(x).__name__ for x in inputs))
-    if capturing and owner._dispatch_priority == 1 and any(
+    if capturing.items and owner._dispatch_priority == 1 and any(
             isinstance(x, TensorLikeMeta) and (_outside(x) or id(x) in capturing[-1].rewritten) for x in inputs):
         return capturing[-1].apply_captured(op, list(inputs), attrs, _name)
     return owner._apply(op, list(inputs), attrs, _name)
@@ -75,6 +102,6 @@ def apply_same_class(name: str, inputs: list, attrs: dict, node_name: str | None
     class (a binary op's two tensors): that class owns the call, with no search for the owner.
     ``inputs`` and ``attrs`` must be new objects (the call's node keeps them)."""
     cls = type(inputs[0])
-    if capturing and cls._dispatch_priority == 1:
+    if capturing.items and cls._dispatch_priority == 1:
         return apply(name, *inputs, _name=node_name, **attrs)
     return cls._apply(registry._TABLE.get(name) or registry.get(name), inputs, attrs, node_name)
