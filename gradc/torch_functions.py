@@ -1102,9 +1102,8 @@ def _H(self):
 
 def _mH(self):
     if self.ndim == 0:
-        import warnings
-        warnings.warn("Tensor.mH is deprecated on 0-D tensors. Consider using x.conj(). (Triggered internally at "
-                      "/__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4382.)", UserWarning, stacklevel=2)
+        warn_at_user_code("Tensor.mH is deprecated on 0-D tensors. Consider using x.conj(). (Triggered internally at "
+                          "/__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4382.)", UserWarning)
         return self
     if self.ndim < 2:
         raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got {self.ndim}-D "
